@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// What confine() returns (spec §1.3) and how a consumer recognises the runner failing before
+// the command ran (spec §1.2). Consumers check runner_failure_rules before denial_signatures:
+// a runner failure means the command never ran; a denial means confinement worked.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsh/sandbox/modes.h"
+
+namespace dsh::sandbox {
+
+// One backend's recipe for recognising its own runner's failure in a settled run.
+struct RunnerFailureRule {
+  // Nonzero exit codes the runner uses for its own failures; absent means any nonzero code.
+  std::optional<std::vector<int>> allowed_exit_codes;
+  // Substrings matched case-insensitively within single stderr lines; blank entries ignored.
+  std::vector<std::string> fatal_signatures;
+  // Whole stderr lines (case-insensitive, exact) that are notices, not failure evidence.
+  std::optional<std::vector<std::string>> informational_lines;
+
+  bool operator==(const RunnerFailureRule&) const = default;
+};
+
+struct ConfinedArgv {
+  // Runner, profile arguments, "--", then the caller's exact argv: spawn this instead.
+  std::vector<std::string> argv;
+  // What this host enforces, not what was requested.
+  SandboxEnforcement enforcement = SandboxEnforcement::kFull;
+  // Case-insensitive stderr substrings this backend's denials produce (this backend only,
+  // never a union across backends: a union claims denials this backend never produces).
+  std::vector<std::string> denial_signatures;
+  std::vector<RunnerFailureRule> runner_failure_rules;
+
+  bool operator==(const ConfinedArgv&) const = default;
+};
+
+struct RunnerFailureMatch {
+  std::string detail;  // the first fatal stderr line, exactly as the runner wrote it
+};
+
+// The reference's classifyRunnerFailure (spec §1.2): exit 0 or death by signal (nullopt) is
+// never a runner failure; otherwise the first rule whose exit gate admits the code and that
+// finds a fatal signature in a non-informational line wins, with that original line as detail.
+// Case folding is ASCII-only: runner diagnostics are ASCII.
+std::optional<RunnerFailureMatch> classify_runner_failure(
+    std::optional<int> exit_code, std::string_view stderr_text,
+    std::span<const RunnerFailureRule> rules);
+
+}  // namespace dsh::sandbox

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// The per-call policy (spec §1.1). Policy travels with each call, never as provider state: two
+// consumers may confine under different policies at once, and an approved escalation is simply
+// a new call with a wider policy. The provider treats the policy as fully specified.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "dsh/sandbox/modes.h"
+#include "dsh/sandbox/result.h"
+
+namespace dsh::sandbox {
+
+// The complete per-call policy a consumer resolves, danger-full-access included.
+struct SandboxExecutionPolicy {
+  SandboxMode mode = SandboxMode::kReadOnly;
+  // Absolute, filesystem-canonical directory; carried even by modes that ignore it.
+  std::string workspace_root;
+  // The opaque calling-session id; absent for agentless calls.
+  std::optional<std::string> session_id;
+
+  bool operator==(const SandboxExecutionPolicy&) const = default;
+};
+
+// What a provider receives: the execution policy narrowed to a confined mode.
+struct SandboxPolicy {
+  ConfinedSandboxMode mode = ConfinedSandboxMode::kReadOnly;
+  std::string workspace_root;
+  std::optional<std::string> session_id;
+
+  bool operator==(const SandboxPolicy&) const = default;
+};
+
+// nullopt for danger-full-access: that mode runs the command unconfined and never reaches a
+// provider.
+std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& policy);
+
+// Pure checks: an absolute workspace root without NUL bytes, and a session id (when present)
+// that is non-empty and NUL-free. Existence is the provider's check: a policy may describe a
+// root on another host.
+Result<void> validate_policy(const SandboxPolicy& policy);
+
+// A program and its arguments: non-empty, a non-empty program name, no NUL byte anywhere
+// (execve would silently cut the argument at the NUL and run something else).
+Result<void> validate_argv(std::span<const std::string> argv);
+
+}  // namespace dsh::sandbox

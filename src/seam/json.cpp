@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dsh/sandbox/json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "json_codec.h"
+
+namespace dsh::sandbox {
+
+namespace json {
+
+namespace {
+
+using nlohmann::json;
+
+InvalidInput field_error(std::string_view what, std::string_view field, std::string_view shape) {
+  return InvalidInput{fmt::format("{} JSON: field \"{}\" {}", what, field, shape)};
+}
+
+Result<std::string> string_field(const json& object, std::string_view field,
+                                 std::string_view what) {
+  const auto it = object.find(field);
+  if (it == object.end()) return field_error(what, field, "is missing");
+  if (!it->is_string()) return field_error(what, field, "must be a string");
+  return it->get<std::string>();
+}
+
+Result<std::vector<int>> int_array(const json& object, std::string_view field,
+                                   std::string_view what) {
+  const auto it = object.find(field);
+  const auto fits_int = [](const json& v) {
+    return v.is_number_integer() && v.get<long long>() >= INT32_MIN &&
+           v.get<long long>() <= INT32_MAX;
+  };
+  if (it == object.end() || !it->is_array() || !std::all_of(it->begin(), it->end(), fits_int)) {
+    return field_error(what, field, "must be an array of integer exit codes");
+  }
+  return it->get<std::vector<int>>();
+}
+
+Result<json> object_of(const json& value, std::string_view what) {
+  if (!value.is_object()) return InvalidInput{fmt::format("{} JSON must be an object", what)};
+  return value;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> string_array(const json& object, std::string_view field,
+                                              std::string_view what) {
+  const auto it = object.find(field);
+  if (it == object.end()) return field_error(what, field, "is missing");
+  const auto is_string = [](const json& v) { return v.is_string(); };
+  if (!it->is_array() || !std::all_of(it->begin(), it->end(), is_string)) {
+    return field_error(what, field, "must be an array of strings");
+  }
+  return it->get<std::vector<std::string>>();
+}
+
+json to_value(const RunnerFailureRule& rule) {
+  json value = json::object();
+  if (rule.allowed_exit_codes) value["allowedExitCodes"] = *rule.allowed_exit_codes;
+  value["fatalSignatures"] = rule.fatal_signatures;
+  if (rule.informational_lines) value["informationalLines"] = *rule.informational_lines;
+  return value;
+}
+
+json to_value(const ConfinedArgv& confined) {
+  json rules = json::array();
+  for (const RunnerFailureRule& rule : confined.runner_failure_rules) rules.push_back(to_value(rule));
+  return json{{"argv", confined.argv},
+              {"enforcement", wire_name(confined.enforcement)},
+              {"denialSignatures", confined.denial_signatures},
+              {"runnerFailureRules", std::move(rules)}};
+}
+
+json to_value(const SandboxPolicy& policy) {
+  json value{{"mode", wire_name(policy.mode)}, {"workspaceRoot", policy.workspace_root}};
+  if (policy.session_id) value["sessionId"] = *policy.session_id;
+  return value;
+}
+
+Result<RunnerFailureRule> runner_failure_rule_from_value(const json& value) {
+  constexpr std::string_view kWhat = "RunnerFailureRule";
+  if (!value.is_object()) return InvalidInput{"RunnerFailureRule JSON must be an object"};
+  RunnerFailureRule rule;
+  auto fatal = string_array(value, "fatalSignatures", kWhat);
+  if (!fatal) return fatal.error();
+  rule.fatal_signatures = std::move(fatal).value();
+  if (value.contains("allowedExitCodes")) {
+    auto codes = int_array(value, "allowedExitCodes", kWhat);
+    if (!codes) return codes.error();
+    rule.allowed_exit_codes = std::move(codes).value();
+  }
+  if (value.contains("informationalLines")) {
+    auto lines = string_array(value, "informationalLines", kWhat);
+    if (!lines) return lines.error();
+    rule.informational_lines = std::move(lines).value();
+  }
+  return rule;
+}
+
+Result<ConfinedArgv> confined_argv_from_value(const json& value) {
+  constexpr std::string_view kWhat = "ConfinedArgv";
+  if (auto object = object_of(value, kWhat); !object) return object.error();
+  ConfinedArgv confined;
+  auto argv = string_array(value, "argv", kWhat);
+  if (!argv) return argv.error();
+  confined.argv = std::move(argv).value();
+  auto enforcement_name = string_field(value, "enforcement", kWhat);
+  if (!enforcement_name) return enforcement_name.error();
+  auto enforcement = parse_sandbox_enforcement(enforcement_name.value());
+  if (!enforcement) return enforcement.error();
+  confined.enforcement = enforcement.value();
+  auto signatures = string_array(value, "denialSignatures", kWhat);
+  if (!signatures) return signatures.error();
+  confined.denial_signatures = std::move(signatures).value();
+  const auto rules = value.find("runnerFailureRules");
+  if (rules == value.end() || !rules->is_array()) {
+    return field_error(kWhat, "runnerFailureRules", "must be an array of rules");
+  }
+  for (const json& rule_value : *rules) {
+    auto rule = runner_failure_rule_from_value(rule_value);
+    if (!rule) return rule.error();
+    confined.runner_failure_rules.push_back(std::move(rule).value());
+  }
+  return confined;
+}
+
+Result<SandboxPolicy> sandbox_policy_from_value(const json& value) {
+  constexpr std::string_view kWhat = "SandboxPolicy";
+  if (auto object = object_of(value, kWhat); !object) return object.error();
+  auto mode_name = string_field(value, "mode", kWhat);
+  if (!mode_name) return mode_name.error();
+  auto mode = parse_confined_sandbox_mode(mode_name.value());
+  if (!mode) return mode.error();
+  auto root = string_field(value, "workspaceRoot", kWhat);
+  if (!root) return root.error();
+  SandboxPolicy policy{mode.value(), std::move(root).value(), std::nullopt};
+  if (value.contains("sessionId")) {
+    auto session = string_field(value, "sessionId", kWhat);
+    if (!session) return session.error();
+    policy.session_id = std::move(session).value();
+  }
+  if (auto valid = validate_policy(policy); !valid) return valid.error();
+  return policy;
+}
+
+Result<std::string> dump(const json& value) {
+  try {
+    return value.dump();
+  } catch (const json::type_error& error) {
+    return InvalidInput{fmt::format(
+        "cannot write JSON: a string is not valid UTF-8 ({}); JSON cannot carry it unchanged",
+        error.what())};
+  }
+}
+
+Result<json> parse(std::string_view text, std::string_view what) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& error) {
+    return InvalidInput{fmt::format("{} JSON is malformed: {}", what, error.what())};
+  }
+}
+
+}  // namespace json
+
+Result<std::string> to_json(const ConfinedArgv& confined) {
+  return json::dump(json::to_value(confined));
+}
+
+Result<std::string> to_json(const SandboxPolicy& policy) {
+  return json::dump(json::to_value(policy));
+}
+
+Result<ConfinedArgv> confined_argv_from_json(std::string_view text) {
+  auto value = json::parse(text, "ConfinedArgv");
+  if (!value) return value.error();
+  return json::confined_argv_from_value(value.value());
+}
+
+Result<SandboxPolicy> sandbox_policy_from_json(std::string_view text) {
+  auto value = json::parse(text, "SandboxPolicy");
+  if (!value) return value.error();
+  return json::sandbox_policy_from_value(value.value());
+}
+
+}  // namespace dsh::sandbox

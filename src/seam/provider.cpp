@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dsh/sandbox/provider.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "dsh/sandbox/errors.h"
+#include "text.h"
+
+namespace dsh::sandbox {
+
+namespace {
+
+// workspace-write hands the root to the runner as a writable grant; a root that is not an
+// existing directory would make the runner refuse, which consumers would read as the sandbox
+// being unavailable. It is the caller's mistake, so it is reported as invalid input instead.
+Result<void> check_writable_root_exists(const SandboxPolicy& policy) {
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return {};
+  struct stat info {};
+  if (::stat(policy.workspace_root.c_str(), &info) != 0) {
+    return InvalidInput{fmt::format(
+        "workspace root {} cannot be used: {}; create the directory or choose an existing one",
+        text::quoted(policy.workspace_root), std::strerror(errno))};
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return InvalidInput{fmt::format("workspace root {} is not a directory; pass a directory",
+                                    text::quoted(policy.workspace_root))};
+  }
+  return {};
+}
+
+// [runner, ..., "--", argv...] with a non-empty runner that is not the separator itself.
+bool wraps_command(const std::vector<std::string>& wrapped, std::span<const std::string> argv) {
+  if (wrapped.size() < argv.size() + 2) return false;
+  const std::size_t separator = wrapped.size() - argv.size() - 1;
+  return !wrapped.front().empty() && wrapped.front() != "--" && wrapped[separator] == "--" &&
+         std::equal(argv.begin(), argv.end(), wrapped.begin() + static_cast<long>(separator) + 1);
+}
+
+}  // namespace
+
+ConfinedArgv SandboxProvider::confine(std::span<const std::string> argv,
+                                      const SandboxPolicy& policy) {
+  validate_argv(argv).value();
+  validate_policy(policy).value();
+  check_writable_root_exists(policy).value();
+  ConfinedArgv confined = confine_validated(argv, policy);
+  if (!wraps_command(confined.argv, argv)) {
+    throw SandboxUnavailableError(
+        policy.mode,
+        "the provider returned an argv that does not wrap the command as "
+        "[runner, profile..., \"--\", command...]; refusing to run it");
+  }
+  return confined;
+}
+
+}  // namespace dsh::sandbox

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// JSON round trip with the reference's field names, so our JSON is interchangeable with the
+// reference's TypeScript ConfinedArgv and SandboxPolicy.
+#include "dsh/sandbox/json.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace dsh::sandbox {
+namespace {
+
+using nlohmann::json;
+using namespace std::string_literals;
+
+const std::string kNotice = "landlock-run: partial enforcement (older Landlock ABI)";
+
+ConfinedArgv landlock_wrap() {
+  return {{"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "ls"},
+          SandboxEnforcement::kPartial,
+          {"permission denied"},
+          {RunnerFailureRule{std::vector<int>{125}, {"landlock-run: "}, std::vector{kNotice}}}};
+}
+
+TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
+  const json value = json::parse(to_json(landlock_wrap()).value());
+  const json expected = {
+      {"argv", {"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "ls"}},
+      {"enforcement", "partial"},
+      {"denialSignatures", {"permission denied"}},
+      {"runnerFailureRules",
+       {{{"allowedExitCodes", {125}},
+         {"fatalSignatures", {"landlock-run: "}},
+         {"informationalLines", {kNotice}}}}}};
+  EXPECT_EQ(value, expected);
+}
+
+TEST(ConfinedArgvJson, AbsentOptionalRuleFieldsAreOmittedNotNull) {
+  const ConfinedArgv bwrap{{"/usr/bin/bwrap", "--", "true"}, SandboxEnforcement::kFull,
+                           {"read-only file system"},
+                           {RunnerFailureRule{std::nullopt, {"bwrap: "}, std::nullopt}}};
+  const json rule = json::parse(to_json(bwrap).value())["runnerFailureRules"][0];
+  EXPECT_EQ(rule, (json{{"fatalSignatures", {"bwrap: "}}}));
+}
+
+TEST(ConfinedArgvJson, RoundTripsExactly) {
+  const Result<ConfinedArgv> parsed = confined_argv_from_json(to_json(landlock_wrap()).value());
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed.value(), landlock_wrap());
+}
+
+TEST(ConfinedArgvJson, ReadsJsonWrittenByTheReferenceIgnoringUnknownFields) {
+  const std::string reference = R"({
+    "argv": ["bwrap", "--ro-bind", "/", "/", "--", "bash", "-c", "echo hi"],
+    "enforcement": "full",
+    "denialSignatures": ["read-only file system"],
+    "runnerFailureRules": [{"fatalSignatures": ["bwrap: "]}],
+    "futureField": {"x": 1}
+  })";
+  const Result<ConfinedArgv> parsed = confined_argv_from_json(reference);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed.value().argv.back(), "echo hi");
+  EXPECT_EQ(parsed.value().enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(parsed.value().runner_failure_rules.at(0).allowed_exit_codes, std::nullopt);
+}
+
+void expect_error(const std::string& text, const std::string& message_part) {
+  const Result<ConfinedArgv> parsed = confined_argv_from_json(text);
+  ASSERT_FALSE(parsed) << text;
+  EXPECT_NE(parsed.error().message.find(message_part), std::string::npos)
+      << parsed.error().message;
+}
+
+TEST(ConfinedArgvJson, MalformedOrMistypedInputNamesTheProblem) {
+  expect_error("{", "ConfinedArgv JSON is malformed");
+  expect_error("[]", "ConfinedArgv JSON must be an object");
+  expect_error(R"({"enforcement":"full","denialSignatures":[],"runnerFailureRules":[]})",
+               "field \"argv\" is missing");
+  expect_error(R"({"argv":[1],"enforcement":"full","denialSignatures":[],"runnerFailureRules":[]})",
+               "field \"argv\" must be an array of strings");
+  expect_error(R"({"argv":["x"],"enforcement":"total","denialSignatures":[],"runnerFailureRules":[]})",
+               "unknown sandbox enforcement \"total\"");
+  expect_error(R"({"argv":["x"],"enforcement":"full","denialSignatures":[],"runnerFailureRules":{}})",
+               "field \"runnerFailureRules\" must be an array of rules");
+  expect_error(
+      R"({"argv":["x"],"enforcement":"full","denialSignatures":[],"runnerFailureRules":[{"fatalSignatures":["a"],"allowedExitCodes":["125"]}]})",
+      "field \"allowedExitCodes\" must be an array of integer exit codes");
+}
+
+TEST(ConfinedArgvJson, InvalidUtf8IsRefusedRatherThanAltered) {
+  ConfinedArgv confined = landlock_wrap();
+  confined.argv.push_back("caf\xE9");
+  const Result<std::string> text = to_json(confined);
+  ASSERT_FALSE(text);
+  EXPECT_NE(text.error().message.find("not valid UTF-8"), std::string::npos);
+}
+
+TEST(SandboxPolicyJson, UsesTheReferencesFieldNamesAndOmitsAbsentSession) {
+  const SandboxPolicy agentless{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
+  EXPECT_EQ(json::parse(to_json(agentless).value()),
+            (json{{"mode", "workspace-write"}, {"workspaceRoot", "/ws"}}));
+  const SandboxPolicy session{ConfinedSandboxMode::kReadOnly, "/ws", "sess-1"};
+  EXPECT_EQ(json::parse(to_json(session).value()),
+            (json{{"mode", "read-only"}, {"workspaceRoot", "/ws"}, {"sessionId", "sess-1"}}));
+}
+
+TEST(SandboxPolicyJson, RoundTripsExactly) {
+  for (const SandboxPolicy& policy :
+       {SandboxPolicy{ConfinedSandboxMode::kReadOnly, "/home/u/project", std::nullopt},
+        SandboxPolicy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", "session-42"}}) {
+    const Result<SandboxPolicy> parsed = sandbox_policy_from_json(to_json(policy).value());
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    EXPECT_EQ(parsed.value(), policy);
+  }
+}
+
+TEST(SandboxPolicyJson, BadPoliciesAreRefused) {
+  const auto error_of = [](const std::string& text) {
+    const Result<SandboxPolicy> parsed = sandbox_policy_from_json(text);
+    return parsed ? std::string("accepted") : parsed.error().message;
+  };
+  EXPECT_NE(error_of(R"({"mode":"yolo","workspaceRoot":"/ws"})").find("unknown confined"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"mode":"danger-full-access","workspaceRoot":"/ws"})")
+                .find("is not a confined mode"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"mode":"read-only","workspaceRoot":"ws"})").find("not an absolute"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"mode":"read-only","workspaceRoot":"/ws\u0000x"})").find("NUL byte"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"mode":"read-only"})").find("\"workspaceRoot\" is missing"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"mode":"read-only","workspaceRoot":"/ws","sessionId":7})")
+                .find("\"sessionId\" must be a string"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dsh::sandbox

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Policy narrowing and the pure input checks: NUL bytes, relative roots, empty argv.
+#include "dsh/sandbox/policy.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace dsh::sandbox {
+namespace {
+
+using namespace std::string_literals;
+
+SandboxPolicy policy_with_root(std::string root) {
+  return {ConfinedSandboxMode::kWorkspaceWrite, std::move(root), std::nullopt};
+}
+
+TEST(ToSandboxPolicy, NarrowsConfinedModesAndKeepsRootAndSession) {
+  const SandboxExecutionPolicy execution{SandboxMode::kWorkspaceWrite, "/ws", "session-1"};
+  const std::optional<SandboxPolicy> policy = to_sandbox_policy(execution);
+  ASSERT_TRUE(policy);
+  EXPECT_EQ(*policy, (SandboxPolicy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", "session-1"}));
+}
+
+TEST(ToSandboxPolicy, DangerFullAccessNeverBecomesAProviderPolicy) {
+  EXPECT_EQ(to_sandbox_policy({SandboxMode::kDangerFullAccess, "/ws", std::nullopt}),
+            std::nullopt);
+}
+
+TEST(ValidatePolicy, AbsoluteRootIsValid) {
+  EXPECT_TRUE(validate_policy(policy_with_root("/ws")));
+  EXPECT_TRUE(validate_policy({ConfinedSandboxMode::kReadOnly, "/", "s"}));
+}
+
+TEST(ValidatePolicy, RelativeRootIsRejectedWithTheFix) {
+  const Result<void> result = validate_policy(policy_with_root("ws/sub"));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "workspace root \"ws/sub\" is not an absolute path; pass a path that starts with "
+            "\"/\" (resolve a relative path against the working directory first)");
+}
+
+TEST(ValidatePolicy, EmptyRootIsRejected) {
+  EXPECT_FALSE(validate_policy(policy_with_root("")));
+}
+
+TEST(ValidatePolicy, NulByteInRootIsRejected) {
+  const Result<void> result = validate_policy(policy_with_root("/ws\0/../etc"s));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "workspace root \"/ws\\x00/../etc\" contains a NUL byte; a path cannot contain NUL");
+}
+
+TEST(ValidatePolicy, EmptyOrNulSessionIdIsRejected) {
+  EXPECT_FALSE(validate_policy({ConfinedSandboxMode::kReadOnly, "/ws", ""}));
+  EXPECT_FALSE(validate_policy({ConfinedSandboxMode::kReadOnly, "/ws", "a\0b"s}));
+}
+
+TEST(ValidateArgv, ProgramAndArgumentsAreValid) {
+  const std::vector<std::string> argv = {"bash", "-c", "echo hi"};
+  EXPECT_TRUE(validate_argv(argv));
+  const std::vector<std::string> empty_argument = {"true", ""};
+  EXPECT_TRUE(validate_argv(empty_argument));
+}
+
+TEST(ValidateArgv, EmptyArgvIsRejected) {
+  const Result<void> result = validate_argv({});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "argv is empty; pass the program to run followed by its arguments");
+}
+
+TEST(ValidateArgv, EmptyProgramIsRejected) {
+  const std::vector<std::string> argv = {"", "x"};
+  EXPECT_FALSE(validate_argv(argv));
+}
+
+TEST(ValidateArgv, NulByteInAnyArgumentIsRejectedNamingItsIndex) {
+  const std::vector<std::string> argv = {"bash", "-c", "echo ok\0; rm -rf ~"s};
+  const Result<void> result = validate_argv(argv);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message.rfind("argv[2] \"echo ok\\x00; rm -rf ~\" contains a NUL", 0),
+            0u)
+      << result.error().message;
+}
+
+}  // namespace
+}  // namespace dsh::sandbox

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// SandboxProvider::confine: validation before the backend is asked, backend errors unchanged,
+// and no backend bug can hand back an argv that does not wrap the command.
+#include "dsh/sandbox/provider.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dsh/sandbox/errors.h"
+#include "temp_dir.h"
+
+namespace dsh::sandbox {
+namespace {
+
+using namespace std::string_literals;
+using Argv = std::vector<std::string>;
+
+class FakeProvider final : public SandboxProvider {
+ public:
+  using Wrap = std::function<ConfinedArgv(std::span<const std::string>, const SandboxPolicy&)>;
+  explicit FakeProvider(Wrap wrap) : wrap_(std::move(wrap)) {}
+  int calls = 0;
+
+ private:
+  ConfinedArgv confine_validated(std::span<const std::string> argv,
+                                 const SandboxPolicy& policy) override {
+    ++calls;
+    return wrap_(argv, policy);
+  }
+  Wrap wrap_;
+};
+
+ConfinedArgv runner_wrap(std::span<const std::string> argv, const SandboxPolicy&) {
+  ConfinedArgv confined{{"/usr/bin/runner", "--ro", "/"}, SandboxEnforcement::kPartial,
+                        {"permission denied"},
+                        {RunnerFailureRule{std::vector<int>{125}, {"runner: "}, std::nullopt}}};
+  confined.argv.push_back("--");
+  confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
+  return confined;
+}
+
+const SandboxPolicy kReadOnly{ConfinedSandboxMode::kReadOnly, "/", std::nullopt};
+
+TEST(SandboxProviderConfine, ReturnsTheBackendsWrapWithItsFacts) {
+  FakeProvider provider(runner_wrap);
+  const Argv argv = {"bash", "-c", "echo hi"};
+  const ConfinedArgv confined = provider.confine(argv, kReadOnly);
+  EXPECT_EQ(confined.argv,
+            (Argv{"/usr/bin/runner", "--ro", "/", "--", "bash", "-c", "echo hi"}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.denial_signatures, Argv{"permission denied"});
+  EXPECT_EQ(provider.calls, 1);
+}
+
+TEST(SandboxProviderConfine, BackendReceivesTheExactArgvAndPolicy) {
+  dsh::testing::TempDir workspace;
+  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, workspace.path(), "s-1"};
+  const Argv argv = {"printf", "%s", "two words"};
+  FakeProvider provider([&](std::span<const std::string> seen, const SandboxPolicy& got) {
+    EXPECT_EQ(Argv(seen.begin(), seen.end()), argv);
+    EXPECT_EQ(got, policy);
+    return runner_wrap(seen, got);
+  });
+  (void)provider.confine(argv, policy);
+  EXPECT_EQ(provider.calls, 1);
+}
+
+void expect_invalid_and_backend_untouched(const Argv& argv, const SandboxPolicy& policy,
+                                          const std::string& message_part) {
+  FakeProvider provider(runner_wrap);
+  try {
+    (void)provider.confine(argv, policy);
+    ADD_FAILURE() << "confine accepted bad input";
+  } catch (const InvalidSandboxInputError& error) {
+    EXPECT_NE(std::string(error.what()).find(message_part), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(provider.calls, 0);
+}
+
+TEST(SandboxProviderConfine, EmptyArgvIsInvalidInput) {
+  expect_invalid_and_backend_untouched({}, kReadOnly, "argv is empty");
+}
+
+TEST(SandboxProviderConfine, NulInArgvIsInvalidInput) {
+  expect_invalid_and_backend_untouched({"echo", "a\0b"s}, kReadOnly, "contains a NUL byte");
+}
+
+TEST(SandboxProviderConfine, RelativeWorkspaceRootIsInvalidInput) {
+  expect_invalid_and_backend_untouched(
+      {"true"}, {ConfinedSandboxMode::kWorkspaceWrite, "ws", std::nullopt}, "not an absolute");
+}
+
+TEST(SandboxProviderConfine, NulInWorkspaceRootIsInvalidInput) {
+  expect_invalid_and_backend_untouched(
+      {"true"}, {ConfinedSandboxMode::kReadOnly, "/tmp\0x"s, std::nullopt}, "NUL byte");
+}
+
+TEST(SandboxProviderConfine, MissingWorkspaceUnderWorkspaceWriteIsInvalidInputNotUnavailable) {
+  expect_invalid_and_backend_untouched(
+      {"true"}, {ConfinedSandboxMode::kWorkspaceWrite, "/no/such/dsh/ws", std::nullopt},
+      "workspace root \"/no/such/dsh/ws\" cannot be used: No such file or directory");
+}
+
+TEST(SandboxProviderConfine, FileAsWorkspaceUnderWorkspaceWriteIsInvalidInput) {
+  expect_invalid_and_backend_untouched(
+      {"true"}, {ConfinedSandboxMode::kWorkspaceWrite, "/dev/null", std::nullopt},
+      "is not a directory");
+}
+
+TEST(SandboxProviderConfine, ReadOnlyDoesNotRequireTheRootToExist) {
+  FakeProvider provider(runner_wrap);
+  (void)provider.confine(Argv{"true"}, {ConfinedSandboxMode::kReadOnly, "/no/such", std::nullopt});
+  EXPECT_EQ(provider.calls, 1);
+}
+
+TEST(SandboxProviderConfine, BackendUnavailabilityPropagatesUnchanged) {
+  FakeProvider provider([](std::span<const std::string>, const SandboxPolicy&) -> ConfinedArgv {
+    throw SandboxUnavailableError(ConfinedSandboxMode::kReadOnly, "probe: bwrap missing");
+  });
+  try {
+    (void)provider.confine(Argv{"true"}, kReadOnly);
+    FAIL() << "expected SandboxUnavailableError";
+  } catch (const SandboxUnavailableError& error) {
+    EXPECT_EQ(error.detail(), "probe: bwrap missing");
+  }
+}
+
+void expect_refused_as_unavailable(FakeProvider::Wrap wrap) {
+  FakeProvider provider(std::move(wrap));
+  EXPECT_THROW((void)provider.confine(Argv{"bash", "-c", "rm -rf ~"}, kReadOnly),
+               SandboxUnavailableError);
+}
+
+TEST(SandboxProviderConfine, PassthroughArgvFromABuggyBackendIsRefused) {
+  expect_refused_as_unavailable([](std::span<const std::string> argv, const SandboxPolicy&) {
+    return ConfinedArgv{Argv(argv.begin(), argv.end()), SandboxEnforcement::kFull, {}, {}};
+  });
+}
+
+TEST(SandboxProviderConfine, WrapWithoutSeparatorOrRunnerIsRefused) {
+  expect_refused_as_unavailable([](std::span<const std::string> argv, const SandboxPolicy&) {
+    Argv wrapped = {"--"};
+    wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+    return ConfinedArgv{wrapped, SandboxEnforcement::kFull, {}, {}};
+  });
+  expect_refused_as_unavailable([](std::span<const std::string> argv, const SandboxPolicy&) {
+    Argv wrapped = {"/usr/bin/runner"};
+    wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+    return ConfinedArgv{wrapped, SandboxEnforcement::kFull, {}, {}};
+  });
+}
+
+TEST(SandboxProviderConfine, WrapOfADifferentCommandIsRefused) {
+  expect_refused_as_unavailable([](std::span<const std::string>, const SandboxPolicy&) {
+    return ConfinedArgv{{"/usr/bin/runner", "--", "bash", "-c", "true"},
+                        SandboxEnforcement::kFull, {}, {}};
+  });
+}
+
+}  // namespace
+}  // namespace dsh::sandbox

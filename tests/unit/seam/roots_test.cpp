@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// canonical_path, writable_roots, resolve_workspace_root (spec §1.6, §6.3, §7.1 roots.spec).
+#include "dsh/sandbox/roots.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "temp_dir.h"
+
+namespace dsh::sandbox {
+namespace {
+
+namespace fs = std::filesystem;
+using dsh::testing::ScopedEnv;
+using dsh::testing::TempDir;
+using namespace std::string_literals;
+
+std::string native_realpath(const std::string& path) {
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
+                                                       &std::free);
+  return resolved ? std::string(resolved.get()) : std::string();
+}
+
+class CwdGuard {
+ public:
+  explicit CwdGuard(const std::string& dir) : old_(fs::current_path()) { fs::current_path(dir); }
+  ~CwdGuard() { fs::current_path(old_); }
+  CwdGuard(const CwdGuard&) = delete;
+  CwdGuard& operator=(const CwdGuard&) = delete;
+
+ private:
+  fs::path old_;
+};
+
+TEST(CanonicalPath, EqualsTheNativeRealpathOfATempDir) {
+  TempDir dir;
+  EXPECT_EQ(canonical_path(dir.path()), native_realpath(dir.path()));
+}
+
+TEST(CanonicalPath, ResolvesSymlinksAndDotDotTheWayTheKernelDoes) {
+  TempDir dir;
+  fs::create_directories(dir / "physical/child");
+  fs::create_directories(dir / "lexical");
+  fs::create_directory_symlink(dir / "physical/child", dir / "lexical/link");
+  EXPECT_EQ(canonical_path(dir / "lexical/link/.."), native_realpath(dir / "physical"));
+}
+
+TEST(CanonicalPath, MissingPathComesBackAsSpelled) {
+  EXPECT_EQ(canonical_path("/no/such/dsh/path/../x"), "/no/such/dsh/path/../x");
+  EXPECT_EQ(canonical_path("relative/missing"), "relative/missing");
+}
+
+TEST(CanonicalPath, NulByteIsNeverTruncatedToAShorterExistingPath) {
+  const std::string with_nul = "/tmp\0/../etc"s;
+  EXPECT_EQ(canonical_path(with_nul), with_nul);
+}
+
+TEST(WritableRoots, ReadOnlyHasNone) {
+  const SandboxPolicy policy{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
+  EXPECT_TRUE(writable_roots(policy).empty());
+}
+
+TEST(WritableRoots, WorkspaceWriteHasWorkspaceTmpAndUserTempCanonicalAndDeduplicated) {
+  TempDir workspace;
+  TempDir user_temp;
+  const ScopedEnv tmpdir("TMPDIR", user_temp.path().c_str());
+  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, workspace.path(),
+                             std::nullopt};
+  const std::vector<std::string> roots = writable_roots(policy);
+  const std::vector<std::string> expected = {native_realpath(workspace.path()),
+                                             canonical_path("/tmp"),
+                                             native_realpath(user_temp.path())};
+  EXPECT_EQ(roots, expected);
+}
+
+TEST(WritableRoots, WorkspaceEqualToTheTempDirAppearsOnce) {
+  TempDir workspace;
+  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, workspace.path(),
+                             std::nullopt};
+  const std::vector<std::string> roots = writable_roots(policy, workspace.path());
+  EXPECT_EQ(roots, (std::vector<std::string>{native_realpath(workspace.path()),
+                                             canonical_path("/tmp")}));
+}
+
+TEST(WritableRoots, TempDirThatIsTmpThroughASymlinkCollapsesIntoTmp) {
+  TempDir dir;
+  fs::create_directory_symlink("/tmp", dir / "tmp-link");
+  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, dir.path(), std::nullopt};
+  const std::vector<std::string> roots = writable_roots(policy, dir / "tmp-link");
+  EXPECT_EQ(roots, (std::vector<std::string>{native_realpath(dir.path()), canonical_path("/tmp")}));
+}
+
+TEST(WritableRoots, MissingWorkspaceStaysAsSpelled) {
+  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/no/such/ws", std::nullopt};
+  EXPECT_EQ(writable_roots(policy, "/tmp").front(), "/no/such/ws");
+}
+
+TEST(UserTempDir, FollowsTmpdirThenTmpThenTempThenSlashTmp) {
+  const ScopedEnv tmpdir("TMPDIR", nullptr);
+  const ScopedEnv tmp("TMP", nullptr);
+  const ScopedEnv temp("TEMP", "/from/temp/");
+  EXPECT_EQ(user_temp_dir(), "/from/temp");
+  {
+    const ScopedEnv tmp_set("TMP", "/from/tmp");
+    EXPECT_EQ(user_temp_dir(), "/from/tmp");
+    const ScopedEnv tmpdir_set("TMPDIR", "/from/tmpdir");
+    EXPECT_EQ(user_temp_dir(), "/from/tmpdir");
+  }
+  const ScopedEnv temp_unset("TEMP", nullptr);
+  EXPECT_EQ(user_temp_dir(), "/tmp");
+}
+
+TEST(UserTempDir, RelativeValueIsSkipped) {
+  const ScopedEnv tmpdir("TMPDIR", "relative/tmp");
+  const ScopedEnv tmp("TMP", nullptr);
+  const ScopedEnv temp("TEMP", nullptr);
+  EXPECT_EQ(user_temp_dir(), "/tmp");
+}
+
+TEST(ResolveWorkspaceRoot, RealpathRunsBeforeLexicalNormalization) {
+  TempDir dir;
+  fs::create_directories(dir / "physical/child");
+  fs::create_directories(dir / "lexical");
+  fs::create_directory_symlink(dir / "physical/child", dir / "lexical/link");
+  const std::string resolved = resolve_workspace_root(dir / "lexical/link/..");
+  EXPECT_EQ(resolved, native_realpath(dir / "physical"));
+  EXPECT_NE(resolved, native_realpath(dir / "lexical"));
+}
+
+TEST(ResolveWorkspaceRoot, MissingPathIsNormalizedLexically) {
+  EXPECT_EQ(resolve_workspace_root("/ws/../ws/./sub"), "/ws/sub");
+  EXPECT_EQ(resolve_workspace_root("/ws//sub/"), "/ws/sub");
+  EXPECT_EQ(resolve_workspace_root("/../.."), "/");
+}
+
+TEST(ResolveWorkspaceRoot, RelativePathResolvesAgainstTheWorkingDirectory) {
+  TempDir dir;
+  fs::create_directories(dir / "sub");
+  const CwdGuard cwd(dir.path());
+  EXPECT_EQ(resolve_workspace_root("sub"), native_realpath(dir / "sub"));
+  EXPECT_EQ(resolve_workspace_root("missing/./x/.."), native_realpath(dir.path()) + "/missing");
+  EXPECT_EQ(resolve_workspace_root(""), native_realpath(dir.path()));
+}
+
+TEST(LexicallyNormalize, CollapsesDotsAndSlashes) {
+  EXPECT_EQ(lexically_normalize("/"), "/");
+  EXPECT_EQ(lexically_normalize("//a///b/./c/../d/"), "/a/b/d");
+  EXPECT_EQ(lexically_normalize("/a/.."), "/");
+  EXPECT_EQ(lexically_normalize("/a/..b/.c"), "/a/..b/.c");
+}
+
+}  // namespace
+}  // namespace dsh::sandbox

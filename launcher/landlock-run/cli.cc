@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// Table-driven parser for the launcher grammar in cli.h. Pure: it only reads argv and writes
+// the Options it returns (and the caller's grant storage).
+#include "cli.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace landlock_run {
+namespace {
+
+enum class Arity { kFlag, kPath, kNumber };
+
+// Applies a flag; `value` is null for kFlag. Returns false when the flag may not repeat.
+using ApplyFn = bool (*)(Options& options, const char* value, int number);
+
+struct FlagSpec {
+  const char* name;
+  Arity arity;
+  ApplyFn apply;
+};
+
+bool AddRo(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false};
+  return true;
+}
+bool AddRw(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, true};
+  return true;
+}
+// Boolean switches are idempotent: repeating one asks for nothing new.
+bool SetDenyNetwork(Options& o, const char*, int) { return o.deny_network = true; }
+bool SetDenyMetadata(Options& o, const char*, int) { return o.deny_metadata = true; }
+bool SetScopeIpc(Options& o, const char*, int) { return o.scope_ipc = true; }
+// A second fd or cap would silently override the first: refuse rather than guess.
+bool SetStatusFd(Options& o, const char*, int n) {
+  if (o.status_fd >= 0) return false;
+  o.status_fd = n;
+  return true;
+}
+bool SetMaxAbi(Options& o, const char*, int n) {
+  if (o.max_abi >= 0) return false;
+  o.max_abi = n;
+  return true;
+}
+
+constexpr FlagSpec kFlags[] = {
+    {"--ro", Arity::kPath, AddRo},
+    {"--rw", Arity::kPath, AddRw},
+    {"--deny-network", Arity::kFlag, SetDenyNetwork},
+    {"--deny-metadata", Arity::kFlag, SetDenyMetadata},
+    {"--scope-ipc", Arity::kFlag, SetScopeIpc},
+    {"--status-fd", Arity::kNumber, SetStatusFd},
+    {"--max-abi", Arity::kNumber, SetMaxAbi},  // hidden, test-only: lowers the ABI used
+};
+
+const FlagSpec* FindFlag(const char* arg) {
+  for (const FlagSpec& spec : kFlags) {
+    if (std::strcmp(spec.name, arg) == 0) return &spec;
+  }
+  return nullptr;
+}
+
+// Decimal, no sign, at most 9 digits so it always fits an int. Returns -1 when malformed.
+int ParseNumber(const char* text) {
+  const std::size_t length = std::strlen(text);
+  if (length == 0 || length > 9) return -1;
+  int value = 0;
+  for (std::size_t i = 0; i < length; ++i) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+    value = value * 10 + (text[i] - '0');
+  }
+  return value;
+}
+
+bool IsSoleOnly(const char* arg) {
+  return std::strcmp(arg, "--probe") == 0 || std::strcmp(arg, "--features") == 0;
+}
+
+Options Fail(Options options, UsageError error, const char* arg) {
+  options.action = Action::kUsageError;
+  options.error = error;
+  options.error_arg = arg;
+  return options;
+}
+
+}  // namespace
+
+Options ParseArgs(int argc, const char* const* argv, Grant* grant_storage) {
+  Options options;
+  options.grants = grant_storage;
+  // --probe and --features are valid only as the sole argument (argc == 2).
+  if (argc == 2 && std::strcmp(argv[1], "--probe") == 0) {
+    options.action = Action::kProbe;
+    return options;
+  }
+  if (argc == 2 && std::strcmp(argv[1], "--features") == 0) {
+    options.action = Action::kFeatures;
+    return options;
+  }
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    if (std::strcmp(arg, "--") == 0) {
+      if (i + 1 >= argc) return Fail(options, UsageError::kMissingCommand, nullptr);
+      options.action = Action::kRun;
+      options.command_index = i + 1;
+      return options;
+    }
+    if (IsSoleOnly(arg)) return Fail(options, UsageError::kProbeNotAlone, arg);
+    const FlagSpec* spec = FindFlag(arg);
+    if (spec == nullptr) return Fail(options, UsageError::kUnknownArgument, arg);
+    const char* value = nullptr;
+    int number = 0;
+    if (spec->arity != Arity::kFlag) {
+      if (i + 1 >= argc) return Fail(options, UsageError::kMissingValue, spec->name);
+      value = argv[++i];
+      if (spec->arity == Arity::kNumber && (number = ParseNumber(value)) < 0) {
+        return Fail(options, UsageError::kBadNumber, spec->name);
+      }
+    }
+    if (!spec->apply(options, value, number)) {
+      return Fail(options, UsageError::kRepeated, spec->name);
+    }
+  }
+  return Fail(options, UsageError::kMissingCommand, nullptr);  // no `--` at all
+}
+
+int FormatUsageError(const Options& options, char* out, std::size_t size) {
+  const char* arg = options.error_arg != nullptr ? options.error_arg : "";
+  const bool wants_path = std::strcmp(arg, "--ro") == 0 || std::strcmp(arg, "--rw") == 0;
+  switch (options.error) {
+    case UsageError::kProbeNotAlone:
+      return std::snprintf(out, size, "usage error: %s takes no other arguments", arg);
+    case UsageError::kMissingValue:
+      return std::snprintf(out, size, "usage error: %s requires a %s", arg,
+                           wants_path ? "path" : "number");
+    case UsageError::kBadNumber:
+      return std::snprintf(out, size, "usage error: %s requires a number", arg);
+    case UsageError::kRepeated:
+      return std::snprintf(out, size, "usage error: %s given more than once", arg);
+    case UsageError::kUnknownArgument:
+      return std::snprintf(out, size, "usage error: unknown argument: %s", arg);
+    case UsageError::kMissingCommand:
+    case UsageError::kNone:
+      break;
+  }
+  return std::snprintf(out, size, "usage error: missing `-- <argv>...` command");
+}
+
+void SanitizeLine(char* text) {
+  for (; *text != '\0'; ++text) {
+    const unsigned char byte = static_cast<unsigned char>(*text);
+    if (byte < 0x20 || byte == 0x7f) *text = '?';
+  }
+}
+
+}  // namespace landlock_run

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// The launcher's argument grammar, PURE (no I/O, no allocation), so a unit test and a fuzzer can
+// drive it. Grammar (spec §3.1, extended without breaking it):
+//   landlock-run [--ro P]... [--rw P]... [--deny-network] [--deny-metadata] [--scope-ipc]
+//                [--status-fd N] [--max-abi N] -- ARGV...
+//   landlock-run --probe        (sole argument)
+//   landlock-run --features     (sole argument; key=value capability lines, an extension)
+// Options come in any order before the first bare `--`; nothing after it is parsed. --ro and
+// --rw take the next argument as a path whatever it is, `--` included, as the reference does.
+#pragma once
+
+#include <cstddef>
+
+namespace landlock_run {
+
+enum class Action { kRun, kProbe, kFeatures, kUsageError };
+
+enum class UsageError {
+  kNone,
+  kProbeNotAlone,    // "--probe takes no other arguments" (also --features)
+  kMissingValue,     // "<flag> requires a path" / "requires a number"
+  kBadNumber,        // "<flag> requires a number: <arg>"
+  kRepeated,         // "<flag> given more than once"
+  kUnknownArgument,  // "unknown argument: <arg>"
+  kMissingCommand,   // "missing `-- <argv>...` command"
+};
+
+struct Grant {
+  const char* path;
+  bool read_write;
+};
+
+struct Options {
+  Action action = Action::kUsageError;
+  UsageError error = UsageError::kNone;
+  const char* error_arg = nullptr;  // the offending flag or argument, for the message
+  Grant* grants = nullptr;          // caller-provided storage, argc entries suffice
+  std::size_t grant_count = 0;
+  bool deny_network = false;
+  bool deny_metadata = false;
+  bool scope_ipc = false;
+  int status_fd = -1;  // set as soon as parsed, so later usage errors can use it
+  int max_abi = -1;    // hidden test-only cap; -1 means "the kernel's ABI"
+  int command_index = 0;  // argv[command_index] is the command's argv[0]
+};
+
+// Parses argv[1..argc). `grant_storage` must hold at least `argc` entries (or be null when
+// argc <= 1). Never reads argv beyond argc, never writes beyond argc grants.
+Options ParseArgs(int argc, const char* const* argv, Grant* grant_storage);
+
+// The text after "landlock-run: " for a usage error (one line, no newline), written into `out`.
+// Returns the formatted length (snprintf semantics).
+int FormatUsageError(const Options& options, char* out, std::size_t size);
+
+// Replaces every control byte in the NUL-terminated `text` with '?', so a path or argument that
+// contains a newline can never turn the one failure line into two (or forge a second one).
+void SanitizeLine(char* text);
+
+}  // namespace landlock_run

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+// landlock-run: confine a command with Landlock (and seccomp), then exec it.
+//
+//   landlock-run [--ro P]... [--rw P]... [--deny-network] [--deny-metadata] [--scope-ipc]
+//                [--status-fd N] -- ARGV...
+//   landlock-run --probe | --features
+//
+// GUARANTEES
+// - ARGV runs only confined. Every launcher failure (usage, a kernel that cannot enforce, an
+//   unopenable grant, a ruleset/seccomp/capability error, a failed exec, out of memory) exits 125
+//   after exactly one stderr line starting "landlock-run: " (also written to --status-fd N), and
+//   ARGV has not run. After a successful exec ARGV's status is its own, 125 included.
+// - Filesystem: every access right the kernel's ABI governs is handled; --ro grants
+//   read+execute beneath P, --rw everything beneath P. Below ABI 5 the run is "partial" and says
+//   so on stderr. ABI 6/7 kernels are used at full strength, not clamped at 5.
+// - Always: no_new_privs (setuid/file caps never raise privileges), ioctl TIOCSTI/TIOCLINUX fail,
+//   foreign architectures and the x32 range kill the process, and a caller holding capabilities
+//   (root) loses all of them: effective, permitted, inheritable, ambient, bounding.
+// - --deny-network: socket()/socketpair() fail with EACCES for every family but AF_UNIX, as does
+//   io_uring; on ABI >= 4 Landlock also handles TCP bind/connect with no rule (second layer).
+// - --scope-ipc: ABI >= 6 scopes abstract Unix sockets and signals to the sandbox; on an older
+//   kernel it fails closed. --deny-metadata: chmod/chown/utime/xattr families fail with EPERM.
+// - Nothing is read from the environment; it is passed to ARGV unchanged.
+//
+// ORDER OF OPERATIONS, and why
+// 1. Parse; open the status fd close-on-exec (so a successful exec closes it unwritten).
+// 2. Query the ABI, refuse options the kernel cannot honour (never silently weaker).
+// 3. PR_SET_NO_NEW_PRIVS. Irrevocable. landlock_restrict_self() and seccomp(SET_MODE_FILTER)
+//    both return EPERM unless the task has no_new_privs or CAP_SYS_ADMIN; step 5 removes the
+//    latter, so NNP must already be set, and it is what keeps setuid binaries inert later.
+// 4. Build the ruleset: open each grant O_PATH with the caller's full privileges, so root's
+//    grants resolve as root asked for them.
+// 5. Drop capabilities. It needs CAP_SETPCAP (bounding set, securebits), so it precedes
+//    anything that could restrict prctl; after it a root caller takes the same NNP-gated path
+//    through restrict_self and seccomp as an unprivileged one.
+// 6. landlock_restrict_self(): the domain covers this thread and everything it execs.
+// 7. Load the seccomp filter last, so no setup syscall above is subject to it. Between here and
+//    exec run only write() (partial notice or a failure line), execve() and exit_group(), all
+//    allowed by the filter's default.
+// 8. execvp(ARGV). Single-threaded throughout: Landlock and seccomp (no TSYNC) bind only the
+//    calling thread.
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+
+#include "abi.h"
+#include "caps.h"
+#include "cli.h"
+#include "landlock.h"
+#include "seccomp.h"
+
+namespace landlock_run {
+namespace {
+
+constexpr int kLauncherFailure = 125;
+int g_status_fd = -1;  // the only mutable global: where Fail() also reports
+
+void WriteAll(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+// One sanitized line, "landlock-run: " + message, to stderr and the status fd; then exit 125.
+[[noreturn]] __attribute__((format(printf, 1, 2))) void Fail(const char* format, ...) {
+  char line[4096] = "landlock-run: ";
+  const std::size_t prefix = std::strlen(line);
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line + prefix, sizeof(line) - prefix - 1, format, args);
+  va_end(args);
+  SanitizeLine(line);
+  const std::size_t length = std::strlen(line);
+  line[length] = '\n';
+  WriteAll(STDERR_FILENO, line, length + 1);
+  if (g_status_fd >= 0) WriteAll(g_status_fd, line, length + 1);
+  _exit(kLauncherFailure);
+}
+
+[[noreturn]] void FailNotEnforced() {
+  Fail("landlock is not enforced by this kernel (ABI unsupported or disabled)");
+}
+
+[[noreturn]] void FailRuleset(int negative_errno) {
+  Fail("landlock ruleset error: %s", std::strerror(-negative_errno));
+}
+
+void AdoptStatusFd(int fd) {
+  if (fd < 0) return;
+  // 0-2 belong to the command; marking them close-on-exec would take its stdio away.
+  if (fd <= STDERR_FILENO) Fail("usage error: --status-fd must be 3 or above");
+  if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+    Fail("cannot use status fd %d: %s", fd, std::strerror(errno));
+  }
+  g_status_fd = fd;
+}
+
+// Steps 2 (refusals), 4 and 6 for one run: returns the ruleset fd, fully populated.
+int BuildRuleset(const Options& options, int abi) {
+  const RulesetAttr attr{HandledFsForAbi(abi), options.deny_network ? HandledNetForAbi(abi) : 0,
+                         options.scope_ipc ? ScopesForAbi(abi) : 0};
+  const int ruleset = CreateRuleset(attr);
+  if (ruleset < 0) FailRuleset(ruleset);
+  // Read-only grants first, then read-write, each in argv order (the reference's order).
+  for (const bool read_write : {false, true}) {
+    for (std::size_t i = 0; i < options.grant_count; ++i) {
+      const Grant& grant = options.grants[i];
+      if (grant.read_write != read_write) continue;
+      RuleStage stage = RuleStage::kOpen;
+      const int rc = AddPathRule(ruleset, grant.path, attr.handled_access_fs, read_write, &stage);
+      if (rc < 0 && stage == RuleStage::kOpen) {
+        Fail("cannot open rule path: %s: %s", grant.path, std::strerror(-rc));
+      }
+      if (rc < 0) FailRuleset(rc);
+    }
+  }
+  return ruleset;
+}
+
+void SetNoNewPrivs() {
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) FailRuleset(-errno);
+}
+
+void Enforce(int ruleset) {
+  if (const int rc = RestrictSelf(ruleset); rc < 0) FailRuleset(rc);
+  close(ruleset);
+}
+
+int UsableAbi(int max_abi) {
+  const int abi = EffectiveAbi(QueryKernelAbi(), max_abi);
+  if (abi < 1) FailNotEnforced();
+  return abi;
+}
+
+// --probe: enforce a real `--ro /` ruleset on this short-lived process, then report.
+int RunProbe() {
+  const int abi = UsableAbi(-1);
+  SetNoNewPrivs();
+  const char* root = "/";
+  Grant grant{root, false};
+  Options options;
+  options.grants = &grant;
+  options.grant_count = 1;
+  Enforce(BuildRuleset(options, abi));
+  const char* line = ProbeReportLine(abi);
+  WriteAll(STDOUT_FILENO, line, std::strlen(line));
+  return 0;
+}
+
+// --features: key=value lines for a provider's handshake. Informational: exits 0 even when
+// Landlock is unavailable (enforcement=none); --probe stays the availability signal.
+int RunFeatures() {
+  const long kernel_abi = QueryKernelAbi();
+  const int abi = EffectiveAbi(kernel_abi, -1);
+  const bool seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+  std::printf(
+      "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
+      "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
+      "cap_drop=1\nstatus_fd=1\n",
+      abi, abi < 1 ? "none" : (IsPartial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
+      seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
+      seccomp ? 1 : 0);
+  return std::fflush(stdout) == 0 ? 0 : kLauncherFailure;
+}
+
+[[noreturn]] void RunConfined(const Options& options, char* const* argv) {
+  AdoptStatusFd(options.status_fd);
+  const int abi = UsableAbi(options.max_abi);
+  // Fail closed: a requested isolation the kernel cannot give is an error, never a no-op.
+  if (options.scope_ipc && ScopesForAbi(abi) == 0) {
+    Fail("--scope-ipc needs Landlock ABI %d (Linux 6.12); the usable ABI is %d", kScopeAbi,
+         abi);
+  }
+  SetNoNewPrivs();
+  const int ruleset = BuildRuleset(options, abi);
+  if (const int rc = DropCapabilities(); rc < 0) {
+    Fail("cannot drop capabilities: %s", std::strerror(-rc));
+  }
+  Enforce(ruleset);
+  const FilterChoice filter{options.deny_network, options.deny_metadata};
+  if (const int rc = InstallFilter(filter); rc < 0) {
+    Fail("seccomp filter error: %s", std::strerror(-rc));
+  }
+  if (IsPartial(abi)) {
+    static const char kNotice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
+    WriteAll(STDERR_FILENO, kNotice, sizeof(kNotice) - 1);
+  }
+  execvp(argv[options.command_index], argv + options.command_index);
+  Fail("exec failed: %s", std::strerror(errno));
+}
+
+}  // namespace
+}  // namespace landlock_run
+
+int main(int argc, char** argv) {
+  using namespace landlock_run;
+  // argc entries always suffice: every grant consumes at least two arguments.
+  Grant* storage = static_cast<Grant*>(std::calloc(static_cast<std::size_t>(argc), sizeof(Grant)));
+  if (storage == nullptr) Fail("out of memory");
+  const Options options = ParseArgs(argc, argv, storage);
+  switch (options.action) {
+    case Action::kProbe:
+      return RunProbe();
+    case Action::kFeatures:
+      return RunFeatures();
+    case Action::kRun:
+      RunConfined(options, argv);
+    case Action::kUsageError:
+      break;
+  }
+  if (options.status_fd > STDERR_FILENO && fcntl(options.status_fd, F_GETFD) >= 0) {
+    g_status_fd = options.status_fd;
+  }
+  char message[4096];
+  FormatUsageError(options, message, sizeof(message));
+  Fail("%s", message);
+}

@@ -54,7 +54,7 @@
 #include "caps.h"
 #include "cli.h"
 #include "landlock.h"
-#include "seccomp.h"
+#include "seccomp_filter.h"
 
 namespace landlock_run {
 namespace {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// seccomp filter from the rule tables. Architecture check: libseccomp emits one for the native
+// The seccomp filter, built from the rule tables. Architecture check: libseccomp emits one for the native
 // architecture only; every other architecture (i386 via int 0x80, for instance) and the x32
 // syscall range (nr >= 0x40000000 under AUDIT_ARCH_X86_64) hit the bad-architecture action,
 // which we make KILL_PROCESS: refused, never allowed.
-#include "seccomp.h"
+#include "seccomp_filter.h"
 
 #include <seccomp.h>
 

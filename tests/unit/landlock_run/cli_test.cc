@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// The launcher grammar (spec §3.1, §3.3, §7.6) through the pure parser.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli.h"
+
+namespace landlock_run {
+namespace {
+
+struct Parsed {
+  Options options;
+  std::vector<Grant> storage;
+  std::string message;
+};
+
+Parsed Parse(const std::vector<const char*>& tail) {
+  std::vector<const char*> args(tail.size() + 1, "landlock-run");
+  for (std::size_t i = 0; i < tail.size(); ++i) args[i + 1] = tail[i];
+  Parsed parsed;
+  parsed.storage.resize(args.size());
+  parsed.options = ParseArgs(static_cast<int>(args.size()), args.data(), parsed.storage.data());
+  char text[512];
+  FormatUsageError(parsed.options, text, sizeof(text));
+  parsed.message = text;
+  return parsed;
+}
+
+std::string UsageMessage(const std::vector<const char*>& args) {
+  const Parsed parsed = Parse(args);
+  EXPECT_EQ(parsed.options.action, Action::kUsageError);
+  return parsed.message;
+}
+
+TEST(LandlockRunCli, NoArgumentsIsMissingCommand) {
+  EXPECT_EQ(UsageMessage({}), "usage error: missing `-- <argv>...` command");
+}
+
+TEST(LandlockRunCli, DoubleDashWithoutCommandIsMissingCommand) {
+  EXPECT_EQ(UsageMessage({"--ro", "/", "--"}), "usage error: missing `-- <argv>...` command");
+  EXPECT_EQ(UsageMessage({"--ro", "/"}), "usage error: missing `-- <argv>...` command");
+}
+
+TEST(LandlockRunCli, UnknownArgumentIsNamed) {
+  EXPECT_EQ(UsageMessage({"--bogus", "--", "true"}), "usage error: unknown argument: --bogus");
+  EXPECT_EQ(UsageMessage({"true"}), "usage error: unknown argument: true");
+}
+
+TEST(LandlockRunCli, GrantWithoutPathNamesTheFlag) {
+  EXPECT_EQ(UsageMessage({"--ro"}), "usage error: --ro requires a path");
+  EXPECT_EQ(UsageMessage({"--rw"}), "usage error: --rw requires a path");
+}
+
+TEST(LandlockRunCli, ProbeOnlyAsSoleArgument) {
+  EXPECT_EQ(Parse({"--probe"}).options.action, Action::kProbe);
+  const std::string expected = "usage error: --probe takes no other arguments";
+  EXPECT_EQ(UsageMessage({"--probe", "--ro", "/"}), expected);
+  EXPECT_EQ(UsageMessage({"--probe", "--"}), expected);
+  EXPECT_EQ(UsageMessage({"--probe", "--probe"}), expected);
+  EXPECT_EQ(UsageMessage({"--ro", "/", "--probe", "--", "true"}), expected);
+}
+
+TEST(LandlockRunCli, FeaturesOnlyAsSoleArgument) {
+  EXPECT_EQ(Parse({"--features"}).options.action, Action::kFeatures);
+  EXPECT_EQ(UsageMessage({"--features", "--"}), "usage error: --features takes no other arguments");
+}
+
+TEST(LandlockRunCli, GrantsKeepArgvOrderAndKind) {
+  const Parsed parsed = Parse({"--rw", "/a", "--ro", "/b", "--ro", "/c", "--", "cmd", "--ro"});
+  ASSERT_EQ(parsed.options.action, Action::kRun);
+  ASSERT_EQ(parsed.options.grant_count, 3U);
+  EXPECT_STREQ(parsed.options.grants[0].path, "/a");
+  EXPECT_TRUE(parsed.options.grants[0].read_write);
+  EXPECT_STREQ(parsed.options.grants[1].path, "/b");
+  EXPECT_FALSE(parsed.options.grants[1].read_write);
+  EXPECT_STREQ(parsed.options.grants[2].path, "/c");
+  EXPECT_EQ(parsed.options.command_index, 8);
+}
+
+TEST(LandlockRunCli, GrantConsumesDoubleDashAsPath) {
+  const Parsed parsed = Parse({"--ro", "--", "--", "cmd"});
+  ASSERT_EQ(parsed.options.action, Action::kRun);
+  ASSERT_EQ(parsed.options.grant_count, 1U);
+  EXPECT_STREQ(parsed.options.grants[0].path, "--");
+  EXPECT_EQ(parsed.options.command_index, 4);
+}
+
+TEST(LandlockRunCli, NothingAfterDoubleDashIsParsed) {
+  const Parsed parsed = Parse({"--", "--bogus", "--probe", "--ro"});
+  ASSERT_EQ(parsed.options.action, Action::kRun);
+  EXPECT_EQ(parsed.options.grant_count, 0U);
+  EXPECT_EQ(parsed.options.command_index, 2);
+}
+
+TEST(LandlockRunCli, ExtensionsInAnyOrder) {
+  const Parsed parsed = Parse({"--scope-ipc", "--ro", "/", "--status-fd", "7", "--deny-network",
+                               "--max-abi", "3", "--deny-metadata", "--", "true"});
+  ASSERT_EQ(parsed.options.action, Action::kRun);
+  EXPECT_TRUE(parsed.options.deny_network);
+  EXPECT_TRUE(parsed.options.deny_metadata);
+  EXPECT_TRUE(parsed.options.scope_ipc);
+  EXPECT_EQ(parsed.options.status_fd, 7);
+  EXPECT_EQ(parsed.options.max_abi, 3);
+}
+
+TEST(LandlockRunCli, DefaultsAreNoExtension) {
+  const Parsed parsed = Parse({"--", "true"});
+  ASSERT_EQ(parsed.options.action, Action::kRun);
+  EXPECT_FALSE(parsed.options.deny_network);
+  EXPECT_FALSE(parsed.options.deny_metadata);
+  EXPECT_FALSE(parsed.options.scope_ipc);
+  EXPECT_EQ(parsed.options.status_fd, -1);
+  EXPECT_EQ(parsed.options.max_abi, -1);
+}
+
+TEST(LandlockRunCli, NumbersMustBeDecimal) {
+  EXPECT_EQ(UsageMessage({"--status-fd", "x", "--", "true"}),
+            "usage error: --status-fd requires a number");
+  EXPECT_EQ(UsageMessage({"--max-abi", "-1", "--", "true"}),
+            "usage error: --max-abi requires a number");
+  EXPECT_EQ(UsageMessage({"--max-abi", "1234567890", "--", "true"}),
+            "usage error: --max-abi requires a number");
+  EXPECT_EQ(UsageMessage({"--max-abi", "", "--", "true"}),
+            "usage error: --max-abi requires a number");
+  EXPECT_EQ(UsageMessage({"--status-fd"}), "usage error: --status-fd requires a number");
+}
+
+TEST(LandlockRunCli, StatusFdIsKnownEvenWhenALaterArgumentFails) {
+  const Parsed parsed = Parse({"--status-fd", "9", "--bogus"});
+  EXPECT_EQ(parsed.options.action, Action::kUsageError);
+  EXPECT_EQ(parsed.options.status_fd, 9);
+}
+
+TEST(LandlockRunCli, ValuedExtensionsMayNotRepeat) {
+  EXPECT_EQ(UsageMessage({"--max-abi", "3", "--max-abi", "9", "--", "true"}),
+            "usage error: --max-abi given more than once");
+  EXPECT_EQ(UsageMessage({"--status-fd", "3", "--status-fd", "4", "--", "true"}),
+            "usage error: --status-fd given more than once");
+}
+
+TEST(LandlockRunCli, SanitizeLineKeepsOneLine) {
+  char text[] = "unknown argument: a\nlandlock-run: forged\r\x1b";
+  SanitizeLine(text);
+  EXPECT_STREQ(text, "unknown argument: a?landlock-run: forged??");
+}
+
+}  // namespace
+}  // namespace landlock_run

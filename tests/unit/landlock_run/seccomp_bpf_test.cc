@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// The launcher's seccomp filter, built by libseccomp from the rule table and evaluated here
+// in-process (a small classic-BPF interpreter, after sandbox2's bpf_evaluator) against synthetic
+// seccomp_data: nothing is loaded, so every corner (foreign arch, x32, high argument bits) is
+// reachable hermetically.
+#include <gtest/gtest.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "seccomp_filter.h"
+#include "seccomp_rules.h"
+
+namespace landlock_run {
+namespace {
+
+std::vector<sock_filter> Export(const FilterChoice& choice) {
+  const int fd = memfd_create("bpf", MFD_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(ExportFilterBpf(choice, fd), 0);
+  const off_t size = lseek(fd, 0, SEEK_END);
+  std::vector<sock_filter> program(static_cast<std::size_t>(size) / sizeof(sock_filter));
+  EXPECT_EQ(pread(fd, program.data(), static_cast<std::size_t>(size), 0), size);
+  close(fd);
+  return program;
+}
+
+std::uint32_t LoadWord(const seccomp_data& data, std::uint32_t offset) {
+  std::uint32_t word = 0;
+  EXPECT_LE(offset + 4, sizeof(data));
+  std::memcpy(&word, reinterpret_cast<const char*>(&data) + offset, 4);
+  return word;
+}
+
+// Runs the classic BPF subset libseccomp emits. Returns the filter's return value, or nullopt
+// on an instruction it does not know (the test then fails rather than guessing).
+std::optional<std::uint32_t> Evaluate(const std::vector<sock_filter>& program,
+                                 const seccomp_data& data) {
+  std::uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {};
+  for (std::size_t pc = 0; pc < program.size(); ++pc) {
+    const sock_filter& op = program[pc];
+    const auto jump = [&](bool taken) { pc += taken ? op.jt : op.jf; };
+    switch (op.code) {
+      case BPF_LD | BPF_W | BPF_ABS: a = LoadWord(data, op.k); break;
+      case BPF_LD | BPF_IMM: a = op.k; break;
+      case BPF_LD | BPF_MEM: a = mem[op.k]; break;
+      case BPF_LDX | BPF_MEM: x = mem[op.k]; break;
+      case BPF_ST: mem[op.k] = a; break;
+      case BPF_STX: mem[op.k] = x; break;
+      case BPF_ALU | BPF_AND | BPF_K: a &= op.k; break;
+      case BPF_ALU | BPF_OR | BPF_K: a |= op.k; break;
+      case BPF_MISC | BPF_TAX: x = a; break;
+      case BPF_MISC | BPF_TXA: a = x; break;
+      case BPF_JMP | BPF_JA: pc += op.k; break;
+      case BPF_JMP | BPF_JEQ | BPF_K: jump(a == op.k); break;
+      case BPF_JMP | BPF_JGT | BPF_K: jump(a > op.k); break;
+      case BPF_JMP | BPF_JGE | BPF_K: jump(a >= op.k); break;
+      case BPF_JMP | BPF_JSET | BPF_K: jump((a & op.k) != 0); break;
+      case BPF_JMP | BPF_JEQ | BPF_X: jump(a == x); break;
+      case BPF_JMP | BPF_JGT | BPF_X: jump(a > x); break;
+      case BPF_JMP | BPF_JGE | BPF_X: jump(a >= x); break;
+      case BPF_RET | BPF_K: return op.k;
+      case BPF_RET | BPF_A: return a;
+      default:
+        ADD_FAILURE() << "unknown BPF opcode " << op.code << " at " << pc;
+        return std::nullopt;
+    }
+  }
+  ADD_FAILURE() << "program fell off its end";
+  return std::nullopt;
+}
+
+seccomp_data Call(int nr, std::uint64_t a0 = 0, std::uint64_t a1 = 0,
+                  std::uint32_t arch = AUDIT_ARCH_X86_64) {
+  seccomp_data data{};
+  data.nr = nr;
+  data.arch = arch;
+  data.args[0] = a0;
+  data.args[1] = a1;
+  return data;
+}
+
+constexpr std::uint32_t kAllow = SECCOMP_RET_ALLOW;
+constexpr std::uint32_t Errno(int err) { return SECCOMP_RET_ERRNO | static_cast<std::uint32_t>(err); }
+
+class LandlockRunSeccomp : public ::testing::Test {
+ protected:
+  std::uint32_t Verdict(const FilterChoice& choice, const seccomp_data& data) {
+    return Evaluate(Export(choice), data).value_or(0xdeadbeef);
+  }
+  const FilterChoice none_{};
+  const FilterChoice all_{true, true};
+};
+
+TEST_F(LandlockRunSeccomp, TiocstiAndTioclinuxFailAlwaysEvenWithHighBitsSet) {
+  for (const FilterChoice& choice : {none_, all_}) {
+    EXPECT_EQ(Verdict(choice, Call(__NR_ioctl, 0, kTiocsti)), Errno(EPERM));
+    EXPECT_EQ(Verdict(choice, Call(__NR_ioctl, 0, 0xffffffff00000000ULL | kTiocsti)), Errno(EPERM));
+    EXPECT_EQ(Verdict(choice, Call(__NR_ioctl, 0, kTioclinux)), Errno(EPERM));
+    EXPECT_EQ(Verdict(choice, Call(__NR_ioctl, 0, 0x5413 /* TIOCGWINSZ */)), kAllow);
+  }
+}
+
+TEST_F(LandlockRunSeccomp, ForeignArchitecturesAndX32AreKilled) {
+  constexpr std::uint32_t kKill = SECCOMP_RET_KILL_PROCESS;
+  EXPECT_EQ(Verdict(none_, Call(__NR_getpid, 0, 0, AUDIT_ARCH_I386)), kKill);
+  EXPECT_EQ(Verdict(none_, Call(__NR_getpid, 0, 0, AUDIT_ARCH_AARCH64)), kKill);
+  EXPECT_EQ(Verdict(none_, Call(0x40000000 | __NR_getpid)), kKill);  // x32 getpid
+  EXPECT_EQ(Verdict(all_, Call(0x40000000 | __NR_socket, 2)), kKill);
+  EXPECT_EQ(Verdict(none_, Call(__NR_getpid)), kAllow);
+}
+
+TEST_F(LandlockRunSeccomp, DenyNetworkLeavesOnlyUnixSockets) {
+  const FilterChoice net{true, false};
+  EXPECT_EQ(Verdict(net, Call(__NR_socket, 1 /* AF_UNIX */)), kAllow);
+  for (const std::uint64_t family : {2ULL, 10ULL, 16ULL, 17ULL, 0ULL, 0x100000001ULL}) {
+    EXPECT_EQ(Verdict(net, Call(__NR_socket, family)), Errno(EACCES)) << family;
+    EXPECT_EQ(Verdict(net, Call(__NR_socketpair, family)), Errno(EACCES)) << family;
+  }
+  EXPECT_EQ(Verdict(net, Call(__NR_socketpair, 1)), kAllow);
+  EXPECT_EQ(Verdict(net, Call(__NR_io_uring_setup)), Errno(EACCES));
+  EXPECT_EQ(Verdict(net, Call(__NR_io_uring_enter)), Errno(EACCES));
+  EXPECT_EQ(Verdict(net, Call(__NR_io_uring_register)), Errno(EACCES));
+  EXPECT_EQ(Verdict(none_, Call(__NR_socket, 2)), kAllow);  // only when asked
+}
+
+TEST_F(LandlockRunSeccomp, DenyMetadataFailsEveryTableEntry) {
+  const FilterChoice meta{false, true};
+  for (const SyscallRule& rule : kMetadataRules) {
+    const seccomp_data data = rule.match == ArgMatch::kAny ? Call(rule.nr)
+                                                           : Call(rule.nr, 0, rule.value);
+    EXPECT_EQ(Verdict(meta, data), Errno(EPERM)) << rule.name;
+    EXPECT_EQ(Verdict(none_, data), kAllow) << rule.name;
+  }
+}
+
+TEST_F(LandlockRunSeccomp, DenyMetadataCoversNewerSyscallsByNumber) {
+  const FilterChoice meta{false, true};
+  EXPECT_EQ(Verdict(meta, Call(452)), Errno(EPERM));  // fchmodat2, Linux 6.6
+  EXPECT_EQ(Verdict(meta, Call(463)), Errno(EPERM));  // setxattrat, Linux 6.13
+  EXPECT_EQ(Verdict(meta, Call(466)), Errno(EPERM));  // removexattrat, Linux 6.13
+  EXPECT_EQ(Verdict(meta, Call(__NR_chmod)), Errno(EPERM));
+  EXPECT_EQ(Verdict(meta, Call(__NR_utimensat)), Errno(EPERM));
+  EXPECT_EQ(Verdict(meta, Call(__NR_openat)), kAllow);
+  EXPECT_EQ(Verdict(meta, Call(464 /* getxattrat */)), kAllow);
+}
+
+}  // namespace
+}  // namespace landlock_run

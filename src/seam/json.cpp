@@ -69,7 +69,9 @@ json to_value(const RunnerFailureRule& rule) {
 
 json to_value(const ConfinedArgv& confined) {
   json rules = json::array();
-  for (const RunnerFailureRule& rule : confined.runner_failure_rules) rules.push_back(to_value(rule));
+  for (const RunnerFailureRule& rule : confined.runner_failure_rules) {
+    rules.push_back(to_value(rule));
+  }
   return json{{"argv", confined.argv},
               {"enforcement", wire_name(confined.enforcement)},
               {"denialSignatures", confined.denial_signatures},

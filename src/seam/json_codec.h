@@ -25,7 +25,7 @@ Result<std::string> dump(const nlohmann::json& value);
 Result<nlohmann::json> parse(std::string_view text, std::string_view what);
 
 // Reads `field` of `object` as an array of strings; `what` names the document in errors.
-Result<std::vector<std::string>> string_array(const nlohmann::json& object,
-                                              std::string_view field, std::string_view what);
+Result<std::vector<std::string>> string_array(const nlohmann::json& object, std::string_view field,
+                                              std::string_view what);
 
 }  // namespace dsh::sandbox::json

@@ -45,9 +45,9 @@ Result<ConfinedSandboxMode> parse_confined_sandbox_mode(std::string_view name) {
   for (const auto mode : {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
     if (wire_name(mode) == name) return mode;
   }
-  return InvalidInput{fmt::format(
-      "unknown confined sandbox mode {}; expected one of: read-only, workspace-write",
-      text::quoted(name))};
+  return InvalidInput{
+      fmt::format("unknown confined sandbox mode {}; expected one of: read-only, workspace-write",
+                  text::quoted(name))};
 }
 
 Result<SandboxEnforcement> parse_sandbox_enforcement(std::string_view name) {

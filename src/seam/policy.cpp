@@ -26,10 +26,10 @@ Result<void> validate_policy(const SandboxPolicy& policy) {
         "workspace root {} contains a NUL byte; a path cannot contain NUL", text::quoted(root))};
   }
   if (root.empty() || root.front() != '/') {
-    return InvalidInput{fmt::format(
-        "workspace root {} is not an absolute path; pass a path that starts with \"/\" "
-        "(resolve a relative path against the working directory first)",
-        text::quoted(root))};
+    return InvalidInput{
+        fmt::format("workspace root {} is not an absolute path; pass a path that starts with \"/\" "
+                    "(resolve a relative path against the working directory first)",
+                    text::quoted(root))};
   }
   if (policy.session_id && (policy.session_id->empty() || has_nul(*policy.session_id))) {
     return InvalidInput{fmt::format(

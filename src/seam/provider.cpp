@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -25,7 +25,7 @@ Result<void> check_writable_root_exists(const SandboxPolicy& policy) {
   if (::stat(policy.workspace_root.c_str(), &info) != 0) {
     return InvalidInput{fmt::format(
         "workspace root {} cannot be used: {}; create the directory or choose an existing one",
-        text::quoted(policy.workspace_root), std::strerror(errno))};
+        text::quoted(policy.workspace_root), std::generic_category().message(errno))};
   }
   if (!S_ISDIR(info.st_mode)) {
     return InvalidInput{fmt::format("workspace root {} is not a directory; pass a directory",
@@ -51,10 +51,9 @@ ConfinedArgv SandboxProvider::confine(std::span<const std::string> argv,
   check_writable_root_exists(policy).value();
   ConfinedArgv confined = confine_validated(argv, policy);
   if (!wraps_command(confined.argv, argv)) {
-    throw SandboxUnavailableError(
-        policy.mode,
-        "the provider returned an argv that does not wrap the command as "
-        "[runner, profile..., \"--\", command...]; refusing to run it");
+    throw SandboxUnavailableError(policy.mode,
+                                  "the provider returned an argv that does not wrap the command as "
+                                  "[runner, profile..., \"--\", command...]; refusing to run it");
   }
   return confined;
 }

@@ -22,15 +22,17 @@ std::string working_directory() {
   std::unique_ptr<char, FreeDeleter> cwd(::getcwd(nullptr, 0));
   // getcwd fails when the working directory was removed; there is then no honest absolute form
   // of a relative path, so refuse instead of guessing.
-  if (!cwd) throw InvalidSandboxInputError(
-      "the working directory no longer exists; a relative path cannot be resolved");
+  if (!cwd) {
+    throw InvalidSandboxInputError(
+        "the working directory no longer exists; a relative path cannot be resolved");
+  }
   return cwd.get();
 }
 
 }  // namespace
 
 std::string canonical_path(std::string_view path) {
-  const std::string spelled(path);
+  std::string spelled(path);
   // realpath(3) would stop at a NUL and canonicalize a different, shorter path.
   if (spelled.find('\0') != std::string::npos) return spelled;
   std::unique_ptr<char, FreeDeleter> resolved(::realpath(spelled.c_str(), nullptr));
@@ -39,7 +41,8 @@ std::string canonical_path(std::string_view path) {
 
 std::string user_temp_dir() {
   for (const char* name : {"TMPDIR", "TMP", "TEMP"}) {
-    const char* value = std::getenv(name);
+    // Only read here; the library never writes the environment.
+    const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe)
     if (value == nullptr || value[0] != '/') continue;
     std::string dir(value);
     if (dir.size() > 1 && dir.ends_with('/')) dir.pop_back();
@@ -51,8 +54,8 @@ std::string user_temp_dir() {
 std::vector<std::string> writable_roots(const SandboxPolicy& policy, std::string_view temp_dir) {
   if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return {};
   std::vector<std::string> roots;
-  for (const std::string_view root : {std::string_view(policy.workspace_root),
-                                      std::string_view("/tmp"), temp_dir}) {
+  for (const std::string_view root :
+       {std::string_view(policy.workspace_root), std::string_view("/tmp"), temp_dir}) {
     std::string canonical = canonical_path(root);
     if (std::find(roots.begin(), roots.end(), canonical) == roots.end()) {
       roots.push_back(std::move(canonical));

@@ -18,9 +18,8 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   std::size_t start = 0;
   while (true) {
     const std::size_t newline = text.find('\n', start);
-    std::string_view line = text.substr(start, newline == std::string_view::npos
-                                                    ? std::string_view::npos
-                                                    : newline - start);
+    std::string_view line = text.substr(
+        start, newline == std::string_view::npos ? std::string_view::npos : newline - start);
     if (newline != std::string_view::npos && line.ends_with('\r')) line.remove_suffix(1);
     lines.push_back(line);
     if (newline == std::string_view::npos) return lines;

@@ -19,10 +19,10 @@ inline bool tests_must_run() {
 }  // namespace dsh::testing
 
 // Skips the current test with `reason`, or fails it when DSH_SANDBOX_TESTS_MUST_RUN=1.
-#define DSH_SKIP_OR_FAIL(reason)                                                         \
-  do {                                                                                   \
-    if (::dsh::testing::tests_must_run()) {                                              \
+#define DSH_SKIP_OR_FAIL(reason)                                                                \
+  do {                                                                                          \
+    if (::dsh::testing::tests_must_run()) {                                                     \
       GTEST_FAIL() << "required by DSH_SANDBOX_TESTS_MUST_RUN=1 but unavailable: " << (reason); \
-    }                                                                                    \
-    GTEST_SKIP() << (reason);                                                            \
+    }                                                                                           \
+    GTEST_SKIP() << (reason);                                                                   \
   } while (0)

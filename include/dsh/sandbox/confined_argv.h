@@ -47,8 +47,8 @@ struct RunnerFailureMatch {
 // never a runner failure; otherwise the first rule whose exit gate admits the code and that
 // finds a fatal signature in a non-informational line wins, with that original line as detail.
 // Case folding is ASCII-only: runner diagnostics are ASCII.
-std::optional<RunnerFailureMatch> classify_runner_failure(
-    std::optional<int> exit_code, std::string_view stderr_text,
-    std::span<const RunnerFailureRule> rules);
+std::optional<RunnerFailureMatch> classify_runner_failure(std::optional<int> exit_code,
+                                                          std::string_view stderr_text,
+                                                          std::span<const RunnerFailureRule> rules);
 
 }  // namespace dsh::sandbox

@@ -15,8 +15,9 @@ namespace dsh::sandbox {
 
 enum class ConfinedSandboxMode;
 
-inline constexpr std::string_view SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE";
-inline constexpr std::string_view SANDBOX_INVALID_INPUT = "SANDBOX_INVALID_INPUT";
+// Wire codes, spelled as the reference spells them (the one exception to the naming rule).
+inline constexpr std::string_view SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE";      // NOLINT
+inline constexpr std::string_view SANDBOX_INVALID_INPUT = "SANDBOX_INVALID_INPUT";  // NOLINT
 
 // Base of the seam's errors: a stable machine-readable code() and a class name() matching the
 // reference's `name` property. Callers branch on code(), never on message text.

@@ -26,7 +26,8 @@ ConfinedArgv landlock_wrap() {
 TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
   const json value = json::parse(to_json(landlock_wrap()).value());
   const json expected = {
-      {"argv", {"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "ls"}},
+      {"argv",
+       {"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "ls"}},
       {"enforcement", "partial"},
       {"denialSignatures", {"permission denied"}},
       {"runnerFailureRules",
@@ -37,7 +38,8 @@ TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
 }
 
 TEST(ConfinedArgvJson, AbsentOptionalRuleFieldsAreOmittedNotNull) {
-  const ConfinedArgv bwrap{{"/usr/bin/bwrap", "--", "true"}, SandboxEnforcement::kFull,
+  const ConfinedArgv bwrap{{"/usr/bin/bwrap", "--", "true"},
+                           SandboxEnforcement::kFull,
                            {"read-only file system"},
                            {RunnerFailureRule{std::nullopt, {"bwrap: "}, std::nullopt}}};
   const json rule = json::parse(to_json(bwrap).value())["runnerFailureRules"][0];
@@ -68,8 +70,7 @@ TEST(ConfinedArgvJson, ReadsJsonWrittenByTheReferenceIgnoringUnknownFields) {
 void expect_error(const std::string& text, const std::string& message_part) {
   const Result<ConfinedArgv> parsed = confined_argv_from_json(text);
   ASSERT_FALSE(parsed) << text;
-  EXPECT_NE(parsed.error().message.find(message_part), std::string::npos)
-      << parsed.error().message;
+  EXPECT_NE(parsed.error().message.find(message_part), std::string::npos) << parsed.error().message;
 }
 
 TEST(ConfinedArgvJson, MalformedOrMistypedInputNamesTheProblem) {
@@ -79,10 +80,12 @@ TEST(ConfinedArgvJson, MalformedOrMistypedInputNamesTheProblem) {
                "field \"argv\" is missing");
   expect_error(R"({"argv":[1],"enforcement":"full","denialSignatures":[],"runnerFailureRules":[]})",
                "field \"argv\" must be an array of strings");
-  expect_error(R"({"argv":["x"],"enforcement":"total","denialSignatures":[],"runnerFailureRules":[]})",
-               "unknown sandbox enforcement \"total\"");
-  expect_error(R"({"argv":["x"],"enforcement":"full","denialSignatures":[],"runnerFailureRules":{}})",
-               "field \"runnerFailureRules\" must be an array of rules");
+  expect_error(
+      R"({"argv":["x"],"enforcement":"total","denialSignatures":[],"runnerFailureRules":[]})",
+      "unknown sandbox enforcement \"total\"");
+  expect_error(
+      R"({"argv":["x"],"enforcement":"full","denialSignatures":[],"runnerFailureRules":{}})",
+      "field \"runnerFailureRules\" must be an array of rules");
   expect_error(
       R"({"argv":["x"],"enforcement":"full","denialSignatures":[],"runnerFailureRules":[{"fatalSignatures":["a"],"allowedExitCodes":["125"]}]})",
       "field \"allowedExitCodes\" must be an array of integer exit codes");

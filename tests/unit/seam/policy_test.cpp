@@ -24,8 +24,7 @@ TEST(ToSandboxPolicy, NarrowsConfinedModesAndKeepsRootAndSession) {
 }
 
 TEST(ToSandboxPolicy, DangerFullAccessNeverBecomesAProviderPolicy) {
-  EXPECT_EQ(to_sandbox_policy({SandboxMode::kDangerFullAccess, "/ws", std::nullopt}),
-            std::nullopt);
+  EXPECT_EQ(to_sandbox_policy({SandboxMode::kDangerFullAccess, "/ws", std::nullopt}), std::nullopt);
 }
 
 TEST(ValidatePolicy, AbsoluteRootIsValid) {
@@ -41,9 +40,7 @@ TEST(ValidatePolicy, RelativeRootIsRejectedWithTheFix) {
             "\"/\" (resolve a relative path against the working directory first)");
 }
 
-TEST(ValidatePolicy, EmptyRootIsRejected) {
-  EXPECT_FALSE(validate_policy(policy_with_root("")));
-}
+TEST(ValidatePolicy, EmptyRootIsRejected) { EXPECT_FALSE(validate_policy(policy_with_root(""))); }
 
 TEST(ValidatePolicy, NulByteInRootIsRejected) {
   const Result<void> result = validate_policy(policy_with_root("/ws\0/../etc"s));

@@ -34,7 +34,8 @@ class FakeProvider final : public SandboxProvider {
 };
 
 ConfinedArgv runner_wrap(std::span<const std::string> argv, const SandboxPolicy&) {
-  ConfinedArgv confined{{"/usr/bin/runner", "--ro", "/"}, SandboxEnforcement::kPartial,
+  ConfinedArgv confined{{"/usr/bin/runner", "--ro", "/"},
+                        SandboxEnforcement::kPartial,
                         {"permission denied"},
                         {RunnerFailureRule{std::vector<int>{125}, {"runner: "}, std::nullopt}}};
   confined.argv.push_back("--");
@@ -48,8 +49,7 @@ TEST(SandboxProviderConfine, ReturnsTheBackendsWrapWithItsFacts) {
   FakeProvider provider(runner_wrap);
   const Argv argv = {"bash", "-c", "echo hi"};
   const ConfinedArgv confined = provider.confine(argv, kReadOnly);
-  EXPECT_EQ(confined.argv,
-            (Argv{"/usr/bin/runner", "--ro", "/", "--", "bash", "-c", "echo hi"}));
+  EXPECT_EQ(confined.argv, (Argv{"/usr/bin/runner", "--ro", "/", "--", "bash", "-c", "echo hi"}));
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(confined.denial_signatures, Argv{"permission denied"});
   EXPECT_EQ(provider.calls, 1);
@@ -155,8 +155,8 @@ TEST(SandboxProviderConfine, WrapWithoutSeparatorOrRunnerIsRefused) {
 
 TEST(SandboxProviderConfine, WrapOfADifferentCommandIsRefused) {
   expect_refused_as_unavailable([](std::span<const std::string>, const SandboxPolicy&) {
-    return ConfinedArgv{{"/usr/bin/runner", "--", "bash", "-c", "true"},
-                        SandboxEnforcement::kFull, {}, {}};
+    return ConfinedArgv{
+        {"/usr/bin/runner", "--", "bash", "-c", "true"}, SandboxEnforcement::kFull, {}, {}};
   });
 }
 

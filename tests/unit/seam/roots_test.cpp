@@ -69,22 +69,19 @@ TEST(WritableRoots, WorkspaceWriteHasWorkspaceTmpAndUserTempCanonicalAndDeduplic
   TempDir workspace;
   TempDir user_temp;
   const ScopedEnv tmpdir("TMPDIR", user_temp.path().c_str());
-  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, workspace.path(),
-                             std::nullopt};
+  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, workspace.path(), std::nullopt};
   const std::vector<std::string> roots = writable_roots(policy);
-  const std::vector<std::string> expected = {native_realpath(workspace.path()),
-                                             canonical_path("/tmp"),
-                                             native_realpath(user_temp.path())};
+  const std::vector<std::string> expected = {
+      native_realpath(workspace.path()), canonical_path("/tmp"), native_realpath(user_temp.path())};
   EXPECT_EQ(roots, expected);
 }
 
 TEST(WritableRoots, WorkspaceEqualToTheTempDirAppearsOnce) {
   TempDir workspace;
-  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, workspace.path(),
-                             std::nullopt};
+  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, workspace.path(), std::nullopt};
   const std::vector<std::string> roots = writable_roots(policy, workspace.path());
-  EXPECT_EQ(roots, (std::vector<std::string>{native_realpath(workspace.path()),
-                                             canonical_path("/tmp")}));
+  EXPECT_EQ(roots,
+            (std::vector<std::string>{native_realpath(workspace.path()), canonical_path("/tmp")}));
 }
 
 TEST(WritableRoots, TempDirThatIsTmpThroughASymlinkCollapsesIntoTmp) {

@@ -41,9 +41,9 @@ TEST(ClassifyRunnerFailure, OnlyTheNoticeAtExit125IsNotARunnerFailure) {
 }
 
 TEST(ClassifyRunnerFailure, UppercasedNoticeIsStillInformational) {
-  EXPECT_EQ(detail(125, "LANDLOCK-RUN: PARTIAL ENFORCEMENT (OLDER LANDLOCK ABI)\n",
-                   landlock_rules()),
-            std::nullopt);
+  EXPECT_EQ(
+      detail(125, "LANDLOCK-RUN: PARTIAL ENFORCEMENT (OLDER LANDLOCK ABI)\n", landlock_rules()),
+      std::nullopt);
 }
 
 TEST(ClassifyRunnerFailure, NoticeWithTrailingTextIsFatalEvidence) {
@@ -87,8 +87,7 @@ TEST(ClassifyRunnerFailure, ExitZeroIsNeverARunnerFailure) {
 
 TEST(ClassifyRunnerFailure, DeathBySignalIsNeverARunnerFailure) {
   const std::vector<RunnerFailureRule> ungated{{std::nullopt, {"bwrap: "}, std::nullopt}};
-  EXPECT_EQ(detail(std::nullopt, "bwrap: Creating new namespace failed\n", ungated),
-            std::nullopt);
+  EXPECT_EQ(detail(std::nullopt, "bwrap: Creating new namespace failed\n", ungated), std::nullopt);
 }
 
 TEST(ClassifyRunnerFailure, UngatedRuleMatchesAnyNonzeroExitCaseInsensitively) {

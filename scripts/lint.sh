@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# clang-format (every tracked C++ file) and clang-tidy (the project's sources) must be clean.
+# Usage: scripts/lint.sh BUILD_DIR   (a configured build with compile_commands.json)
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$1"
+cd "$repo"
+mapfile -t cxx < <(git ls-files '*.cpp' '*.cc' '*.h')
+clang-format --dry-run --Werror "${cxx[@]}"
+mapfile -t sources < <(git ls-files 'src/*.cpp' 'src/*.cc')
+printf '%s\n' "${sources[@]}" | xargs -P2 -n4 clang-tidy -p "$build" --quiet 2>&1 |
+  { grep -E 'error:|warning:' && exit 1 || exit 0; }
+echo "lint: clang-format and clang-tidy clean"

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The README's second command: build and run every test.
+#  1. the project (g++): unit and integration tests; integration suites run as the caller and,
+#     when the caller is root, again as nobody;
+#  2. an AddressSanitizer + UndefinedBehaviorSanitizer build: the unit tests;
+#  3. a clang build: the fuzzers, each for a bounded time;
+#  4. clang-format and clang-tidy over the project's C++.
+# Set DSH_SANDBOX_TESTS_MUST_RUN=1 (CI does) to turn every skipped test into a failure.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+repo="$(repo_root)"
+ensure_packages
+build="$(build_root "$repo")"
+passed=0
+failed=0
+
+# run_ctest DIR [ctest args...]: runs ctest, adds its counts to the totals, returns its status.
+run_ctest() {
+  local dir="$1" log status=0
+  shift
+  log="$(mktemp)"
+  ctest --test-dir "$dir" --output-on-failure "$@" 2>&1 | tee "$log" || status=$?
+  local summary
+  summary="$(grep -E '[0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1 || true)"
+  rm -f "$log"
+  if [ -z "$summary" ]; then
+    echo "test.sh: ctest in $dir ran no test" >&2
+    return 1
+  fi
+  local nfailed ntotal
+  nfailed="$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$summary")"
+  ntotal="$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/' <<<"$summary")"
+  passed=$((passed + ntotal - nfailed))
+  failed=$((failed + nfailed))
+  return "$status"
+}
+
+stage() { printf '\n=== %s\n' "$*"; }
+status=0
+
+stage "build ($build) and run unit + integration tests"
+configure_and_build "$build"
+run_ctest "$build" -j2 || status=1
+
+stage "ASan + UBSan build: unit tests"
+configure_and_build "$build-asan" -DDSH_SANITIZE=ON -DDSH_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  run_ctest "$build-asan" -L unit -j2 || status=1
+
+stage "clang build: fuzzers, bounded"
+configure_and_build "$build-fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DDSH_FUZZ=ON -DDSH_BENCH=OFF
+run_ctest "$build-fuzz" -L fuzz || status=1
+
+stage "clang-format and clang-tidy"
+if "$repo/scripts/lint.sh" "$build"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  status=1
+fi
+
+echo
+echo "tests: $passed passed, $failed failed"
+exit "$status"

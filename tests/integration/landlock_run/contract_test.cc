@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reference launcher's contract (spec §3, the cases of §7.6) against the real binary, plus
+// the static-ELF, status-fd, --features and ABI-cap extensions.
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <regex>
+
+#include "harness.h"
+#include "must_run.h"
+
+namespace llrt {
+namespace {
+
+const char kNotice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
+
+class LandlockRunContract : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (KernelAbi() < 1) DSH_SKIP_OR_FAIL("this kernel does not enforce Landlock (lsm=landlock)");
+  }
+  // A launcher failure: exit 125, stdout empty, stderr exactly `line`.
+  static void ExpectFailure(const std::vector<std::string>& args, const std::string& line) {
+    const RunResult result = Execute(L(args));
+    EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
+    EXPECT_EQ(result.err, "landlock-run: " + line + "\n");
+    EXPECT_EQ(result.out, "");
+  }
+  TempDir dir_;
+};
+
+TEST(LandlockRunBinary, IsStaticallyLinkedWithoutInterpreter) {
+  const std::string image = ReadFile(Launcher());
+  ASSERT_GE(image.size(), sizeof(Elf64_Ehdr));
+  Elf64_Ehdr header;
+  std::memcpy(&header, image.data(), sizeof(header));
+  ASSERT_EQ(std::memcmp(header.e_ident, ELFMAG, SELFMAG), 0);
+  ASSERT_LE(header.e_phoff + header.e_phnum * sizeof(Elf64_Phdr), image.size());
+  for (int i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr program;
+    std::memcpy(&program, image.data() + header.e_phoff + static_cast<std::size_t>(i) * sizeof(Elf64_Phdr), sizeof(program));
+    EXPECT_NE(program.p_type, static_cast<Elf64_Word>(PT_INTERP)) << "program header " << i;
+    EXPECT_NE(program.p_type, static_cast<Elf64_Word>(PT_DYNAMIC)) << "program header " << i;
+  }
+}
+
+TEST_F(LandlockRunContract, UsageErrorsExit125WithOneLine) {
+  ExpectFailure({}, "usage error: missing `-- <argv>...` command");
+  ExpectFailure({"--ro", "/", "--"}, "usage error: missing `-- <argv>...` command");
+  ExpectFailure({"--bogus", "--", "true"}, "usage error: unknown argument: --bogus");
+  ExpectFailure({"--ro"}, "usage error: --ro requires a path");
+  ExpectFailure({"--rw"}, "usage error: --rw requires a path");
+  ExpectFailure({"--probe", "--ro", "/"}, "usage error: --probe takes no other arguments");
+  ExpectFailure({"--probe", "--"}, "usage error: --probe takes no other arguments");
+  ExpectFailure({"--probe", "--probe"}, "usage error: --probe takes no other arguments");
+}
+
+TEST_F(LandlockRunContract, ControlCharactersCannotForgeASecondLine) {
+  ExpectFailure({"--x\nlandlock-run: forged", "--", "true"},
+                "usage error: unknown argument: --x?landlock-run: forged");
+}
+
+TEST_F(LandlockRunContract, ProbeReportsFullEnforcementOnThisKernel) {
+  const RunResult result = Execute(L({"--probe"}));
+  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+  EXPECT_TRUE(std::regex_match(
+      result.out, std::regex("landlock: (fully enforced|partially enforced \\(older ABI\\))\n")));
+  EXPECT_EQ(result.out, KernelAbi() >= 5 ? "landlock: fully enforced\n"
+                                         : "landlock: partially enforced (older ABI)\n");
+  EXPECT_EQ(result.err, "");
+}
+
+TEST_F(LandlockRunContract, FeaturesReportTheKernelAbiUnclamped) {
+  const RunResult result = Execute(L({"--features"}));
+  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+  EXPECT_NE(result.out.find("landlock-run=1\n"), std::string::npos);
+  EXPECT_NE(result.out.find("\nabi=" + std::to_string(KernelAbi()) + "\n"), std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find(KernelAbi() >= 6 ? "\nscope_ipc=1\n" : "\nscope_ipc=0\n"),
+            std::string::npos);
+  EXPECT_EQ(result.err, "");
+}
+
+TEST_F(LandlockRunContract, ConfinedEchoPrintsWithEmptyStderr) {
+  const RunResult result = Execute(L({"--ro", "/", "--", "/bin/echo", "confined-ok"}));
+  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+  EXPECT_EQ(result.out, "confined-ok\n");
+  EXPECT_EQ(result.err, KernelAbi() >= 5 ? "" : kNotice);
+}
+
+TEST_F(LandlockRunContract, PartialAbiPrintsExactlyTheNoticeAndStillRuns) {
+  for (const char* abi : {"1", "2", "3", "4"}) {
+    const RunResult result =
+        Execute(L({"--max-abi", abi, "--ro", "/", "--", "/bin/echo", "confined-ok"}));
+    EXPECT_TRUE(result.ExitedWith(0)) << abi << ": " << result.Describe();
+    EXPECT_EQ(result.out, "confined-ok\n");
+    EXPECT_EQ(result.err, kNotice) << abi;
+  }
+}
+
+TEST_F(LandlockRunContract, ChildStatusPassesThroughUnchanged) {
+  for (const char* code : {"3", "7", "125"}) {
+    const RunResult result = Execute(L({"--ro", "/", "--", "/bin/sh", "-c", std::string("exit ") + code}));
+    EXPECT_TRUE(result.ExitedWith(std::atoi(code))) << result.Describe();
+    EXPECT_EQ(result.err, "");
+  }
+  const RunResult partial = Execute(L({"--max-abi", "3", "--ro", "/", "--", "/bin/sh", "-c", "exit 125"}));
+  EXPECT_TRUE(partial.ExitedWith(125)) << partial.Describe();
+  EXPECT_EQ(partial.err, kNotice);  // only the notice: the 125 is the child's
+  const RunResult killed = Execute(L({"--ro", "/", "--", "/bin/sh", "-c", "kill -KILL $$"}));
+  EXPECT_TRUE(killed.KilledBy(SIGKILL)) << killed.Describe();
+}
+
+TEST_F(LandlockRunContract, MissingGrantRootExits125AndTheCommandNeverRan) {
+  const std::string marker = dir_ / "marker";
+  ExpectFailure({"--rw", dir_.path(), "--ro", "/no/such/grant/root", "--", "/bin/sh", "-c",
+                 "echo ran > " + marker},
+                "cannot open rule path: /no/such/grant/root: No such file or directory");
+  EXPECT_FALSE(Exists(marker));
+}
+
+TEST_F(LandlockRunContract, ExecFailureIs125WithOneLine) {
+  ExpectFailure({"--ro", "/", "--", "/no/such/command"}, "exec failed: No such file or directory");
+}
+
+TEST_F(LandlockRunContract, AbiCapZeroMeansNotEnforcedAndNothingRuns) {
+  const std::string marker = dir_ / "marker";
+  ExpectFailure({"--max-abi", "0", "--rw", dir_.path(), "--", "/bin/sh", "-c", "echo > " + marker},
+                "landlock is not enforced by this kernel (ABI unsupported or disabled)");
+  EXPECT_FALSE(Exists(marker));
+}
+
+TEST_F(LandlockRunContract, DevNullCanBeGrantedReadWrite) {
+  const RunResult result =
+      Execute(L({"--ro", "/", "--rw", "/dev/null", "--", "/bin/sh", "-c", "echo x > /dev/null"}));
+  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+}
+
+TEST_F(LandlockRunContract, EnvironmentChangesNothing) {
+  const std::string outside = dir_ / "outside";
+  SpawnOptions options;
+  options.env = {"PATH=/usr/bin:/bin", "LL_FS_RO=/", "LL_FS_RW=/", "LANDLOCK_RUN_MAX_ABI=1",
+                 "LANDLOCK_ABI=1", "NALR_REQUIRE_LANDLOCK=0"};
+  const RunResult result =
+      Execute(L({"--ro", "/", "--", "/bin/sh", "-c", "echo x > " + outside}), options);
+  EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
+  EXPECT_FALSE(Exists(outside));
+  EXPECT_EQ(result.err.find("partial"), std::string::npos) << result.err;
+}
+
+// --status-fd: the failure line goes to the fd as well; after a successful exec the fd is
+// closed (the read end sees EOF while the command is still running) with nothing written.
+TEST_F(LandlockRunContract, StatusFdCarriesFailuresAndClosesOnSuccessfulExec) {
+  int failure[2];
+  ASSERT_EQ(pipe2(failure, O_CLOEXEC), 0);
+  SpawnOptions options;
+  options.fds = {{failure[1], 9}};
+  const RunResult failed = Execute(L({"--status-fd", "9", "--ro", "/no/such", "--", "true"}), options);
+  close(failure[1]);
+  EXPECT_TRUE(failed.ExitedWith(125));
+  const std::string line = "landlock-run: cannot open rule path: /no/such: No such file or directory\n";
+  EXPECT_EQ(failed.err, line);
+  char buffer[512] = {};
+  EXPECT_EQ(read(failure[0], buffer, sizeof(buffer)), static_cast<ssize_t>(line.size()));
+  EXPECT_EQ(std::string(buffer), line);
+  close(failure[0]);
+
+  int success[2];
+  ASSERT_EQ(pipe2(success, O_CLOEXEC), 0);
+  options.fds = {{success[1], 9}};
+  Held held(L({"--status-fd", "9", "--ro", "/", "--", Probe(), "hold"}), options);
+  close(success[1]);
+  ASSERT_TRUE(held.ready());
+  EXPECT_EQ(ReadyPoll(success[0], 2000), 1);
+  EXPECT_EQ(read(success[0], buffer, sizeof(buffer)), 0) << "status fd written or left open";
+  EXPECT_TRUE(Exists("/proc/" + std::to_string(held.pid())));  // still running: exec closed it
+  EXPECT_TRUE(held.Finish().ExitedWith(0));
+  close(success[0]);
+}
+
+TEST_F(LandlockRunContract, StatusFdBelowThreeIsRefused) {
+  ExpectFailure({"--status-fd", "1", "--ro", "/", "--", "true"},
+                "usage error: --status-fd must be 3 or above");
+}
+
+}  // namespace
+}  // namespace llrt

@@ -1,0 +1,14 @@
+# Shared by the landlock-run benchmark scripts: locate (and build) the launchers.
+# Usage: source common.sh; BUILD defaults to <repo>/build-launcher.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$repo/build-launcher}
+if [ ! -f "$BUILD/build.ninja" ] && [ ! -f "$BUILD/Makefile" ]; then
+  cmake -S "$repo" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$BUILD" --target landlock-run landlock-run-dynamic >/dev/null
+static_launcher=$BUILD/launcher/landlock-run/landlock-run
+dynamic_launcher=$BUILD/launcher/landlock-run/landlock-run-dynamic
+results=${RESULTS:-$BUILD/bench/landlock_run}
+mkdir -p "$results"
+command -v hyperfine >/dev/null || { echo "hyperfine is required" >&2; exit 1; }

@@ -6,7 +6,7 @@ add_library(dsh_warnings INTERFACE)
 target_compile_options(dsh_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Werror
   -Wshadow -Wconversion -Wsign-conversion -Wnon-virtual-dtor -Wold-style-cast
-  -Wcast-align -Woverloaded-virtual -Wnull-dereference -Wformat=2 -Wimplicit-fallthrough)
+  -Wcast-align -Woverloaded-virtual -Wno-missing-field-initializers -Wnull-dereference -Wformat=2 -Wimplicit-fallthrough)
 
 add_library(dsh_sanitizers INTERFACE)
 if(DSH_SANITIZE)
@@ -14,6 +14,9 @@ if(DSH_SANITIZE)
     -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(dsh_sanitizers INTERFACE -fsanitize=address,undefined)
 endif()
+
+# Aggregates grow optional fields with default member initializers; omitting them is intended,
+# so -Wmissing-field-initializers (part of -Wextra) is off.
 
 # What every library, tool and test target of the project links (not the launcher).
 add_library(dsh_options INTERFACE)

@@ -41,6 +41,14 @@ Result<std::vector<int>> int_array(const json& object, std::string_view field,
   return it->get<std::vector<int>>();
 }
 
+// The optional "network" field; absent means inherit, as for JSON written by the reference.
+Result<NetworkPolicy> network_field(const json& object, std::string_view what) {
+  if (!object.contains("network")) return NetworkPolicy::kInherit;
+  auto name = string_field(object, "network", what);
+  if (!name) return name.error();
+  return parse_network_policy(name.value());
+}
+
 Result<json> object_of(const json& value, std::string_view what) {
   if (!value.is_object()) return InvalidInput{fmt::format("{} JSON must be an object", what)};
   return value;
@@ -75,12 +83,16 @@ json to_value(const ConfinedArgv& confined) {
   return json{{"argv", confined.argv},
               {"enforcement", wire_name(confined.enforcement)},
               {"denialSignatures", confined.denial_signatures},
-              {"runnerFailureRules", std::move(rules)}};
+              {"runnerFailureRules", std::move(rules)},
+              {"backend", confined.backend},
+              {"ungoverned", confined.ungoverned},
+              {"network", wire_name(confined.network)}};
 }
 
 json to_value(const SandboxPolicy& policy) {
   json value{{"mode", wire_name(policy.mode)}, {"workspaceRoot", policy.workspace_root}};
   if (policy.session_id) value["sessionId"] = *policy.session_id;
+  if (policy.network != NetworkPolicy::kInherit) value["network"] = wire_name(policy.network);
   return value;
 }
 
@@ -103,6 +115,29 @@ Result<RunnerFailureRule> runner_failure_rule_from_value(const json& value) {
   }
   return rule;
 }
+
+namespace {
+
+// The extension fields; each is optional so the reference's JSON parses too.
+Result<ConfinedArgv> read_facts(const json& value, ConfinedArgv confined) {
+  constexpr std::string_view kWhat = "ConfinedArgv";
+  if (value.contains("backend")) {
+    auto backend = string_field(value, "backend", kWhat);
+    if (!backend) return backend.error();
+    confined.backend = std::move(backend).value();
+  }
+  if (value.contains("ungoverned")) {
+    auto ungoverned = string_array(value, "ungoverned", kWhat);
+    if (!ungoverned) return ungoverned.error();
+    confined.ungoverned = std::move(ungoverned).value();
+  }
+  auto network = network_field(value, kWhat);
+  if (!network) return network.error();
+  confined.network = network.value();
+  return confined;
+}
+
+}  // namespace
 
 Result<ConfinedArgv> confined_argv_from_value(const json& value) {
   constexpr std::string_view kWhat = "ConfinedArgv";
@@ -128,7 +163,7 @@ Result<ConfinedArgv> confined_argv_from_value(const json& value) {
     if (!rule) return rule.error();
     confined.runner_failure_rules.push_back(std::move(rule).value());
   }
-  return confined;
+  return read_facts(value, std::move(confined));
 }
 
 Result<SandboxPolicy> sandbox_policy_from_value(const json& value) {
@@ -146,6 +181,9 @@ Result<SandboxPolicy> sandbox_policy_from_value(const json& value) {
     if (!session) return session.error();
     policy.session_id = std::move(session).value();
   }
+  auto network = network_field(value, kWhat);
+  if (!network) return network.error();
+  policy.network = network.value();
   if (auto valid = validate_policy(policy); !valid) return valid.error();
   return policy;
 }

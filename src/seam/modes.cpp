@@ -27,6 +27,10 @@ std::string_view wire_name(SandboxEnforcement enforcement) noexcept {
   return enforcement == SandboxEnforcement::kFull ? "full" : "partial";
 }
 
+std::string_view wire_name(NetworkPolicy network) noexcept {
+  return network == NetworkPolicy::kInherit ? "inherit" : "deny";
+}
+
 Result<SandboxMode> parse_sandbox_mode(std::string_view name) {
   for (const SandboxMode mode : kSandboxModes) {
     if (wire_name(mode) == name) return mode;
@@ -56,6 +60,14 @@ Result<SandboxEnforcement> parse_sandbox_enforcement(std::string_view name) {
   }
   return InvalidInput{fmt::format("unknown sandbox enforcement {}; expected one of: full, partial",
                                   text::quoted(name))};
+}
+
+Result<NetworkPolicy> parse_network_policy(std::string_view name) {
+  for (const auto network : {NetworkPolicy::kInherit, NetworkPolicy::kDeny}) {
+    if (wire_name(network) == name) return network;
+  }
+  return InvalidInput{
+      fmt::format("unknown network policy {}; expected one of: inherit, deny", text::quoted(name))};
 }
 
 SandboxMode to_sandbox_mode(ConfinedSandboxMode mode) noexcept {

@@ -16,7 +16,7 @@ bool has_nul(std::string_view value) { return value.find('\0') != std::string_vi
 std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& policy) {
   const std::optional<ConfinedSandboxMode> mode = to_confined_mode(policy.mode);
   if (!mode) return std::nullopt;
-  return SandboxPolicy{*mode, policy.workspace_root, policy.session_id};
+  return SandboxPolicy{*mode, policy.workspace_root, policy.session_id, policy.network};
 }
 
 Result<void> validate_policy(const SandboxPolicy& policy) {

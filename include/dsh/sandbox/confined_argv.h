@@ -36,6 +36,15 @@ struct ConfinedArgv {
   std::vector<std::string> denial_signatures;
   std::vector<RunnerFailureRule> runner_failure_rules;
 
+  // Extensions beyond the reference's type (its consumers ignore them):
+  // the backend that confines, e.g. "bwrap", "landlock", "bwrap+landlock", "seatbelt";
+  std::string backend;
+  // what this backend does not govern of the mode's promise on this host; non-empty exactly
+  // when enforcement is partial, so "partial" is never a bare word;
+  std::vector<std::string> ungoverned;
+  // the network policy actually applied.
+  NetworkPolicy network = NetworkPolicy::kInherit;
+
   bool operator==(const ConfinedArgv&) const = default;
 };
 

@@ -20,6 +20,7 @@ struct SandboxExecutionPolicy {
   std::string workspace_root;
   // The opaque calling-session id; absent for agentless calls.
   std::optional<std::string> session_id;
+  NetworkPolicy network = NetworkPolicy::kInherit;
 
   bool operator==(const SandboxExecutionPolicy&) const = default;
 };
@@ -29,6 +30,7 @@ struct SandboxPolicy {
   ConfinedSandboxMode mode = ConfinedSandboxMode::kReadOnly;
   std::string workspace_root;
   std::optional<std::string> session_id;
+  NetworkPolicy network = NetworkPolicy::kInherit;
 
   bool operator==(const SandboxPolicy&) const = default;
 };

@@ -20,7 +20,10 @@ ConfinedArgv landlock_wrap() {
   return {{"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "ls"},
           SandboxEnforcement::kPartial,
           {"permission denied"},
-          {RunnerFailureRule{std::vector<int>{125}, {"landlock-run: "}, std::vector{kNotice}}}};
+          {RunnerFailureRule{std::vector<int>{125}, {"landlock-run: "}, std::vector{kNotice}}},
+          "landlock",
+          {"file metadata (chmod, chown, utimes, extended attributes)"},
+          NetworkPolicy::kDeny};
 }
 
 TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
@@ -33,7 +36,10 @@ TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
       {"runnerFailureRules",
        {{{"allowedExitCodes", {125}},
          {"fatalSignatures", {"landlock-run: "}},
-         {"informationalLines", {kNotice}}}}}};
+         {"informationalLines", {kNotice}}}}},
+      {"backend", "landlock"},
+      {"ungoverned", {"file metadata (chmod, chown, utimes, extended attributes)"}},
+      {"network", "deny"}};
   EXPECT_EQ(value, expected);
 }
 
@@ -65,6 +71,9 @@ TEST(ConfinedArgvJson, ReadsJsonWrittenByTheReferenceIgnoringUnknownFields) {
   EXPECT_EQ(parsed.value().argv.back(), "echo hi");
   EXPECT_EQ(parsed.value().enforcement, SandboxEnforcement::kFull);
   EXPECT_EQ(parsed.value().runner_failure_rules.at(0).allowed_exit_codes, std::nullopt);
+  EXPECT_EQ(parsed.value().backend, "");
+  EXPECT_TRUE(parsed.value().ungoverned.empty());
+  EXPECT_EQ(parsed.value().network, NetworkPolicy::kInherit);
 }
 
 void expect_error(const std::string& text, const std::string& message_part) {
@@ -106,6 +115,18 @@ TEST(SandboxPolicyJson, UsesTheReferencesFieldNamesAndOmitsAbsentSession) {
   const SandboxPolicy session{ConfinedSandboxMode::kReadOnly, "/ws", "sess-1"};
   EXPECT_EQ(json::parse(to_json(session).value()),
             (json{{"mode", "read-only"}, {"workspaceRoot", "/ws"}, {"sessionId", "sess-1"}}));
+}
+
+TEST(SandboxPolicyJson, NetworkIsWrittenOnlyWhenDenied) {
+  const SandboxPolicy deny{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt,
+                           NetworkPolicy::kDeny};
+  EXPECT_EQ(json::parse(to_json(deny).value()),
+            (json{{"mode", "read-only"}, {"workspaceRoot", "/ws"}, {"network", "deny"}}));
+  EXPECT_EQ(sandbox_policy_from_json(to_json(deny).value()).value(), deny);
+  const Result<SandboxPolicy> bad =
+      sandbox_policy_from_json(R"({"mode":"read-only","workspaceRoot":"/ws","network":"off"})");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "unknown network policy \"off\"; expected one of: inherit, deny");
 }
 
 TEST(SandboxPolicyJson, RoundTripsExactly) {

@@ -98,5 +98,13 @@ TEST(SandboxEnforcement, WireNamesRoundTripAndUnknownIsAnError) {
             "unknown sandbox enforcement \"none\"; expected one of: full, partial");
 }
 
+TEST(NetworkPolicy, WireNamesRoundTripAndUnknownIsAnError) {
+  EXPECT_EQ(wire_name(NetworkPolicy::kInherit), "inherit");
+  EXPECT_EQ(wire_name(NetworkPolicy::kDeny), "deny");
+  EXPECT_EQ(parse_network_policy("inherit").value(), NetworkPolicy::kInherit);
+  EXPECT_EQ(parse_network_policy("deny").value(), NetworkPolicy::kDeny);
+  EXPECT_FALSE(parse_network_policy("none"));
+}
+
 }  // namespace
 }  // namespace dsh::sandbox

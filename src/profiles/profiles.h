@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// PURE profile generators: policy -> runner argv and facts, for every backend (spec §2.4, §2.5).
+// No I/O, no host state: every input (runner paths, kernel features, temp dir) is a parameter,
+// so the Seatbelt and Windows generators are unit tested on Linux like the rest.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsh/sandbox/confined_argv.h"
+#include "dsh/sandbox/policy.h"
+
+namespace dsh::sandbox::profiles {
+
+enum class Backend { kBwrap, kLandlock, kSeatbelt, kWindowsAcl };
+
+// "bwrap", "landlock", "seatbelt", "windows-acl"; std::logic_error for a value outside the enum.
+std::string_view backend_name(Backend backend);
+
+// What landlock-run reported about this kernel: `--probe` (enforcement) and `--features`.
+struct LandlockFeatures {
+  SandboxEnforcement enforcement = SandboxEnforcement::kPartial;
+  int abi = 0;
+  bool deny_network = false;   // seccomp socket filter available
+  bool scope_ipc = false;      // Landlock ABI >= 6 scoping of abstract sockets and signals
+  bool deny_metadata = false;  // seccomp metadata filter available
+
+  bool operator==(const LandlockFeatures&) const = default;
+};
+
+// Absolute paths of the runners, resolved once by the provider.
+struct Runners {
+  std::string bwrap;
+  std::string landlock_run;
+  std::string sandbox_exec = "/usr/bin/sandbox-exec";
+  std::vector<std::string> windows_acl;  // the runner's argv prefix, e.g. [node, runner.js]
+};
+
+// The chain's verdict: which backend confines, and what landlock-run offers when it is used,
+// alone (kLandlock) or as a second layer inside bwrap's namespace (kBwrap with features).
+struct Selection {
+  Backend backend = Backend::kBwrap;
+  std::optional<LandlockFeatures> landlock;
+
+  bool operator==(const Selection&) const = default;
+};
+
+// bwrap: `--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent --new-session
+// --cap-drop ALL`, then `--unshare-net` for a denied network, then under workspace-write
+// `--tmpfs /tmp --bind WS WS`.
+std::vector<std::string> bwrap_args(const SandboxPolicy& policy);
+
+// landlock-run: `--ro / --rw /dev/null`, under workspace-write `--rw /tmp --rw WS`, then the
+// hardening options this kernel supports.
+std::vector<std::string> landlock_args(const SandboxPolicy& policy,
+                                       const LandlockFeatures& features);
+
+// SBPL string literal: `"` + text with `\` and `"` escaped + `"`.
+std::string sbpl_string(std::string_view text);
+// `writable_roots` is seam::writable_roots(policy): canonical, deduplicated, workspace first.
+std::string seatbelt_profile(const SandboxPolicy& policy,
+                             std::span<const std::string> writable_roots);
+
+// windows-acl runner arguments: `--workspace WS --temp TEMP --mode MODE`.
+std::vector<std::string> windows_acl_args(const SandboxPolicy& policy, std::string_view temp_dir);
+
+// Why `selection` cannot honour `policy` (a denied network the backend cannot enforce), or
+// nullopt. The provider refuses such a call as unavailable rather than run it with less.
+std::optional<std::string> unsupported_reason(const Selection& selection,
+                                              const SandboxPolicy& policy);
+
+// The whole ConfinedArgv for a supported selection: argv, enforcement, what is not governed,
+// denial signatures and runner-failure rules of every layer.
+ConfinedArgv wrap(const Selection& selection, const Runners& runners,
+                  std::span<const std::string> argv, const SandboxPolicy& policy,
+                  std::span<const std::string> writable_roots, std::string_view temp_dir);
+
+// The operator's runnerCommand override (spec §2.2): runner + bwrap profile, asserted full.
+ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
+                                 std::span<const std::string> failure_signatures,
+                                 std::span<const std::string> argv, const SandboxPolicy& policy);
+
+}  // namespace dsh::sandbox::profiles

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Seatbelt SBPL (spec §2.4). Seatbelt matches resolved paths (/tmp is /private/tmp), so the
+// writable roots arrive canonicalized; the base is allow-default with file writes denied.
+#include <fmt/format.h>
+
+#include "profiles.h"
+
+namespace dsh::sandbox::profiles {
+
+std::string sbpl_string(std::string_view text) {
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '\\' || c == '"') quoted += '\\';
+    quoted += c;
+  }
+  quoted += '"';
+  return quoted;
+}
+
+std::string seatbelt_profile(const SandboxPolicy& policy,
+                             std::span<const std::string> writable_roots) {
+  std::string profile =
+      "(version 1) (allow default) (deny file-write*) (allow file-write* (literal \"/dev/null\"))";
+  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite && !writable_roots.empty()) {
+    profile += " (allow file-write*";
+    for (const std::string& root : writable_roots) {
+      profile += fmt::format(" (subpath {})", sbpl_string(root));
+    }
+    profile += ")";
+  }
+  if (policy.network == NetworkPolicy::kDeny) profile += " (deny network*)";
+  return profile;
+}
+
+}  // namespace dsh::sandbox::profiles

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+// A selected backend's whole answer: argv plus the facts a consumer classifies with (spec §2.5).
+// Enforcement is derived from what is not governed, so "partial" always comes with its reasons.
+#include <stdexcept>
+
+#include "profiles.h"
+
+namespace dsh::sandbox::profiles {
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+const std::string kLandlockNotice = "landlock-run: partial enforcement (older Landlock ABI)";
+
+RunnerFailureRule bwrap_rule() { return {std::nullopt, {"bwrap: "}, std::nullopt}; }
+
+// Exit 125 plus a "landlock-run: " line that is not the partial notice: the launcher failed.
+RunnerFailureRule landlock_rule() {
+  return {std::vector<int>{125}, {"landlock-run: "}, std::vector<std::string>{kLandlockNotice}};
+}
+
+// Landlock governs file writes, not file metadata; --deny-metadata's seccomp filter closes that
+// gap under read-only only, and older ABIs govern fewer write paths.
+Argv landlock_ungoverned(const SandboxPolicy& policy, const LandlockFeatures& features) {
+  Argv gaps;
+  if (features.abi < 3) gaps.emplace_back("file truncation (Landlock ABI < 3)");
+  if (features.abi < 5) gaps.emplace_back("ioctl on device files (Landlock ABI < 5)");
+  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
+    gaps.emplace_back(
+        "file metadata outside the workspace: chmod, chown, utimes and extended attributes "
+        "(Landlock does not govern them)");
+  } else if (!features.deny_metadata) {
+    gaps.emplace_back(
+        "file metadata: chmod, chown, utimes and extended attributes (Landlock does not govern "
+        "them and seccomp is unavailable)");
+  }
+  if (gaps.empty() && features.enforcement == SandboxEnforcement::kPartial) {
+    gaps.emplace_back("write paths of a newer Landlock ABI than this kernel's");
+  }
+  return gaps;
+}
+
+Argv windows_acl_ungoverned() {
+  return {"objects that grant Everyone write access stay writable",
+          "NTFS hard links alias files inside and outside the workspace",
+          "FAT volumes outside the grants"};
+}
+
+Argv joined(Argv head, const std::string& runner, Argv args) {
+  head.push_back(runner);
+  head.insert(head.end(), args.begin(), args.end());
+  head.emplace_back("--");
+  return head;
+}
+
+ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) {
+  ConfinedArgv facts;
+  facts.network = policy.network;
+  switch (selection.backend) {
+    case Backend::kBwrap:
+      facts.backend = selection.landlock ? "bwrap+landlock" : "bwrap";
+      facts.denial_signatures = {"read-only file system"};
+      facts.runner_failure_rules = {bwrap_rule()};
+      if (selection.landlock) {
+        facts.denial_signatures.emplace_back("permission denied");
+        facts.runner_failure_rules.push_back(landlock_rule());
+      }
+      break;
+    case Backend::kLandlock:
+      facts.backend = "landlock";
+      facts.denial_signatures = {"permission denied"};
+      facts.runner_failure_rules = {landlock_rule()};
+      facts.ungoverned = landlock_ungoverned(policy, selection.landlock.value());
+      break;
+    case Backend::kSeatbelt:
+      facts.backend = "seatbelt";
+      facts.denial_signatures = {"operation not permitted"};
+      facts.runner_failure_rules = {{std::nullopt, {"sandbox-exec: "}, std::nullopt}};
+      break;
+    case Backend::kWindowsAcl:
+      facts.backend = "windows-acl";
+      facts.denial_signatures = {"access is denied", "access to the path", "permission denied"};
+      facts.runner_failure_rules = {{std::vector<int>{127}, {"windows-acl-run: "}, std::nullopt}};
+      facts.ungoverned = windows_acl_ungoverned();
+      break;
+  }
+  facts.enforcement =
+      facts.ungoverned.empty() ? SandboxEnforcement::kFull : SandboxEnforcement::kPartial;
+  return facts;
+}
+
+Argv runner_prefix(const Selection& selection, const Runners& runners, const SandboxPolicy& policy,
+                   std::span<const std::string> writable_roots, std::string_view temp_dir) {
+  switch (selection.backend) {
+    case Backend::kBwrap: {
+      Argv prefix = joined({}, runners.bwrap, bwrap_args(policy));
+      // Defense in depth: inside bwrap's mount view, landlock-run adds IPC scoping, seccomp
+      // hardening and its own capability drop. It exists at the same path: / is bound in.
+      if (selection.landlock) {
+        prefix = joined(prefix, runners.landlock_run, landlock_args(policy, *selection.landlock));
+      }
+      return prefix;
+    }
+    case Backend::kLandlock:
+      return joined({}, runners.landlock_run, landlock_args(policy, selection.landlock.value()));
+    case Backend::kSeatbelt:
+      return joined({}, runners.sandbox_exec, {"-p", seatbelt_profile(policy, writable_roots)});
+    case Backend::kWindowsAcl: {
+      Argv prefix = runners.windows_acl;
+      const Argv args = windows_acl_args(policy, temp_dir);
+      prefix.insert(prefix.end(), args.begin(), args.end());
+      prefix.emplace_back("--");
+      return prefix;
+    }
+  }
+  throw std::logic_error("unreachable variant in Backend");
+}
+
+}  // namespace
+
+std::string_view backend_name(Backend backend) {
+  switch (backend) {
+    case Backend::kBwrap:
+      return "bwrap";
+    case Backend::kLandlock:
+      return "landlock";
+    case Backend::kSeatbelt:
+      return "seatbelt";
+    case Backend::kWindowsAcl:
+      return "windows-acl";
+  }
+  throw std::logic_error("unreachable variant in Backend");
+}
+
+std::optional<std::string> unsupported_reason(const Selection& selection,
+                                              const SandboxPolicy& policy) {
+  if (policy.network != NetworkPolicy::kDeny) return std::nullopt;
+  if (selection.backend == Backend::kWindowsAcl) {
+    return "the windows-acl runner cannot deny network access";
+  }
+  if (selection.backend == Backend::kLandlock && !selection.landlock.value().deny_network) {
+    return "landlock-run cannot deny network access on this host (seccomp is unavailable)";
+  }
+  return std::nullopt;
+}
+
+ConfinedArgv wrap(const Selection& selection, const Runners& runners,
+                  std::span<const std::string> argv, const SandboxPolicy& policy,
+                  std::span<const std::string> writable_roots, std::string_view temp_dir) {
+  ConfinedArgv confined = facts_for(selection, policy);
+  confined.argv = runner_prefix(selection, runners, policy, writable_roots, temp_dir);
+  confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
+  return confined;
+}
+
+ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
+                                 std::span<const std::string> failure_signatures,
+                                 std::span<const std::string> argv, const SandboxPolicy& policy) {
+  ConfinedArgv confined;
+  confined.argv.assign(runner_command.begin(), runner_command.end());
+  const Argv profile = bwrap_args(policy);
+  confined.argv.insert(confined.argv.end(), profile.begin(), profile.end());
+  confined.argv.emplace_back("--");
+  confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
+  // The operator's assertion: the mechanism is unknown, so both Linux dialects, never bare EPERM.
+  confined.enforcement = SandboxEnforcement::kFull;
+  confined.denial_signatures = {"read-only file system", "permission denied"};
+  confined.runner_failure_rules = {
+      {std::nullopt, Argv(failure_signatures.begin(), failure_signatures.end()), std::nullopt}};
+  confined.backend = "runner-command";
+  confined.network = policy.network;
+  return confined;
+}
+
+}  // namespace dsh::sandbox::profiles

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden tests of the pure profile generators on whole argv vectors (spec §2.4, §2.5, §7.2),
+// plus ordering invariants checked on whole argument groups, never substrings.
+#include "profiles.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dsh::sandbox::profiles {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+const SandboxPolicy kRo{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
+const SandboxPolicy kWw{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
+const Argv kCommand = {"bash", "-c", "echo hi"};
+const Runners kRunners{"/usr/bin/bwrap",
+                       "/opt/dsh/landlock-run",
+                       "/usr/bin/sandbox-exec",
+                       {"node", "/opt/dsh/windows-acl-runner.js"}};
+const LandlockFeatures kAbi7{SandboxEnforcement::kFull, 7, true, true, true};
+const LandlockFeatures kAbi4{SandboxEnforcement::kPartial, 4, true, false, true};
+const std::string kNotice = "landlock-run: partial enforcement (older Landlock ABI)";
+
+SandboxPolicy with_network_denied(SandboxPolicy policy) {
+  policy.network = NetworkPolicy::kDeny;
+  return policy;
+}
+
+ConfinedArgv wrap_of(const Selection& selection, const SandboxPolicy& policy,
+                     const Argv& roots = {}) {
+  return wrap(selection, kRunners, kCommand, policy, roots, "/tmp/user");
+}
+
+// Index of the first occurrence of the whole group `group` in `argv`.
+std::ptrdiff_t index_of(const Argv& argv, const Argv& group) {
+  const auto it = std::search(argv.begin(), argv.end(), group.begin(), group.end());
+  return it == argv.end() ? -1 : it - argv.begin();
+}
+
+TEST(BwrapArgs, ReadOnlyIsTheReferenceProfilePlusNewSessionAndCapDrop) {
+  EXPECT_EQ(bwrap_args(kRo),
+            (Argv{"--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+                  "--die-with-parent", "--new-session", "--cap-drop", "ALL"}));
+}
+
+TEST(BwrapArgs, WorkspaceWriteAddsTmpfsThenWorkspaceBind) {
+  EXPECT_EQ(bwrap_args(kWw),
+            (Argv{"--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+                  "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--tmpfs", "/tmp",
+                  "--bind", "/ws", "/ws"}));
+}
+
+TEST(BwrapArgs, ReadOnlyRootPrecedesDevProcTmpfsAndTheWorkspaceBind) {
+  const Argv args = bwrap_args({ConfinedSandboxMode::kWorkspaceWrite, "/tmp/ws", std::nullopt});
+  const auto root = index_of(args, {"--ro-bind", "/", "/"});
+  const auto dev = index_of(args, {"--dev", "/dev"});
+  const auto proc = index_of(args, {"--unshare-pid", "--proc", "/proc"});
+  const auto tmpfs = index_of(args, {"--tmpfs", "/tmp"});
+  const auto bind = index_of(args, {"--bind", "/tmp/ws", "/tmp/ws"});
+  ASSERT_GE(root, 0);
+  EXPECT_LT(root, dev);
+  EXPECT_LT(dev, proc);
+  EXPECT_LT(proc, tmpfs);
+  EXPECT_LT(tmpfs, bind) << "a workspace under /tmp must be bound on top of the tmpfs";
+}
+
+TEST(BwrapArgs, DeniedNetworkUnsharesTheNetworkNamespace) {
+  const Argv args = bwrap_args(with_network_denied(kRo));
+  EXPECT_EQ(std::count(args.begin(), args.end(), "--unshare-net"), 1);
+  EXPECT_EQ(index_of(bwrap_args(kRo), {"--unshare-net"}), -1);
+}
+
+TEST(LandlockArgs, ReferenceGrantsWithoutKernelExtras) {
+  const LandlockFeatures none{SandboxEnforcement::kFull, 5, false, false, false};
+  EXPECT_EQ(landlock_args(kRo, none), (Argv{"--ro", "/", "--rw", "/dev/null"}));
+  EXPECT_EQ(landlock_args(kWw, none),
+            (Argv{"--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw", "/ws"}));
+}
+
+TEST(LandlockArgs, ReadOnlyAddsIpcScopingAndMetadataDenialWhereSupported) {
+  EXPECT_EQ(landlock_args(kRo, kAbi7),
+            (Argv{"--ro", "/", "--rw", "/dev/null", "--scope-ipc", "--deny-metadata"}));
+  EXPECT_EQ(landlock_args(kRo, kAbi4), (Argv{"--ro", "/", "--rw", "/dev/null", "--deny-metadata"}));
+}
+
+TEST(LandlockArgs, WorkspaceWriteNeverDeniesMetadata) {
+  EXPECT_EQ(landlock_args(kWw, kAbi7),
+            (Argv{"--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw", "/ws", "--scope-ipc"}));
+}
+
+TEST(LandlockArgs, DeniedNetworkAddsDenyNetwork) {
+  const Argv args = landlock_args(with_network_denied(kWw), kAbi7);
+  EXPECT_EQ(args.back(), "--deny-network");
+}
+
+TEST(Seatbelt, ReadOnlyProfileIsExact) {
+  EXPECT_EQ(seatbelt_profile(kRo, {}),
+            "(version 1) (allow default) (deny file-write*) (allow file-write* (literal "
+            "\"/dev/null\"))");
+}
+
+TEST(Seatbelt, WorkspaceWriteAllowsEachRootAsASubpath) {
+  const Argv roots = {"/ws", "/private/tmp", "/private/var/folders/x/T"};
+  EXPECT_EQ(seatbelt_profile(kWw, roots),
+            "(version 1) (allow default) (deny file-write*) (allow file-write* (literal "
+            "\"/dev/null\")) (allow file-write* (subpath \"/ws\") (subpath \"/private/tmp\") "
+            "(subpath \"/private/var/folders/x/T\"))");
+}
+
+TEST(Seatbelt, StringsEscapeBackslashAndQuote) {
+  EXPECT_EQ(sbpl_string(R"(/a "b" \c)"), R"("/a \"b\" \\c")");
+  const Argv roots = {"/w\")(allow default"};
+  EXPECT_NE(seatbelt_profile(kWw, roots).find(R"((subpath "/w\")(allow default"))"),
+            std::string::npos);
+}
+
+TEST(Seatbelt, DeniedNetworkDeniesAllNetworkOperations) {
+  EXPECT_EQ(seatbelt_profile(with_network_denied(kRo), {}).ends_with(" (deny network*)"), true);
+}
+
+TEST(WindowsAcl, AgentlessArgvNamesWorkspaceTempAndMode) {
+  EXPECT_EQ(windows_acl_args(kWw, "C:/Temp"),
+            (Argv{"--workspace", "/ws", "--temp", "C:/Temp", "--mode", "workspace-write"}));
+}
+
+TEST(Wrap, BwrapAloneIsFullWithTheBwrapDialect) {
+  const ConfinedArgv confined = wrap_of({Backend::kBwrap, std::nullopt}, kRo);
+  Argv expected = {"/usr/bin/bwrap"};
+  const Argv profile = bwrap_args(kRo);
+  expected.insert(expected.end(), profile.begin(), profile.end());
+  expected.insert(expected.end(), {"--", "bash", "-c", "echo hi"});
+  EXPECT_EQ(confined.argv, expected);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_TRUE(confined.ungoverned.empty());
+  EXPECT_EQ(confined.denial_signatures, Argv{"read-only file system"});
+  EXPECT_EQ(confined.runner_failure_rules,
+            (std::vector<RunnerFailureRule>{{std::nullopt, {"bwrap: "}, std::nullopt}}));
+  EXPECT_EQ(confined.backend, "bwrap");
+}
+
+TEST(Wrap, BwrapLayeredOverLandlockRunsTheLauncherInsideTheNamespace) {
+  const ConfinedArgv confined = wrap_of({Backend::kBwrap, kAbi7}, kWw);
+  Argv expected = {"/usr/bin/bwrap"};
+  for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run"},
+                           landlock_args(kWw, kAbi7), Argv{"--", "bash", "-c", "echo hi"}}) {
+    expected.insert(expected.end(), part.begin(), part.end());
+  }
+  EXPECT_EQ(confined.argv, expected);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(confined.backend, "bwrap+landlock");
+  EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
+  EXPECT_EQ(
+      confined.runner_failure_rules,
+      (std::vector<RunnerFailureRule>{{std::nullopt, {"bwrap: "}, std::nullopt},
+                                      {std::vector<int>{125}, {"landlock-run: "}, Argv{kNotice}}}));
+}
+
+TEST(Wrap, LandlockReadOnlyOnAbi7WithMetadataDenialIsFull) {
+  const ConfinedArgv confined = wrap_of({Backend::kLandlock, kAbi7}, kRo);
+  EXPECT_EQ(confined.argv, (Argv{"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null",
+                                 "--scope-ipc", "--deny-metadata", "--", "bash", "-c", "echo hi"}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_TRUE(confined.ungoverned.empty());
+  EXPECT_EQ(confined.denial_signatures, Argv{"permission denied"});
+  EXPECT_EQ(
+      confined.runner_failure_rules,
+      (std::vector<RunnerFailureRule>{{std::vector<int>{125}, {"landlock-run: "}, Argv{kNotice}}}));
+}
+
+TEST(Wrap, LandlockWorkspaceWriteIsPartialAndNamesFileMetadata) {
+  const ConfinedArgv confined = wrap_of({Backend::kLandlock, kAbi7}, kWw);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  ASSERT_EQ(confined.ungoverned.size(), 1u);
+  EXPECT_EQ(confined.ungoverned[0].rfind("file metadata outside the workspace", 0), 0u);
+}
+
+TEST(Wrap, LandlockOnAnOlderAbiNamesWhatItCannotGovern) {
+  const LandlockFeatures abi2{SandboxEnforcement::kPartial, 2, true, false, true};
+  const ConfinedArgv confined = wrap_of({Backend::kLandlock, abi2}, kRo);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.ungoverned, (Argv{"file truncation (Landlock ABI < 3)",
+                                       "ioctl on device files (Landlock ABI < 5)"}));
+}
+
+TEST(Wrap, LandlockWithoutSeccompLeavesReadOnlyMetadataUngoverned) {
+  const LandlockFeatures no_seccomp{SandboxEnforcement::kFull, 7, false, true, false};
+  const ConfinedArgv confined = wrap_of({Backend::kLandlock, no_seccomp}, kRo);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(index_of(confined.argv, {"--deny-metadata"}), -1);
+}
+
+TEST(Wrap, SeatbeltPassesTheProfileAndTheSeparator) {
+  const Argv roots = {"/ws", "/private/tmp"};
+  const ConfinedArgv confined = wrap_of({Backend::kSeatbelt, std::nullopt}, kWw, roots);
+  EXPECT_EQ(confined.argv, (Argv{"/usr/bin/sandbox-exec", "-p", seatbelt_profile(kWw, roots), "--",
+                                 "bash", "-c", "echo hi"}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(confined.denial_signatures, Argv{"operation not permitted"});
+  EXPECT_EQ(confined.runner_failure_rules,
+            (std::vector<RunnerFailureRule>{{std::nullopt, {"sandbox-exec: "}, std::nullopt}}));
+}
+
+TEST(Wrap, WindowsAclIsAlwaysPartialWithTheAclDialect) {
+  const ConfinedArgv confined = wrap_of({Backend::kWindowsAcl, std::nullopt}, kRo);
+  EXPECT_EQ(confined.argv,
+            (Argv{"node", "/opt/dsh/windows-acl-runner.js", "--workspace", "/ws", "--temp",
+                  "/tmp/user", "--mode", "read-only", "--", "bash", "-c", "echo hi"}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_FALSE(confined.ungoverned.empty());
+  EXPECT_EQ(confined.denial_signatures,
+            (Argv{"access is denied", "access to the path", "permission denied"}));
+  EXPECT_EQ(confined.runner_failure_rules,
+            (std::vector<RunnerFailureRule>{
+                {std::vector<int>{127}, {"windows-acl-run: "}, std::nullopt}}));
+}
+
+TEST(Wrap, NetworkFactIsWhatWasApplied) {
+  EXPECT_EQ(wrap_of({Backend::kBwrap, std::nullopt}, with_network_denied(kRo)).network,
+            NetworkPolicy::kDeny);
+  EXPECT_EQ(wrap_of({Backend::kBwrap, std::nullopt}, kRo).network, NetworkPolicy::kInherit);
+}
+
+TEST(UnsupportedReason, NetworkDenialEachBackendCannotGiveIsNamed) {
+  const SandboxPolicy deny = with_network_denied(kRo);
+  const LandlockFeatures no_seccomp{SandboxEnforcement::kFull, 7, false, true, false};
+  EXPECT_EQ(unsupported_reason({Backend::kBwrap, std::nullopt}, deny), std::nullopt);
+  EXPECT_EQ(unsupported_reason({Backend::kLandlock, kAbi7}, deny), std::nullopt);
+  EXPECT_NE(unsupported_reason({Backend::kLandlock, no_seccomp}, deny), std::nullopt);
+  EXPECT_NE(unsupported_reason({Backend::kWindowsAcl, std::nullopt}, deny), std::nullopt);
+  EXPECT_EQ(unsupported_reason({Backend::kWindowsAcl, std::nullopt}, kRo), std::nullopt);
+}
+
+TEST(Wrap, RogueBackendValueThrowsInsteadOfWrapping) {
+  EXPECT_THROW((void)wrap_of({static_cast<Backend>(42), std::nullopt}, kRo), std::logic_error);
+  EXPECT_THROW((void)backend_name(static_cast<Backend>(42)), std::logic_error);
+}
+
+TEST(WrapRunnerCommand, RunnerThenBwrapProfileAssertedFull) {
+  const Argv runner = {"fake-runner", "--flag"};
+  const Argv signatures = {"fake-runner: "};
+  const ConfinedArgv confined = wrap_runner_command(runner, signatures, kCommand, kRo);
+  Argv expected = runner;
+  const Argv profile = bwrap_args(kRo);
+  expected.insert(expected.end(), profile.begin(), profile.end());
+  expected.insert(expected.end(), {"--", "bash", "-c", "echo hi"});
+  EXPECT_EQ(confined.argv, expected);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
+  EXPECT_EQ(confined.runner_failure_rules,
+            (std::vector<RunnerFailureRule>{{std::nullopt, signatures, std::nullopt}}));
+}
+
+}  // namespace
+}  // namespace dsh::sandbox::profiles

@@ -32,11 +32,13 @@ class LandlockRunNetwork : public ::testing::Test {
     return L(args);
   }
   // Runs `probe` unconfined-by-network (control) and with --deny-network; checks the listener.
+  // With `max_abi` "3" the Landlock TCP layer is absent, so seccomp alone must hold.
   template <typename Listener>
-  static void ExpectBlocked(const Listener& listener, const std::vector<std::string>& probe) {
-    const RunResult control = Execute(Confined(false, probe));
+  static void ExpectBlocked(const Listener& listener, const std::vector<std::string>& probe,
+                            const char* max_abi = nullptr) {
+    const RunResult control = Execute(Confined(false, probe, max_abi));
     EXPECT_TRUE(listener.Received()) << "control did not get through: " << control.Describe();
-    const RunResult denied = Execute(Confined(true, probe));
+    const RunResult denied = Execute(Confined(true, probe, max_abi));
     EXPECT_FALSE(listener.Received()) << "got through --deny-network: " << denied.Describe();
     EXPECT_FALSE(denied.ExitedWith(0)) << denied.Describe();
   }
@@ -47,9 +49,13 @@ TEST_F(LandlockRunNetwork, Tcp4IsRefused) {
   ExpectBlocked(listener, {"tcp4", listener.port_text()});
 }
 
-TEST_F(LandlockRunNetwork, SocketCreationFailsWithEacces) {
+// Each layer on its own: below ABI 4 only the seccomp filter stands between the command and TCP.
+TEST_F(LandlockRunNetwork, SeccompLayerAloneRefusesTcpAndIoUring) {
   InetListener listener(AF_INET, SOCK_STREAM);
-  EXPECT_EQ(Execute(Confined(true, {"tcp4", listener.port_text()})).out, "errno=13\n");
+  ExpectBlocked(listener, {"tcp4", listener.port_text()}, "3");
+  ExpectBlocked(listener, {"uring_tcp4", listener.port_text()}, "3");
+  // socket() itself fails with EACCES (Landlock alone would fail only the later connect()).
+  EXPECT_EQ(Execute(Confined(true, {"tcp4", listener.port_text()}, "3")).out, "errno=13\n");
 }
 
 TEST_F(LandlockRunNetwork, Udp4IsRefused) {

@@ -10,15 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "dsh/sandbox/backend.h"
 #include "dsh/sandbox/confined_argv.h"
 #include "dsh/sandbox/policy.h"
 
 namespace dsh::sandbox::profiles {
-
-enum class Backend { kBwrap, kLandlock, kSeatbelt, kWindowsAcl };
-
-// "bwrap", "landlock", "seatbelt", "windows-acl"; std::logic_error for a value outside the enum.
-std::string_view backend_name(Backend backend);
 
 // What landlock-run reported about this kernel: `--probe` (enforcement) and `--features`.
 struct LandlockFeatures {
@@ -42,7 +38,7 @@ struct Runners {
 // The chain's verdict: which backend confines, and what landlock-run offers when it is used,
 // alone (kLandlock) or as a second layer inside bwrap's namespace (kBwrap with features).
 struct Selection {
-  Backend backend = Backend::kBwrap;
+  SandboxBackend backend = SandboxBackend::kBwrap;
   std::optional<LandlockFeatures> landlock;
 
   bool operator==(const Selection&) const = default;

@@ -58,7 +58,7 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) 
   ConfinedArgv facts;
   facts.network = policy.network;
   switch (selection.backend) {
-    case Backend::kBwrap:
+    case SandboxBackend::kBwrap:
       facts.backend = selection.landlock ? "bwrap+landlock" : "bwrap";
       facts.denial_signatures = {"read-only file system"};
       facts.runner_failure_rules = {bwrap_rule()};
@@ -67,18 +67,18 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) 
         facts.runner_failure_rules.push_back(landlock_rule());
       }
       break;
-    case Backend::kLandlock:
+    case SandboxBackend::kLandlock:
       facts.backend = "landlock";
       facts.denial_signatures = {"permission denied"};
       facts.runner_failure_rules = {landlock_rule()};
       facts.ungoverned = landlock_ungoverned(policy, selection.landlock.value());
       break;
-    case Backend::kSeatbelt:
+    case SandboxBackend::kSeatbelt:
       facts.backend = "seatbelt";
       facts.denial_signatures = {"operation not permitted"};
       facts.runner_failure_rules = {{std::nullopt, {"sandbox-exec: "}, std::nullopt}};
       break;
-    case Backend::kWindowsAcl:
+    case SandboxBackend::kWindowsAcl:
       facts.backend = "windows-acl";
       facts.denial_signatures = {"access is denied", "access to the path", "permission denied"};
       facts.runner_failure_rules = {{std::vector<int>{127}, {"windows-acl-run: "}, std::nullopt}};
@@ -93,7 +93,7 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) 
 Argv runner_prefix(const Selection& selection, const Runners& runners, const SandboxPolicy& policy,
                    std::span<const std::string> writable_roots, std::string_view temp_dir) {
   switch (selection.backend) {
-    case Backend::kBwrap: {
+    case SandboxBackend::kBwrap: {
       Argv prefix = joined({}, runners.bwrap, bwrap_args(policy));
       // Defense in depth: inside bwrap's mount view, landlock-run adds IPC scoping, seccomp
       // hardening and its own capability drop. It exists at the same path: / is bound in.
@@ -102,11 +102,11 @@ Argv runner_prefix(const Selection& selection, const Runners& runners, const San
       }
       return prefix;
     }
-    case Backend::kLandlock:
+    case SandboxBackend::kLandlock:
       return joined({}, runners.landlock_run, landlock_args(policy, selection.landlock.value()));
-    case Backend::kSeatbelt:
+    case SandboxBackend::kSeatbelt:
       return joined({}, runners.sandbox_exec, {"-p", seatbelt_profile(policy, writable_roots)});
-    case Backend::kWindowsAcl: {
+    case SandboxBackend::kWindowsAcl: {
       Argv prefix = runners.windows_acl;
       const Argv args = windows_acl_args(policy, temp_dir);
       prefix.insert(prefix.end(), args.begin(), args.end());
@@ -114,32 +114,18 @@ Argv runner_prefix(const Selection& selection, const Runners& runners, const San
       return prefix;
     }
   }
-  throw std::logic_error("unreachable variant in Backend");
+  throw std::logic_error("unreachable variant in SandboxBackend");
 }
 
 }  // namespace
 
-std::string_view backend_name(Backend backend) {
-  switch (backend) {
-    case Backend::kBwrap:
-      return "bwrap";
-    case Backend::kLandlock:
-      return "landlock";
-    case Backend::kSeatbelt:
-      return "seatbelt";
-    case Backend::kWindowsAcl:
-      return "windows-acl";
-  }
-  throw std::logic_error("unreachable variant in Backend");
-}
-
 std::optional<std::string> unsupported_reason(const Selection& selection,
                                               const SandboxPolicy& policy) {
   if (policy.network != NetworkPolicy::kDeny) return std::nullopt;
-  if (selection.backend == Backend::kWindowsAcl) {
+  if (selection.backend == SandboxBackend::kWindowsAcl) {
     return "the windows-acl runner cannot deny network access";
   }
-  if (selection.backend == Backend::kLandlock && !selection.landlock.value().deny_network) {
+  if (selection.backend == SandboxBackend::kLandlock && !selection.landlock.value().deny_network) {
     return "landlock-run cannot deny network access on this host (seccomp is unavailable)";
   }
   return std::nullopt;

@@ -127,7 +127,7 @@ TEST(WindowsAcl, AgentlessArgvNamesWorkspaceTempAndMode) {
 }
 
 TEST(Wrap, BwrapAloneIsFullWithTheBwrapDialect) {
-  const ConfinedArgv confined = wrap_of({Backend::kBwrap, std::nullopt}, kRo);
+  const ConfinedArgv confined = wrap_of({SandboxBackend::kBwrap, std::nullopt}, kRo);
   Argv expected = {"/usr/bin/bwrap"};
   const Argv profile = bwrap_args(kRo);
   expected.insert(expected.end(), profile.begin(), profile.end());
@@ -142,7 +142,7 @@ TEST(Wrap, BwrapAloneIsFullWithTheBwrapDialect) {
 }
 
 TEST(Wrap, BwrapLayeredOverLandlockRunsTheLauncherInsideTheNamespace) {
-  const ConfinedArgv confined = wrap_of({Backend::kBwrap, kAbi7}, kWw);
+  const ConfinedArgv confined = wrap_of({SandboxBackend::kBwrap, kAbi7}, kWw);
   Argv expected = {"/usr/bin/bwrap"};
   for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run"},
                            landlock_args(kWw, kAbi7), Argv{"--", "bash", "-c", "echo hi"}}) {
@@ -159,7 +159,7 @@ TEST(Wrap, BwrapLayeredOverLandlockRunsTheLauncherInsideTheNamespace) {
 }
 
 TEST(Wrap, LandlockReadOnlyOnAbi7WithMetadataDenialIsFull) {
-  const ConfinedArgv confined = wrap_of({Backend::kLandlock, kAbi7}, kRo);
+  const ConfinedArgv confined = wrap_of({SandboxBackend::kLandlock, kAbi7}, kRo);
   EXPECT_EQ(confined.argv, (Argv{"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null",
                                  "--scope-ipc", "--deny-metadata", "--", "bash", "-c", "echo hi"}));
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
@@ -171,7 +171,7 @@ TEST(Wrap, LandlockReadOnlyOnAbi7WithMetadataDenialIsFull) {
 }
 
 TEST(Wrap, LandlockWorkspaceWriteIsPartialAndNamesFileMetadata) {
-  const ConfinedArgv confined = wrap_of({Backend::kLandlock, kAbi7}, kWw);
+  const ConfinedArgv confined = wrap_of({SandboxBackend::kLandlock, kAbi7}, kWw);
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
   ASSERT_EQ(confined.ungoverned.size(), 1u);
   EXPECT_EQ(confined.ungoverned[0].rfind("file metadata outside the workspace", 0), 0u);
@@ -179,7 +179,7 @@ TEST(Wrap, LandlockWorkspaceWriteIsPartialAndNamesFileMetadata) {
 
 TEST(Wrap, LandlockOnAnOlderAbiNamesWhatItCannotGovern) {
   const LandlockFeatures abi2{SandboxEnforcement::kPartial, 2, true, false, true};
-  const ConfinedArgv confined = wrap_of({Backend::kLandlock, abi2}, kRo);
+  const ConfinedArgv confined = wrap_of({SandboxBackend::kLandlock, abi2}, kRo);
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(confined.ungoverned, (Argv{"file truncation (Landlock ABI < 3)",
                                        "ioctl on device files (Landlock ABI < 5)"}));
@@ -187,14 +187,14 @@ TEST(Wrap, LandlockOnAnOlderAbiNamesWhatItCannotGovern) {
 
 TEST(Wrap, LandlockWithoutSeccompLeavesReadOnlyMetadataUngoverned) {
   const LandlockFeatures no_seccomp{SandboxEnforcement::kFull, 7, false, true, false};
-  const ConfinedArgv confined = wrap_of({Backend::kLandlock, no_seccomp}, kRo);
+  const ConfinedArgv confined = wrap_of({SandboxBackend::kLandlock, no_seccomp}, kRo);
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(index_of(confined.argv, {"--deny-metadata"}), -1);
 }
 
 TEST(Wrap, SeatbeltPassesTheProfileAndTheSeparator) {
   const Argv roots = {"/ws", "/private/tmp"};
-  const ConfinedArgv confined = wrap_of({Backend::kSeatbelt, std::nullopt}, kWw, roots);
+  const ConfinedArgv confined = wrap_of({SandboxBackend::kSeatbelt, std::nullopt}, kWw, roots);
   EXPECT_EQ(confined.argv, (Argv{"/usr/bin/sandbox-exec", "-p", seatbelt_profile(kWw, roots), "--",
                                  "bash", "-c", "echo hi"}));
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
@@ -204,7 +204,7 @@ TEST(Wrap, SeatbeltPassesTheProfileAndTheSeparator) {
 }
 
 TEST(Wrap, WindowsAclIsAlwaysPartialWithTheAclDialect) {
-  const ConfinedArgv confined = wrap_of({Backend::kWindowsAcl, std::nullopt}, kRo);
+  const ConfinedArgv confined = wrap_of({SandboxBackend::kWindowsAcl, std::nullopt}, kRo);
   EXPECT_EQ(confined.argv,
             (Argv{"node", "/opt/dsh/windows-acl-runner.js", "--workspace", "/ws", "--temp",
                   "/tmp/user", "--mode", "read-only", "--", "bash", "-c", "echo hi"}));
@@ -218,24 +218,25 @@ TEST(Wrap, WindowsAclIsAlwaysPartialWithTheAclDialect) {
 }
 
 TEST(Wrap, NetworkFactIsWhatWasApplied) {
-  EXPECT_EQ(wrap_of({Backend::kBwrap, std::nullopt}, with_network_denied(kRo)).network,
+  EXPECT_EQ(wrap_of({SandboxBackend::kBwrap, std::nullopt}, with_network_denied(kRo)).network,
             NetworkPolicy::kDeny);
-  EXPECT_EQ(wrap_of({Backend::kBwrap, std::nullopt}, kRo).network, NetworkPolicy::kInherit);
+  EXPECT_EQ(wrap_of({SandboxBackend::kBwrap, std::nullopt}, kRo).network, NetworkPolicy::kInherit);
 }
 
 TEST(UnsupportedReason, NetworkDenialEachBackendCannotGiveIsNamed) {
   const SandboxPolicy deny = with_network_denied(kRo);
   const LandlockFeatures no_seccomp{SandboxEnforcement::kFull, 7, false, true, false};
-  EXPECT_EQ(unsupported_reason({Backend::kBwrap, std::nullopt}, deny), std::nullopt);
-  EXPECT_EQ(unsupported_reason({Backend::kLandlock, kAbi7}, deny), std::nullopt);
-  EXPECT_NE(unsupported_reason({Backend::kLandlock, no_seccomp}, deny), std::nullopt);
-  EXPECT_NE(unsupported_reason({Backend::kWindowsAcl, std::nullopt}, deny), std::nullopt);
-  EXPECT_EQ(unsupported_reason({Backend::kWindowsAcl, std::nullopt}, kRo), std::nullopt);
+  EXPECT_EQ(unsupported_reason({SandboxBackend::kBwrap, std::nullopt}, deny), std::nullopt);
+  EXPECT_EQ(unsupported_reason({SandboxBackend::kLandlock, kAbi7}, deny), std::nullopt);
+  EXPECT_NE(unsupported_reason({SandboxBackend::kLandlock, no_seccomp}, deny), std::nullopt);
+  EXPECT_NE(unsupported_reason({SandboxBackend::kWindowsAcl, std::nullopt}, deny), std::nullopt);
+  EXPECT_EQ(unsupported_reason({SandboxBackend::kWindowsAcl, std::nullopt}, kRo), std::nullopt);
 }
 
 TEST(Wrap, RogueBackendValueThrowsInsteadOfWrapping) {
-  EXPECT_THROW((void)wrap_of({static_cast<Backend>(42), std::nullopt}, kRo), std::logic_error);
-  EXPECT_THROW((void)backend_name(static_cast<Backend>(42)), std::logic_error);
+  EXPECT_THROW((void)wrap_of({static_cast<SandboxBackend>(42), std::nullopt}, kRo),
+               std::logic_error);
+  EXPECT_THROW((void)backend_name(static_cast<SandboxBackend>(42)), std::logic_error);
 }
 
 TEST(WrapRunnerCommand, RunnerThenBwrapProfileAssertedFull) {

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// LocalSandboxProvider (spec §2): the seam's implementation on this host. It picks, per host,
+// what actually confines a command (bwrap, then Landlock on Linux; Seatbelt on macOS; the ACL
+// runner on Windows), probes only to arbitrate between alternatives, caches the verdict for its
+// lifetime, and never passes a command through: no usable backend is SANDBOX_UNAVAILABLE.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsh/sandbox/backend.h"
+#include "dsh/sandbox/provider.h"
+#include "dsh/sandbox/result.h"
+
+namespace dsh::sandbox {
+
+struct LocalSandboxConfig {
+  // An operator's own runner, given bwrap-compatible profile arguments; empty: use the chain.
+  std::vector<std::string> runner_command;
+  // Required with runner_command: the stderr lines by which that runner reports its failures.
+  std::vector<std::string> runner_failure_signatures;
+  double probe_timeout_ms = 5000;
+  // An absolute bwrap path to use instead of the trusted locations (/usr/bin/bwrap first).
+  std::string bwrap_path;
+
+  bool operator==(const LocalSandboxConfig&) const = default;
+};
+
+// The reference's validation, in its order and with its exact messages (spec §2.1), plus:
+// an absolute runner program and bwrap path, and no NUL bytes.
+Result<void> validate_config(const LocalSandboxConfig& config);
+
+// Reads the provider's keys from a JSON config document (runnerCommand,
+// runnerFailureSignatures, probeTimeoutMs, bwrapPath); `mode` is the policy's and allowed.
+// Unknown keys are errors: a misspelt key must not silently leave a default in force.
+Result<LocalSandboxConfig> config_from_json(std::string_view text);
+Result<LocalSandboxConfig> load_config_file(const std::string& path);
+
+// One backend's verdict on this host, with the reason and the fix when it is unusable.
+struct BackendReport {
+  SandboxBackend backend = SandboxBackend::kBwrap;
+  std::string runner;  // the absolute runner path probed
+  bool probed = false;
+  bool usable = false;
+  SandboxEnforcement enforcement = SandboxEnforcement::kPartial;
+  int landlock_abi = 0;           // landlock only: the kernel's ABI (0 when unknown)
+  bool landlock_seccomp = false;  // landlock only: its seccomp hardening is available
+  std::string cause;              // why it is unusable, one line
+  std::string fix;                // what to do about it, one line
+};
+
+// Where a verdict can be kept across processes (the CLI keeps one per user). The provider
+// passes the policy so a store can refuse to serve or keep an entry a confined command could
+// have written. A stale entry can only select a backend that then refuses.
+class VerdictStore {
+ public:
+  virtual ~VerdictStore() = default;
+  virtual std::optional<std::string> load(const SandboxPolicy& policy) = 0;
+  virtual void save(const SandboxPolicy& policy, const std::string& verdict) = 0;
+  virtual void invalidate() = 0;
+};
+
+// Test hooks, as the reference's internals: every path is testable on Linux.
+struct LocalSandboxHooks {
+  std::string platform;                              // default: this build's platform
+  std::optional<std::vector<SandboxBackend>> chain;  // default: the platform's chain
+  // Replaces a backend's probe; receives the report to fill (runner already set).
+  std::function<void(BackendReport&)> probe;
+  std::string launcher_path;                    // default: landlock-run beside /proc/self/exe
+  std::string sandbox_exec_path;                // default: /usr/bin/sandbox-exec
+  std::vector<std::string> windows_acl_runner;  // default: none (unusable)
+  std::string temp_dir;                         // default: user_temp_dir()
+};
+
+class LocalSandboxProvider final : public SandboxProvider {
+ public:
+  // Throws InvalidSandboxInputError when validate_config fails.
+  explicit LocalSandboxProvider(LocalSandboxConfig config = {}, LocalSandboxHooks hooks = {},
+                                std::shared_ptr<VerdictStore> store = nullptr);
+  ~LocalSandboxProvider() override;
+
+  // Probes every backend of the chain (not stopping at the first usable) for `probe` reports.
+  std::vector<BackendReport> probe_all();
+
+  // Forgets the verdict (and the store's entry): call it when the selected runner refused at
+  // execution time, so the next confine probes again.
+  void invalidate_verdict();
+
+  // How many probes ran (tests check that verdicts are cached).
+  int probes_run() const;
+
+ private:
+  ConfinedArgv confine_validated(std::span<const std::string> argv,
+                                 const SandboxPolicy& policy) override;
+
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace dsh::sandbox

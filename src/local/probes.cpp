@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "probes.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+namespace dsh::sandbox::local {
+
+namespace {
+
+std::string first_line_of_file(const char* path) {
+  std::ifstream file(path);
+  std::string line;
+  std::getline(file, line);
+  return line;
+}
+
+bool under_seccomp_filter() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Seccomp:", 0) == 0) return line.find('2') != std::string::npos;
+  }
+  return false;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+void mark_unusable(BackendReport& report, std::string cause, std::string fix) {
+  report.usable = false;
+  report.cause = std::move(cause);
+  report.fix = std::move(fix);
+}
+
+// A missing runner, a spawn error or a timeout: the causes every probe shares.
+bool diagnose_spawn(BackendReport& report, const BoundedRun& run, std::string_view package_fix,
+                    double timeout_ms) {
+  if (run.spawn_error != 0) {
+    mark_unusable(report,
+                  fmt::format("{} cannot be started: {}", report.runner,
+                              std::generic_category().message(run.spawn_error)),
+                  std::string(package_fix));
+    return true;
+  }
+  if (run.timed_out) {
+    mark_unusable(
+        report, fmt::format("{} did not finish its probe within {} ms", report.runner, timeout_ms),
+        "raise probeTimeoutMs in the config if this host is slow");
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+HostFacts read_host_facts() {
+  HostFacts host;
+  host.apparmor_restrict_userns =
+      first_line_of_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  host.max_user_namespaces = first_line_of_file("/proc/sys/user/max_user_namespaces");
+  host.unprivileged_userns_clone = first_line_of_file("/proc/sys/kernel/unprivileged_userns_clone");
+  host.seccomp_filtered = under_seccomp_filter();
+  host.lsm_list = first_line_of_file("/sys/kernel/security/lsm");
+  host.root = ::geteuid() == 0;
+  return host;
+}
+
+void diagnose_bwrap(BackendReport& report, const BoundedRun& run, const HostFacts& host) {
+  const std::string said = first_line(run.err);
+  if (!host.root && host.apparmor_restrict_userns == "1") {
+    mark_unusable(report,
+                  "AppArmor blocks unprivileged user namespaces "
+                  "(kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10+)",
+                  "give bwrap an AppArmor profile that allows userns (see "
+                  "/etc/apparmor.d/bwrap-userns-restrict), or sudo sysctl "
+                  "kernel.apparmor_restrict_unprivileged_userns=0");
+  } else if (host.max_user_namespaces == "0") {
+    mark_unusable(report, "user namespaces are disabled (user.max_user_namespaces=0)",
+                  "sudo sysctl user.max_user_namespaces=15000");
+  } else if (!host.root && host.unprivileged_userns_clone == "0") {
+    mark_unusable(report,
+                  "unprivileged user namespaces are disabled "
+                  "(kernel.unprivileged_userns_clone=0)",
+                  "sudo sysctl kernel.unprivileged_userns_clone=1");
+  } else if (host.seccomp_filtered) {
+    mark_unusable(report,
+                  fmt::format("a seccomp filter on this process (a container's seccomp profile, "
+                              "such as Docker's default) forbids creating namespaces: {}",
+                              said),
+                  "run the container with a seccomp profile that allows clone/unshare of "
+                  "namespaces (docker --security-opt seccomp=...), or rely on Landlock");
+  } else {
+    mark_unusable(report, fmt::format("bwrap cannot create its sandbox: {}", said),
+                  "run the probe by hand to see why: bwrap --ro-bind / / --dev /dev "
+                  "--unshare-pid --proc /proc -- true");
+  }
+}
+
+void diagnose_landlock(BackendReport& report, const BoundedRun& run, const HostFacts& host) {
+  const std::string said = first_line(run.err);
+  const bool not_enforced = said.find("not enforced by this kernel") != std::string::npos;
+  if (not_enforced && !host.lsm_list.empty() &&
+      host.lsm_list.find("landlock") == std::string::npos) {
+    mark_unusable(
+        report, fmt::format("Landlock is built but not enabled (lsm={})", host.lsm_list),
+        fmt::format("add landlock to the kernel command line: lsm=landlock,{}", host.lsm_list));
+  } else if (not_enforced) {
+    mark_unusable(report,
+                  "this kernel does not enforce Landlock (built without "
+                  "CONFIG_SECURITY_LANDLOCK, or disabled at boot)",
+                  "run Linux 5.13+ with CONFIG_SECURITY_LANDLOCK=y and landlock in lsm=");
+  } else {
+    mark_unusable(report, fmt::format("landlock-run refused: {}", said),
+                  fmt::format("run {} --probe by hand to see why", report.runner));
+  }
+}
+
+void read_landlock_features(BackendReport& report, std::string_view features) {
+  std::istringstream lines{std::string(features)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("abi=", 0) == 0) report.landlock_abi = std::atoi(line.c_str() + 4);
+    if (line == "seccomp=1") report.landlock_seccomp = true;
+  }
+}
+
+profiles::LandlockFeatures landlock_features(const BackendReport& report) {
+  // landlock-run scopes IPC from ABI 6 (Linux 6.12) and filters with seccomp where it can.
+  return {report.enforcement, report.landlock_abi, report.landlock_seccomp,
+          report.landlock_abi >= 6, report.landlock_seccomp};
+}
+
+void probe_bwrap(BackendReport& report, double timeout_ms) {
+  report.probed = true;
+  const SandboxPolicy root_read_only{ConfinedSandboxMode::kReadOnly, "/", std::nullopt};
+  std::vector<std::string> argv = {report.runner};
+  const std::vector<std::string> profile = profiles::bwrap_args(root_read_only);
+  argv.insert(argv.end(), profile.begin(), profile.end());
+  argv.insert(argv.end(), {"--", "true"});
+  const BoundedRun run = run_bounded(argv, timeout_ms);
+  if (run.succeeded()) {
+    report.usable = true;
+    report.enforcement = SandboxEnforcement::kFull;
+    return;
+  }
+  if (!diagnose_spawn(report, run, "install bubblewrap: sudo apt-get install -y bubblewrap",
+                      timeout_ms)) {
+    diagnose_bwrap(report, run, read_host_facts());
+  }
+}
+
+void probe_landlock(BackendReport& report, double timeout_ms) {
+  report.probed = true;
+  // --probe enforces a real ruleset: a version check would miss a kernel that has the syscalls
+  // but refuses enforcement.
+  const BoundedRun probe = run_bounded({report.runner, "--probe"}, timeout_ms);
+  if (!probe.succeeded()) {
+    if (!diagnose_spawn(report, probe,
+                        "reinstall dsh-sandbox: landlock-run must sit beside the dsh-sandbox "
+                        "binary",
+                        timeout_ms)) {
+      diagnose_landlock(report, probe, read_host_facts());
+    }
+    return;
+  }
+  report.usable = true;
+  report.enforcement = probe.out.find("partially enforced") != std::string::npos
+                           ? SandboxEnforcement::kPartial
+                           : SandboxEnforcement::kFull;
+  const BoundedRun features = run_bounded({report.runner, "--features"}, timeout_ms);
+  if (features.succeeded()) read_landlock_features(report, features.out);
+}
+
+void probe_seatbelt(BackendReport& report, double timeout_ms) {
+  report.probed = true;
+  const SandboxPolicy root_read_only{ConfinedSandboxMode::kReadOnly, "/", std::nullopt};
+  const BoundedRun run = run_bounded(
+      {report.runner, "-p", profiles::seatbelt_profile(root_read_only, {}), "--", "/usr/bin/true"},
+      timeout_ms);
+  if (run.succeeded()) {
+    report.usable = true;
+    report.enforcement = SandboxEnforcement::kFull;
+  } else if (!diagnose_spawn(report, run, "sandbox-exec ships with macOS; it cannot be installed",
+                             timeout_ms)) {
+    mark_unusable(report, fmt::format("sandbox-exec refused: {}", first_line(run.err)),
+                  "check that sandbox-exec works on this macOS release");
+  }
+}
+
+void probe_windows_acl(BackendReport& report, const std::vector<std::string>& runner,
+                       const std::string& temp_dir, double timeout_ms) {
+  report.probed = true;
+  if (runner.empty()) {
+    mark_unusable(report, "no windows-acl runner is configured", "install the windows-acl runner");
+    return;
+  }
+  std::vector<std::string> argv = runner;
+  argv.insert(argv.end(), {"--workspace", temp_dir, "--temp", temp_dir, "--mode", "read-only", "--",
+                           "cmd", "/c", "exit", "0"});
+  const BoundedRun run = run_bounded(argv, timeout_ms);
+  if (run.succeeded()) {
+    report.usable = true;
+    report.enforcement = SandboxEnforcement::kPartial;
+  } else if (!diagnose_spawn(report, run, "install the windows-acl runner", timeout_ms)) {
+    mark_unusable(report, fmt::format("windows-acl runner refused: {}", first_line(run.err)),
+                  "run the runner by hand to see why");
+  }
+}
+
+}  // namespace dsh::sandbox::local

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// Probes are bounded and leave nothing behind: no zombie, no stray process, no leaked fd.
+#include "bounded_run.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+
+#include "scripts.h"
+#include "temp_dir.h"
+
+namespace dsh::sandbox::local {
+namespace {
+
+using dsh::testing::TempDir;
+using dsh::testing::write_script;
+
+// Alive means running or stopped: a killed process reparented to init stays a zombie until
+// init reaps it, which is init's business, not the probe's.
+bool process_alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto state = line.find(") ");
+  return state != std::string::npos && line[state + 2] != 'Z' && line[state + 2] != 'X';
+}
+
+pid_t read_pid(const std::string& path) {
+  std::ifstream file(path);
+  pid_t pid = 0;
+  file >> pid;
+  return pid;
+}
+
+TEST(RunBounded, CapturesExitCodeStdoutAndStderr) {
+  const BoundedRun run = run_bounded({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, 5000);
+  EXPECT_EQ(run.spawn_error, 0);
+  EXPECT_FALSE(run.timed_out);
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.out, "out\n");
+  EXPECT_EQ(run.err, "err\n");
+  EXPECT_FALSE(run.succeeded());
+}
+
+TEST(RunBounded, MissingProgramIsASpawnErrorNeverAPathSearch) {
+  EXPECT_EQ(run_bounded({"/no/such/dsh-probe"}, 1000).spawn_error, ENOENT);
+  EXPECT_EQ(run_bounded({"true"}, 1000).spawn_error, ENOENT);
+}
+
+TEST(RunBounded, DeathBySignalHasNoExitCode) {
+  const BoundedRun run = run_bounded({"/bin/sh", "-c", "kill -9 $$"}, 5000);
+  EXPECT_FALSE(run.timed_out);
+  EXPECT_EQ(run.exit_code, std::nullopt);
+}
+
+TEST(RunBounded, HangingProbeIsKilledWithItsWholeGroupAndReaped) {
+  TempDir dir;
+  const std::string script =
+      write_script(dir / "hang", "sleep 30 & echo $! > " + (dir / "child") + "; echo $$ > " +
+                                     (dir / "leader") + "; sleep 30");
+  const BoundedRun run = run_bounded({script}, 300);
+  EXPECT_TRUE(run.timed_out);
+  EXPECT_EQ(run.exit_code, std::nullopt);
+  const pid_t leader = read_pid(dir / "leader");
+  const pid_t child = read_pid(dir / "child");
+  ASSERT_GT(leader, 0);
+  ASSERT_GT(child, 0);
+  EXPECT_FALSE(std::ifstream("/proc/" + std::to_string(leader) + "/stat").good())
+      << "the leader must be reaped, not left a zombie";
+  for (int i = 0; i < 100 && process_alive(child); ++i) ::usleep(10000);
+  EXPECT_FALSE(process_alive(child)) << "a probe's descendant survived the timeout";
+}
+
+TEST(RunBounded, DescendantsLeftBehindByAFinishedProbeAreEnded) {
+  TempDir dir;
+  const std::string script =
+      write_script(dir / "leave", "sleep 30 & echo $! > " + (dir / "child") + "; exit 0");
+  const BoundedRun run = run_bounded({script}, 5000);
+  EXPECT_TRUE(run.succeeded());
+  const pid_t child = read_pid(dir / "child");
+  ASSERT_GT(child, 0);
+  for (int i = 0; i < 100 && process_alive(child); ++i) ::usleep(10000);
+  EXPECT_FALSE(process_alive(child));
+}
+
+TEST(RunBounded, NoDescriptorOfTheCallerLeaksIntoTheProbe) {
+  const int leaked = ::open("/dev/null", O_RDONLY);  // deliberately without O_CLOEXEC
+  ASSERT_GE(leaked, 3);
+  const BoundedRun run = run_bounded({"/bin/ls", "/proc/self/fd"}, 5000);
+  ::close(leaked);
+  ASSERT_TRUE(run.succeeded()) << run.err;
+  // ls itself opens one descriptor to read the directory.
+  EXPECT_EQ(run.out, "0\n1\n2\n3\n");
+}
+
+TEST(RunBounded, OutputIsCappedAtTheCaptureLimit) {
+  const BoundedRun run = run_bounded({"/bin/sh", "-c", "head -c 100000 /dev/zero"}, 5000);
+  EXPECT_TRUE(run.succeeded());
+  EXPECT_EQ(run.out.size(), kCaptureLimit);
+}
+
+}  // namespace
+}  // namespace dsh::sandbox::local

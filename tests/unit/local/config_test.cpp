@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// Provider config (spec §2.1): the reference's errors in its order, and the JSON config file.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <limits>
+
+#include "dsh/sandbox/local_provider.h"
+#include "temp_dir.h"
+
+namespace dsh::sandbox {
+namespace {
+
+std::string error_of(const LocalSandboxConfig& config) {
+  const Result<void> result = validate_config(config);
+  return result ? std::string("valid") : result.error().message;
+}
+
+TEST(LocalSandboxConfig, DefaultsAreValid) {
+  const LocalSandboxConfig config;
+  EXPECT_EQ(error_of(config), "valid");
+  EXPECT_EQ(config.probe_timeout_ms, 5000);
+  EXPECT_TRUE(config.runner_command.empty());
+}
+
+TEST(LocalSandboxConfig, SignaturesWithoutRunnerAreRefused) {
+  EXPECT_EQ(error_of({{}, {"x: "}}),
+            "sandbox-local: runnerFailureSignatures requires runnerCommand");
+}
+
+TEST(LocalSandboxConfig, RunnerWithoutSignaturesIsRefused) {
+  EXPECT_EQ(error_of({{"/opt/runner"}, {}}),
+            "sandbox-local: runnerCommand requires at least one runnerFailureSignatures entry");
+}
+
+TEST(LocalSandboxConfig, BlankOrMultiLineSignaturesAreRefused) {
+  for (const char* bad : {"  ", "fatal\ncontinued", "fatal\rcontinued", ""}) {
+    EXPECT_EQ(error_of({{"/opt/runner"}, {"ok: ", bad}}),
+              "sandbox-local: runnerFailureSignatures entries must be non-empty single-line "
+              "strings")
+        << bad;
+  }
+}
+
+TEST(LocalSandboxConfig, ProbeTimeoutMustBePositiveAndFinite) {
+  for (const double bad : {0.0, -1.0, std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN()}) {
+    EXPECT_EQ(error_of({{}, {}, bad}),
+              "sandbox-local: probeTimeoutMs must be a positive finite number");
+  }
+}
+
+TEST(LocalSandboxConfig, ChecksRunInTheReferencesOrder) {
+  EXPECT_EQ(error_of({{}, {"  "}, 0}),
+            "sandbox-local: runnerFailureSignatures requires runnerCommand");
+  EXPECT_EQ(error_of({{"/r"}, {"  "}, 0}),
+            "sandbox-local: runnerFailureSignatures entries must be non-empty single-line "
+            "strings");
+}
+
+TEST(LocalSandboxConfig, RelativeBwrapPathIsRefused) {
+  LocalSandboxConfig config;
+  config.bwrap_path = "bin/bwrap";
+  EXPECT_EQ(error_of(config), "sandbox-local: bwrapPath must be an absolute path");
+}
+
+TEST(LocalSandboxConfig, ProviderConstructionRefusesAnInvalidConfig) {
+  EXPECT_THROW(LocalSandboxProvider(LocalSandboxConfig{{}, {}, 0}), InvalidSandboxInputError);
+}
+
+TEST(ConfigFromJson, ReadsTheReferencesKeys) {
+  const Result<LocalSandboxConfig> config = config_from_json(
+      R"({"mode":"workspace-write","runnerCommand":["/opt/r","--x"],)"
+      R"("runnerFailureSignatures":["r: "],"probeTimeoutMs":250,"bwrapPath":"/opt/bwrap"})");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config.value().runner_command, (std::vector<std::string>{"/opt/r", "--x"}));
+  EXPECT_EQ(config.value().runner_failure_signatures, std::vector<std::string>{"r: "});
+  EXPECT_EQ(config.value().probe_timeout_ms, 250);
+  EXPECT_EQ(config.value().bwrap_path, "/opt/bwrap");
+}
+
+TEST(ConfigFromJson, UnknownKeyIsAnErrorNotASilentDefault) {
+  const Result<LocalSandboxConfig> config = config_from_json(R"({"probeTimeOutMs": 10})");
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error().message.rfind("config: unknown key \"probeTimeOutMs\"", 0), 0u);
+}
+
+TEST(ConfigFromJson, MalformedAndMistypedDocumentsAreRefused) {
+  EXPECT_FALSE(config_from_json("{"));
+  EXPECT_FALSE(config_from_json("[]"));
+  EXPECT_FALSE(config_from_json(R"({"probeTimeoutMs":"5"})"));
+  EXPECT_FALSE(config_from_json(R"({"runnerCommand":"/opt/r"})"));
+  EXPECT_FALSE(config_from_json(R"({"probeTimeoutMs":0})"));
+}
+
+TEST(LoadConfigFile, MissingFileSaysWhichPath) {
+  const Result<LocalSandboxConfig> config = load_config_file("/no/such/dsh.json");
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error().message,
+            "config file \"/no/such/dsh.json\" cannot be read; check the path");
+}
+
+TEST(LoadConfigFile, ErrorsNameTheFile) {
+  dsh::testing::TempDir dir;
+  std::ofstream(dir / "c.json") << R"({"runnerFailureSignatures":["x"]})";
+  const Result<LocalSandboxConfig> config = load_config_file(dir / "c.json");
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error().message,
+            "config file \"" + (dir / "c.json") +
+                "\": sandbox-local: runnerFailureSignatures requires runnerCommand");
+}
+
+}  // namespace
+}  // namespace dsh::sandbox

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: Apache-2.0
+// LocalSandboxProvider without a real sandbox (spec §7.2): injected probes and fake runners
+// written as scripts, so every chain path is exercised on Linux.
+#include "dsh/sandbox/local_provider.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
+#include "dsh/sandbox/errors.h"
+#include "profiles.h"
+#include "scripts.h"
+#include "temp_dir.h"
+
+namespace dsh::sandbox {
+namespace {
+
+using Argv = std::vector<std::string>;
+using dsh::testing::TempDir;
+using dsh::testing::write_script;
+
+const Argv kCommand = {"bash", "-c", "echo hi"};
+const SandboxPolicy kRo{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
+const std::string kNotice = "landlock-run: partial enforcement (older Landlock ABI)";
+
+// A probe hook that marks the listed backends usable (Landlock at ABI 7 with seccomp).
+struct FakeProbes {
+  std::vector<SandboxBackend> usable;
+  std::vector<std::pair<SandboxBackend, std::string>> seen;
+
+  std::function<void(BackendReport&)> hook() {
+    return [this](BackendReport& report) {
+      seen.emplace_back(report.backend, report.runner);
+      report.usable = std::find(usable.begin(), usable.end(), report.backend) != usable.end();
+      report.enforcement = SandboxEnforcement::kFull;
+      report.landlock_abi = 7;
+      report.landlock_seccomp = true;
+    };
+  }
+};
+
+LocalSandboxHooks linux_hooks(FakeProbes& probes) {
+  LocalSandboxHooks hooks;
+  hooks.platform = "linux";
+  hooks.probe = probes.hook();
+  hooks.launcher_path = "/opt/dsh/landlock-run";
+  return hooks;
+}
+
+Argv concat(std::initializer_list<Argv> parts) {
+  Argv all;
+  for (const Argv& part : parts) all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
+TEST(LocalProviderRunnerCommand, WrapsWithTheBwrapProfileAndNeverProbes) {
+  FakeProbes probes;
+  LocalSandboxProvider provider({{"fake-runner", "--flag"}, {"fake-runner: "}},
+                                linux_hooks(probes));
+  const ConfinedArgv confined = provider.confine(kCommand, kRo);
+  EXPECT_EQ(confined.argv,
+            concat({{"fake-runner", "--flag"}, profiles::bwrap_args(kRo), {"--"}, kCommand}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
+  EXPECT_EQ(confined.runner_failure_rules,
+            (std::vector<RunnerFailureRule>{{std::nullopt, {"fake-runner: "}, std::nullopt}}));
+  EXPECT_EQ(provider.probes_run(), 0);
+}
+
+TEST(LocalProviderChain, NothingUsableIsSandboxUnavailableWithEveryCandidateProbedOnce) {
+  FakeProbes probes;
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  try {
+    (void)provider.confine(kCommand, kRo);
+    FAIL() << "expected SANDBOX_UNAVAILABLE";
+  } catch (const SandboxUnavailableError& error) {
+    EXPECT_EQ(error.code(), "SANDBOX_UNAVAILABLE");
+    EXPECT_EQ(error.detail(), std::nullopt);
+  }
+  EXPECT_EQ(provider.probes_run(), 2);
+}
+
+TEST(LocalProviderChain, BwrapUsableAloneGivesTheBwrapWrapExactly) {
+  FakeProbes probes{{SandboxBackend::kBwrap}, {}};
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  const ConfinedArgv confined = provider.confine(kCommand, kRo);
+  ASSERT_FALSE(confined.argv.empty());
+  EXPECT_EQ(Argv(confined.argv.begin() + 1, confined.argv.end()),
+            concat({profiles::bwrap_args(kRo), {"--"}, kCommand}));
+  EXPECT_EQ(confined.backend, "bwrap");
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(confined.runner_failure_rules,
+            (std::vector<RunnerFailureRule>{{std::nullopt, {"bwrap: "}, std::nullopt}}));
+}
+
+TEST(LocalProviderChain, BwrapAndLandlockUsableLayerTheLauncherInsideBwrap) {
+  FakeProbes probes{{SandboxBackend::kBwrap, SandboxBackend::kLandlock}, {}};
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  const ConfinedArgv confined = provider.confine(kCommand, kRo);
+  const profiles::LandlockFeatures abi7{SandboxEnforcement::kFull, 7, true, true, true};
+  EXPECT_EQ(Argv(confined.argv.begin() + 1, confined.argv.end()),
+            concat({profiles::bwrap_args(kRo),
+                    {"--", "/opt/dsh/landlock-run"},
+                    profiles::landlock_args(kRo, abi7),
+                    {"--"},
+                    kCommand}));
+  EXPECT_EQ(confined.backend, "bwrap+landlock");
+  EXPECT_EQ(confined.runner_failure_rules.size(), 2u);
+}
+
+TEST(LocalProviderChain, BwrapUnusableFallsToLandlockWithItsRuleAndTheLauncherPath) {
+  FakeProbes probes{{SandboxBackend::kLandlock}, {}};
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  const ConfinedArgv confined = provider.confine(kCommand, kRo);
+  EXPECT_EQ(confined.argv.front(), "/opt/dsh/landlock-run");
+  EXPECT_EQ(confined.backend, "landlock");
+  EXPECT_EQ(
+      confined.runner_failure_rules,
+      (std::vector<RunnerFailureRule>{{std::vector<int>{125}, {"landlock-run: "}, Argv{kNotice}}}));
+  ASSERT_EQ(probes.seen.size(), 2u);
+  EXPECT_EQ(probes.seen[1],
+            std::make_pair(SandboxBackend::kLandlock, std::string("/opt/dsh/landlock-run")));
+}
+
+TEST(LocalProviderChain, DarwinSelectsSeatbeltWithoutProbing) {
+  FakeProbes probes;
+  LocalSandboxHooks hooks = linux_hooks(probes);
+  hooks.platform = "darwin";
+  LocalSandboxProvider provider({}, hooks);
+  const ConfinedArgv confined = provider.confine(kCommand, kRo);
+  EXPECT_EQ(confined.argv,
+            concat({{"/usr/bin/sandbox-exec", "-p", profiles::seatbelt_profile(kRo, {})},
+                    {"--"},
+                    kCommand}));
+  EXPECT_EQ(provider.probes_run(), 0);
+}
+
+TEST(LocalProviderChain, UnknownPlatformIsUnavailableWithoutAProbe) {
+  FakeProbes probes{{SandboxBackend::kBwrap}, {}};
+  LocalSandboxHooks hooks = linux_hooks(probes);
+  hooks.platform = "freebsd";
+  LocalSandboxProvider provider({}, hooks);
+  EXPECT_THROW((void)provider.confine(kCommand, kRo), SandboxUnavailableError);
+  EXPECT_EQ(provider.probes_run(), 0);
+}
+
+TEST(LocalProviderChain, UsableVerdictIsCachedAcrossWraps) {
+  FakeProbes probes{{SandboxBackend::kBwrap}, {}};
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  for (int i = 0; i < 3; ++i) (void)provider.confine(kCommand, kRo);
+  EXPECT_EQ(provider.probes_run(), 2);  // bwrap, and landlock for the second layer
+}
+
+TEST(LocalProviderChain, UnavailableVerdictIsCachedAcrossWraps) {
+  FakeProbes probes;
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THROW((void)provider.confine(kCommand, kRo), SandboxUnavailableError);
+  }
+  EXPECT_EQ(provider.probes_run(), 2);
+}
+
+TEST(LocalProviderChain, InvalidatedVerdictProbesAgain) {
+  FakeProbes probes{{SandboxBackend::kBwrap}, {}};
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  (void)provider.confine(kCommand, kRo);
+  provider.invalidate_verdict();
+  (void)provider.confine(kCommand, kRo);
+  EXPECT_EQ(provider.probes_run(), 4);
+}
+
+TEST(LocalProviderChain, TwoThreadsConfiningAtOnceProbeOnce) {
+  std::atomic<int> probes{0};
+  LocalSandboxHooks hooks;
+  hooks.chain = std::vector{SandboxBackend::kBwrap, SandboxBackend::kSeatbelt};
+  hooks.probe = [&](BackendReport& report) {
+    ++probes;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    report.usable = true;
+  };
+  LocalSandboxProvider provider({}, hooks);
+  std::thread first([&] { (void)provider.confine(kCommand, kRo); });
+  std::thread second([&] { (void)provider.confine(kCommand, kRo); });
+  first.join();
+  second.join();
+  EXPECT_EQ(probes.load(), 1);
+}
+
+TEST(LocalProviderChain, RogueChainEntryThrowsUnreachableVariant) {
+  FakeProbes probes{{SandboxBackend::kBwrap}, {}};
+  LocalSandboxHooks hooks = linux_hooks(probes);
+  hooks.chain = std::vector{static_cast<SandboxBackend>(42), SandboxBackend::kBwrap};
+  LocalSandboxProvider provider({}, hooks);
+  try {
+    (void)provider.confine(kCommand, kRo);
+    FAIL() << "a rogue chain entry must throw";
+  } catch (const std::logic_error& error) {
+    EXPECT_NE(std::string(error.what()).find("unreachable variant"), std::string::npos);
+  }
+}
+
+TEST(LocalProviderChain, WindowsAclPassingIsPartialWithTheAclDialect) {
+  FakeProbes probes{{SandboxBackend::kWindowsAcl}, {}};
+  LocalSandboxHooks hooks = linux_hooks(probes);
+  hooks.chain = std::vector{SandboxBackend::kWindowsAcl, SandboxBackend::kBwrap};
+  hooks.windows_acl_runner = {"node", "/opt/runner.js"};
+  hooks.temp_dir = "/tmp/user";
+  LocalSandboxProvider provider({}, hooks);
+  const ConfinedArgv confined = provider.confine(Argv{"true"}, kRo);
+  EXPECT_EQ(confined.argv, (Argv{"node", "/opt/runner.js", "--workspace", "/ws", "--temp",
+                                 "/tmp/user", "--mode", "read-only", "--", "true"}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.runner_failure_rules,
+            (std::vector<RunnerFailureRule>{
+                {std::vector<int>{127}, {"windows-acl-run: "}, std::nullopt}}));
+}
+
+TEST(LocalProviderChain, WindowsAclFailingFallsThroughToBwrap) {
+  FakeProbes probes{{SandboxBackend::kBwrap}, {}};
+  LocalSandboxHooks hooks = linux_hooks(probes);
+  hooks.chain = std::vector{SandboxBackend::kWindowsAcl, SandboxBackend::kBwrap};
+  LocalSandboxProvider provider({}, hooks);
+  EXPECT_EQ(provider.confine(kCommand, kRo).backend, "bwrap");
+}
+
+TEST(LocalProviderNetwork, DeniedNetworkTheBackendCannotGiveIsUnavailableWithTheReason) {
+  FakeProbes probes{{SandboxBackend::kWindowsAcl}, {}};
+  LocalSandboxHooks hooks = linux_hooks(probes);
+  hooks.chain = std::vector{SandboxBackend::kWindowsAcl, SandboxBackend::kBwrap};
+  LocalSandboxProvider provider({}, hooks);
+  SandboxPolicy deny = kRo;
+  deny.network = NetworkPolicy::kDeny;
+  try {
+    (void)provider.confine(kCommand, deny);
+    FAIL() << "windows-acl cannot deny network";
+  } catch (const SandboxUnavailableError& error) {
+    EXPECT_EQ(error.detail(), "the windows-acl runner cannot deny network access");
+  }
+}
+
+TEST(LocalProviderWorkspace, WorkspaceGivenThroughASymlinkConfinesTheRealDirectory) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "real/ws");
+  std::filesystem::create_directory_symlink(dir / "real", dir / "link");
+  FakeProbes probes{{SandboxBackend::kBwrap}, {}};
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  const SandboxPolicy through_link{ConfinedSandboxMode::kWorkspaceWrite, dir / "link/ws/../ws",
+                                   std::nullopt};
+  const ConfinedArgv confined = provider.confine(kCommand, through_link);
+  const std::string real = std::filesystem::canonical(dir / "real/ws").string();
+  const Argv bind = {"--bind", real, real};
+  EXPECT_NE(std::search(confined.argv.begin(), confined.argv.end(), bind.begin(), bind.end()),
+            confined.argv.end());
+}
+
+// Real probes against fake runners written as scripts.
+class LocalProviderFakeRunners : public ::testing::Test {
+ protected:
+  LocalSandboxHooks hooks_with(const std::string& bwrap_body, const std::string& launcher_body) {
+    LocalSandboxHooks hooks;
+    hooks.platform = "linux";
+    hooks.launcher_path = write_script(dir_ / "landlock-run", launcher_body);
+    bwrap_ = write_script(dir_ / "bwrap", bwrap_body);
+    return hooks;
+  }
+  LocalSandboxConfig config(double timeout_ms = 5000) {
+    LocalSandboxConfig config;
+    config.bwrap_path = bwrap_;
+    config.probe_timeout_ms = timeout_ms;
+    return config;
+  }
+  TempDir dir_;
+  std::string bwrap_;
+};
+
+constexpr const char* kFailingBwrap = "echo 'bwrap: Creating new namespace failed' >&2; exit 1";
+
+TEST_F(LocalProviderFakeRunners, LandlockProbeReportingFullGivesAFullWrap) {
+  LocalSandboxProvider provider(
+      config(), hooks_with(kFailingBwrap,
+                           "case \"$1\" in --probe) echo 'landlock: fully enforced';;"
+                           " --features) printf 'abi=7\\nseccomp=1\\n';; esac"));
+  const ConfinedArgv confined = provider.confine(kCommand, kRo);
+  EXPECT_EQ(confined.backend, "landlock");
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_NE(std::find(confined.argv.begin(), confined.argv.end(), "--deny-metadata"),
+            confined.argv.end());
+}
+
+TEST_F(LocalProviderFakeRunners, LandlockProbeReportingPartialGivesAPartialWrap) {
+  LocalSandboxProvider provider(
+      config(), hooks_with(kFailingBwrap,
+                           "case \"$1\" in --probe) echo 'landlock: partially enforced (older "
+                           "ABI)';; --features) printf 'abi=3\\nseccomp=1\\n';; esac"));
+  const ConfinedArgv confined = provider.confine(kCommand, kRo);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.ungoverned, Argv{"ioctl on device files (Landlock ABI < 5)"});
+}
+
+TEST_F(LocalProviderFakeRunners, LauncherExiting125FailsClosed) {
+  LocalSandboxProvider provider(config(),
+                                hooks_with(kFailingBwrap,
+                                           "echo 'landlock-run: landlock is not enforced' >&2; "
+                                           "exit 125"));
+  EXPECT_THROW((void)provider.confine(kCommand, kRo), SandboxUnavailableError);
+}
+
+TEST_F(LocalProviderFakeRunners, MissingLauncherAndBwrapFailClosed) {
+  LocalSandboxHooks hooks;
+  hooks.platform = "linux";
+  hooks.launcher_path = dir_ / "no-such-launcher";
+  LocalSandboxConfig missing;
+  missing.bwrap_path = dir_ / "no-such-bwrap";
+  LocalSandboxProvider provider(missing, hooks);
+  EXPECT_THROW((void)provider.confine(kCommand, kRo), SandboxUnavailableError);
+}
+
+TEST_F(LocalProviderFakeRunners, ProbeTimeoutBoundsASlowLauncher) {
+  const std::string slow =
+      "sleep 1; case \"$1\" in --probe) echo 'landlock: fully enforced';; esac";
+  LocalSandboxProvider patient(config(15000), hooks_with(kFailingBwrap, slow));
+  EXPECT_EQ(patient.confine(kCommand, kRo).backend, "landlock");
+  LocalSandboxProvider hasty(config(250), hooks_with(kFailingBwrap, slow));
+  EXPECT_THROW((void)hasty.confine(kCommand, kRo), SandboxUnavailableError);
+}
+
+TEST_F(LocalProviderFakeRunners, BwrapProbeRunsTheReadOnlyProfileOfTheRoot) {
+  const std::string record = dir_ / "bwrap-args";
+  LocalSandboxProvider provider(
+      config(), hooks_with("printf '%s\\n' \"$@\" > " + record + "; exit 0", "exit 125"));
+  EXPECT_EQ(provider.confine(kCommand, kRo).backend, "bwrap");
+  std::ifstream recorded(record);
+  Argv seen;
+  for (std::string line; std::getline(recorded, line);) seen.push_back(line);
+  const SandboxPolicy root{ConfinedSandboxMode::kReadOnly, "/", std::nullopt};
+  EXPECT_EQ(seen, concat({profiles::bwrap_args(root), {"--", "true"}}));
+}
+
+TEST_F(LocalProviderFakeRunners, SeatbeltFakeExitingZeroWrapsAndExitingOneFailsClosed) {
+  LocalSandboxHooks hooks = hooks_with(kFailingBwrap, "exit 125");
+  hooks.chain = std::vector{SandboxBackend::kBwrap, SandboxBackend::kSeatbelt};
+  hooks.sandbox_exec_path = write_script(dir_ / "sandbox-exec", "exit 0");
+  LocalSandboxProvider passing(config(), hooks);
+  EXPECT_EQ(passing.confine(kCommand, kRo).argv,
+            concat({{hooks.sandbox_exec_path, "-p", profiles::seatbelt_profile(kRo, {})},
+                    {"--"},
+                    kCommand}));
+  hooks.sandbox_exec_path = write_script(dir_ / "sandbox-exec-1", "exit 1");
+  LocalSandboxProvider failing(config(), hooks);
+  EXPECT_THROW((void)failing.confine(kCommand, kRo), SandboxUnavailableError);
+}
+
+TEST_F(LocalProviderFakeRunners, ProbeAllReportsEveryBackendWithCauseAndFix) {
+  LocalSandboxProvider provider(config(), hooks_with(kFailingBwrap, "exit 125"));
+  const std::vector<BackendReport> reports = provider.probe_all();
+  ASSERT_EQ(reports.size(), 2u);
+  for (const BackendReport& report : reports) {
+    EXPECT_FALSE(report.usable);
+    EXPECT_FALSE(report.cause.empty());
+    EXPECT_FALSE(report.fix.empty());
+    EXPECT_EQ(report.cause.find('\n'), std::string::npos);
+    EXPECT_EQ(report.fix.find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace dsh::sandbox

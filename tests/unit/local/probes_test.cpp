@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// Diagnoses of unusable backends: one line of cause and one line of fix, naming the setting.
+#include "probes.h"
+
+#include <gtest/gtest.h>
+
+#include "verdict_codec.h"
+
+namespace dsh::sandbox::local {
+namespace {
+
+BackendReport diagnosed_bwrap(const HostFacts& host, const std::string& stderr_text) {
+  BackendReport report;
+  report.runner = "/usr/bin/bwrap";
+  BoundedRun run;
+  run.exit_code = 1;
+  run.err = stderr_text;
+  diagnose_bwrap(report, run, host);
+  return report;
+}
+
+void expect_one_line_each(const BackendReport& report) {
+  EXPECT_FALSE(report.usable);
+  EXPECT_EQ(report.cause.find('\n'), std::string::npos) << report.cause;
+  EXPECT_EQ(report.fix.find('\n'), std::string::npos) << report.fix;
+}
+
+TEST(DiagnoseBwrap, UbuntuAppArmorRestrictionIsNamedWithItsSysctl) {
+  HostFacts host;
+  host.apparmor_restrict_userns = "1";
+  const BackendReport report =
+      diagnosed_bwrap(host, "bwrap: setting up uid map: Permission denied\n");
+  expect_one_line_each(report);
+  EXPECT_NE(report.cause.find("kernel.apparmor_restrict_unprivileged_userns=1"), std::string::npos);
+  EXPECT_NE(report.fix.find("apparmor"), std::string::npos);
+}
+
+TEST(DiagnoseBwrap, DisabledUserNamespacesAreNamedWithTheirSysctl) {
+  HostFacts host;
+  host.max_user_namespaces = "0";
+  const BackendReport report =
+      diagnosed_bwrap(host, "bwrap: No permissions to create new namespace\n");
+  expect_one_line_each(report);
+  EXPECT_NE(report.cause.find("user.max_user_namespaces=0"), std::string::npos);
+  EXPECT_EQ(report.fix, "sudo sysctl user.max_user_namespaces=15000");
+}
+
+TEST(DiagnoseBwrap, ContainerSeccompProfileIsNamed) {
+  HostFacts host;
+  host.seccomp_filtered = true;
+  const BackendReport report =
+      diagnosed_bwrap(host, "bwrap: Creating new namespace failed: Operation not permitted\n");
+  expect_one_line_each(report);
+  EXPECT_NE(report.cause.find("seccomp"), std::string::npos);
+  EXPECT_NE(report.cause.find("Operation not permitted"), std::string::npos);
+}
+
+TEST(DiagnoseBwrap, AppArmorRestrictionDoesNotApplyToRoot) {
+  HostFacts host;
+  host.apparmor_restrict_userns = "1";
+  host.root = true;
+  const BackendReport report = diagnosed_bwrap(host, "bwrap: something else\nsecond line\n");
+  expect_one_line_each(report);
+  EXPECT_EQ(report.cause, "bwrap cannot create its sandbox: bwrap: something else");
+}
+
+TEST(DiagnoseLandlock, LandlockMissingFromLsmListIsNamedWithTheBootParameter) {
+  HostFacts host;
+  host.lsm_list = "lockdown,capability,yama,apparmor";
+  BackendReport report;
+  BoundedRun run;
+  run.exit_code = 125;
+  run.err =
+      "landlock-run: landlock is not enforced by this kernel (ABI unsupported or "
+      "disabled)\n";
+  diagnose_landlock(report, run, host);
+  expect_one_line_each(report);
+  EXPECT_NE(report.cause.find("lsm=lockdown,capability,yama,apparmor"), std::string::npos);
+  EXPECT_EQ(report.fix,
+            "add landlock to the kernel command line: lsm=landlock,lockdown,capability,yama,"
+            "apparmor");
+}
+
+TEST(DiagnoseLandlock, UnknownLsmListStillExplainsTheKernel) {
+  BackendReport report;
+  BoundedRun run;
+  run.exit_code = 125;
+  run.err =
+      "landlock-run: landlock is not enforced by this kernel (ABI unsupported or "
+      "disabled)\n";
+  diagnose_landlock(report, run, HostFacts{});
+  expect_one_line_each(report);
+  EXPECT_NE(report.fix.find("CONFIG_SECURITY_LANDLOCK"), std::string::npos);
+}
+
+TEST(LandlockFeatures, ReadsAbiAndSeccompAndIgnoresUnknownKeys) {
+  BackendReport report;
+  report.enforcement = SandboxEnforcement::kFull;
+  read_landlock_features(report, "landlock-run=1\nabi=7\nseccomp=1\nfuture_key=9\n");
+  EXPECT_EQ(report.landlock_abi, 7);
+  EXPECT_TRUE(report.landlock_seccomp);
+  EXPECT_EQ(landlock_features(report),
+            (profiles::LandlockFeatures{SandboxEnforcement::kFull, 7, true, true, true}));
+  report.landlock_abi = 5;
+  EXPECT_FALSE(landlock_features(report).scope_ipc);
+}
+
+TEST(VerdictCodec, RoundTripsSelections) {
+  for (const profiles::Selection& selection :
+       {profiles::Selection{SandboxBackend::kBwrap, std::nullopt},
+        profiles::Selection{
+            SandboxBackend::kBwrap,
+            profiles::LandlockFeatures{SandboxEnforcement::kFull, 7, true, true, true}},
+        profiles::Selection{
+            SandboxBackend::kLandlock,
+            profiles::LandlockFeatures{SandboxEnforcement::kPartial, 3, false, false, true}}}) {
+    EXPECT_EQ(decode_selection(encode_selection(selection)), selection);
+  }
+}
+
+TEST(VerdictCodec, AnythingUnexpectedIsNoVerdict) {
+  EXPECT_EQ(decode_selection(""), std::nullopt);
+  EXPECT_EQ(decode_selection(R"({"backend":"chroot"})"), std::nullopt);
+  EXPECT_EQ(decode_selection(R"({"backend":"landlock"})"), std::nullopt);
+  EXPECT_EQ(decode_selection(R"({"backend":"bwrap","landlock":{"abi":"7"}})"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace dsh::sandbox::local

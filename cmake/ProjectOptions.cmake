@@ -6,7 +6,8 @@ add_library(dsh_warnings INTERFACE)
 target_compile_options(dsh_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Werror
   -Wshadow -Wconversion -Wsign-conversion -Wnon-virtual-dtor -Wold-style-cast
-  -Wcast-align -Woverloaded-virtual -Wno-missing-field-initializers -Wnull-dereference -Wformat=2 -Wimplicit-fallthrough)
+  -Wcast-align -Woverloaded-virtual -Wformat=2 -Wimplicit-fallthrough
+  -Wno-missing-field-initializers)
 
 add_library(dsh_sanitizers INTERFACE)
 if(DSH_SANITIZE)

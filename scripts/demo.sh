@@ -10,6 +10,10 @@ build="$(build_root "$repo")"
 echo "dsh-sandbox: building in $build" >&2
 configure_and_build "$build" >/dev/null
 
+echo "\$ dsh-sandbox probe"
+"$build/bin/dsh-sandbox" probe || true
+echo
+
 demo="$(mktemp -d /tmp/dsh-demo-XXXXXX)"
 trap 'rm -rf "$demo"' EXIT
 workspace="$demo/workspace"
@@ -19,7 +23,7 @@ command="echo allowed > $workspace/inside.txt; echo denied > $outside"
 
 # Until `dsh-sandbox run` lands (issue 5) the demo drives the Landlock launcher directly with
 # the workspace-write grants the provider will give it.
-launcher="$build/launcher/landlock-run/landlock-run"
+launcher="$build/bin/landlock-run"
 confined=("$launcher" --ro / --rw /dev/null --rw "$workspace" -- bash -c "$command")
 echo "\$ ${confined[*]:0:7} -- bash -c '$command'"
 set +e

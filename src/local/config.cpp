@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The provider's config (spec §2.1): the reference's checks in its order with its messages.
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -99,20 +97,6 @@ Result<LocalSandboxConfig> config_from_json(std::string_view text) {
     config.bwrap_path = value["bwrapPath"].get<std::string>();
   }
   if (auto valid = validate_config(config); !valid) return valid.error();
-  return config;
-}
-
-Result<LocalSandboxConfig> load_config_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) {
-    return InvalidInput{fmt::format("config file \"{}\" cannot be read; check the path", path)};
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  auto config = config_from_json(text.str());
-  if (!config) {
-    return InvalidInput{fmt::format("config file \"{}\": {}", path, config.error().message)};
-  }
   return config;
 }
 

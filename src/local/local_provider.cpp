@@ -3,6 +3,7 @@
 // threads confining at once probe once), unavailable verdict included.
 #include "dsh/sandbox/local_provider.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "dsh/sandbox/errors.h"
@@ -44,6 +45,7 @@ struct LocalSandboxProvider::State {
   LocalSandboxConfig config;
   LocalSandboxHooks hooks;
   std::shared_ptr<VerdictStore> store;
+  std::string platform;
   std::vector<SandboxBackend> chain;
   profiles::Runners runners;
   std::string temp_dir;
@@ -95,17 +97,24 @@ struct LocalSandboxProvider::State {
     return report;
   }
 
-  // bwrap wins with landlock-run layered inside when the chain also offers a usable Landlock.
-  profiles::Selection select(const BackendReport& winner) {
+  // bwrap wins with landlock-run layered inside when the chain also offers a usable Landlock;
+  // `landlock` is that backend's report, probed on demand.
+  static profiles::Selection select(const BackendReport& winner,
+                                    const std::function<std::optional<BackendReport>()>& landlock) {
     if (winner.backend == SandboxBackend::kLandlock) {
       return {SandboxBackend::kLandlock, local::landlock_features(winner)};
     }
     profiles::Selection chosen{winner.backend, std::nullopt};
-    if (winner.backend == SandboxBackend::kBwrap && in_chain(chain, SandboxBackend::kLandlock)) {
-      const BackendReport landlock = probe(SandboxBackend::kLandlock);
-      if (landlock.usable) chosen.landlock = local::landlock_features(landlock);
+    if (winner.backend == SandboxBackend::kBwrap) {
+      const std::optional<BackendReport> report = landlock();
+      if (report && report->usable) chosen.landlock = local::landlock_features(*report);
     }
     return chosen;
+  }
+
+  std::optional<BackendReport> probe_if_in_chain(SandboxBackend backend) {
+    if (!in_chain(chain, backend)) return std::nullopt;
+    return probe(backend);
   }
 
   std::optional<profiles::Selection> walk_chain() {
@@ -117,7 +126,9 @@ struct LocalSandboxProvider::State {
     }
     for (const SandboxBackend backend : chain) {
       const BackendReport report = probe(backend);
-      if (report.usable) return select(report);
+      if (report.usable) {
+        return select(report, [this] { return probe_if_in_chain(SandboxBackend::kLandlock); });
+      }
     }
     return std::nullopt;
   }
@@ -142,8 +153,8 @@ LocalSandboxProvider::LocalSandboxProvider(LocalSandboxConfig config, LocalSandb
     : state_(std::make_unique<State>()) {
   validate_config(config).value();
   State& s = *state_;
-  s.chain = hooks.chain.value_or(
-      platform_chain(hooks.platform.empty() ? this_platform() : hooks.platform));
+  s.platform = hooks.platform.empty() ? this_platform() : hooks.platform;
+  s.chain = hooks.chain.value_or(platform_chain(s.platform));
   s.runners.bwrap = local::locate_bwrap(config.bwrap_path);
   s.runners.landlock_run =
       hooks.launcher_path.empty() ? local::launcher_beside_self() : hooks.launcher_path;
@@ -179,11 +190,26 @@ ConfinedArgv LocalSandboxProvider::confine_validated(std::span<const std::string
   return profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir);
 }
 
-std::vector<BackendReport> LocalSandboxProvider::probe_all() {
-  const std::lock_guard lock(state_->mutex);
-  std::vector<BackendReport> reports;
-  for (const SandboxBackend backend : state_->chain) reports.push_back(state_->probe(backend));
-  return reports;
+ProbeSummary LocalSandboxProvider::probe_all() {
+  State& s = *state_;
+  const std::lock_guard lock(s.mutex);
+  ProbeSummary summary{s.platform, {}, {}};
+  for (const SandboxBackend backend : s.chain) summary.backends.push_back(s.probe(backend));
+  const auto report_of = [&](SandboxBackend backend) -> std::optional<BackendReport> {
+    for (const BackendReport& report : summary.backends) {
+      if (report.backend == backend) return report;
+    }
+    return std::nullopt;
+  };
+  s.selection.reset();
+  for (const BackendReport& report : summary.backends) {
+    if (!report.usable) continue;
+    s.selection = State::select(report, [&] { return report_of(SandboxBackend::kLandlock); });
+    summary.selected = profiles::selection_name(*s.selection);
+    break;
+  }
+  s.decided = true;
+  return summary;
 }
 
 void LocalSandboxProvider::invalidate_verdict() {

@@ -44,6 +44,9 @@ struct Selection {
   bool operator==(const Selection&) const = default;
 };
 
+// "bwrap", "bwrap+landlock", "landlock", "seatbelt", "windows-acl": ConfinedArgv::backend.
+std::string selection_name(const Selection& selection);
+
 // bwrap: `--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent --new-session
 // --cap-drop ALL`, then `--unshare-net` for a denied network, then under workspace-write
 // `--tmpfs /tmp --bind WS WS`.

@@ -59,7 +59,6 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) 
   facts.network = policy.network;
   switch (selection.backend) {
     case SandboxBackend::kBwrap:
-      facts.backend = selection.landlock ? "bwrap+landlock" : "bwrap";
       facts.denial_signatures = {"read-only file system"};
       facts.runner_failure_rules = {bwrap_rule()};
       if (selection.landlock) {
@@ -68,23 +67,21 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) 
       }
       break;
     case SandboxBackend::kLandlock:
-      facts.backend = "landlock";
       facts.denial_signatures = {"permission denied"};
       facts.runner_failure_rules = {landlock_rule()};
       facts.ungoverned = landlock_ungoverned(policy, selection.landlock.value());
       break;
     case SandboxBackend::kSeatbelt:
-      facts.backend = "seatbelt";
       facts.denial_signatures = {"operation not permitted"};
       facts.runner_failure_rules = {{std::nullopt, {"sandbox-exec: "}, std::nullopt}};
       break;
     case SandboxBackend::kWindowsAcl:
-      facts.backend = "windows-acl";
       facts.denial_signatures = {"access is denied", "access to the path", "permission denied"};
       facts.runner_failure_rules = {{std::vector<int>{127}, {"windows-acl-run: "}, std::nullopt}};
       facts.ungoverned = windows_acl_ungoverned();
       break;
   }
+  facts.backend = selection_name(selection);
   facts.enforcement =
       facts.ungoverned.empty() ? SandboxEnforcement::kFull : SandboxEnforcement::kPartial;
   return facts;
@@ -118,6 +115,12 @@ Argv runner_prefix(const Selection& selection, const Runners& runners, const San
 }
 
 }  // namespace
+
+std::string selection_name(const Selection& selection) {
+  std::string name(backend_name(selection.backend));
+  if (selection.backend == SandboxBackend::kBwrap && selection.landlock) name += "+landlock";
+  return name;
+}
 
 std::optional<std::string> unsupported_reason(const Selection& selection,
                                               const SandboxPolicy& policy) {

@@ -37,7 +37,6 @@ Result<void> validate_config(const LocalSandboxConfig& config);
 // runnerFailureSignatures, probeTimeoutMs, bwrapPath); `mode` is the policy's and allowed.
 // Unknown keys are errors: a misspelt key must not silently leave a default in force.
 Result<LocalSandboxConfig> config_from_json(std::string_view text);
-Result<LocalSandboxConfig> load_config_file(const std::string& path);
 
 // One backend's verdict on this host, with the reason and the fix when it is unusable.
 struct BackendReport {
@@ -50,6 +49,13 @@ struct BackendReport {
   bool landlock_seccomp = false;  // landlock only: its seccomp hardening is available
   std::string cause;              // why it is unusable, one line
   std::string fix;                // what to do about it, one line
+};
+
+// What `dsh-sandbox probe` shows: every backend of the chain, and the one confine would use.
+struct ProbeSummary {
+  std::string platform;
+  std::vector<BackendReport> backends;
+  std::string selected;  // e.g. "bwrap+landlock"; empty when no backend is usable
 };
 
 // Where a verdict can be kept across processes (the CLI keeps one per user). The provider
@@ -82,8 +88,9 @@ class LocalSandboxProvider final : public SandboxProvider {
                                 std::shared_ptr<VerdictStore> store = nullptr);
   ~LocalSandboxProvider() override;
 
-  // Probes every backend of the chain (not stopping at the first usable) for `probe` reports.
-  std::vector<BackendReport> probe_all();
+  // Probes every backend of the chain (not stopping at the first usable) and makes the result
+  // this provider's verdict.
+  ProbeSummary probe_all();
 
   // Forgets the verdict (and the store's entry): call it when the selected runner refused at
   // execution time, so the next confine probes again.

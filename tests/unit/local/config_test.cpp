@@ -2,11 +2,9 @@
 // Provider config (spec §2.1): the reference's errors in its order, and the JSON config file.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <limits>
 
 #include "dsh/sandbox/local_provider.h"
-#include "temp_dir.h"
 
 namespace dsh::sandbox {
 namespace {
@@ -91,23 +89,6 @@ TEST(ConfigFromJson, MalformedAndMistypedDocumentsAreRefused) {
   EXPECT_FALSE(config_from_json(R"({"probeTimeoutMs":"5"})"));
   EXPECT_FALSE(config_from_json(R"({"runnerCommand":"/opt/r"})"));
   EXPECT_FALSE(config_from_json(R"({"probeTimeoutMs":0})"));
-}
-
-TEST(LoadConfigFile, MissingFileSaysWhichPath) {
-  const Result<LocalSandboxConfig> config = load_config_file("/no/such/dsh.json");
-  ASSERT_FALSE(config);
-  EXPECT_EQ(config.error().message,
-            "config file \"/no/such/dsh.json\" cannot be read; check the path");
-}
-
-TEST(LoadConfigFile, ErrorsNameTheFile) {
-  dsh::testing::TempDir dir;
-  std::ofstream(dir / "c.json") << R"({"runnerFailureSignatures":["x"]})";
-  const Result<LocalSandboxConfig> config = load_config_file(dir / "c.json");
-  ASSERT_FALSE(config);
-  EXPECT_EQ(config.error().message,
-            "config file \"" + (dir / "c.json") +
-                "\": sandbox-local: runnerFailureSignatures requires runnerCommand");
 }
 
 }  // namespace

@@ -188,6 +188,16 @@ TEST(LocalProviderChain, TwoThreadsConfiningAtOnceProbeOnce) {
   EXPECT_EQ(probes.load(), 1);
 }
 
+TEST(LocalProviderChain, ProbeAllReportsEveryBackendAndBecomesTheVerdict) {
+  FakeProbes probes{{SandboxBackend::kBwrap, SandboxBackend::kLandlock}, {}};
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  const ProbeSummary summary = provider.probe_all();
+  ASSERT_EQ(summary.backends.size(), 2u);
+  EXPECT_EQ(summary.selected, "bwrap+landlock");
+  EXPECT_EQ(provider.confine(kCommand, kRo).backend, "bwrap+landlock");
+  EXPECT_EQ(provider.probes_run(), 2);
+}
+
 TEST(LocalProviderChain, RogueChainEntryThrowsUnreachableVariant) {
   FakeProbes probes{{SandboxBackend::kBwrap}, {}};
   LocalSandboxHooks hooks = linux_hooks(probes);
@@ -354,9 +364,11 @@ TEST_F(LocalProviderFakeRunners, SeatbeltFakeExitingZeroWrapsAndExitingOneFailsC
 
 TEST_F(LocalProviderFakeRunners, ProbeAllReportsEveryBackendWithCauseAndFix) {
   LocalSandboxProvider provider(config(), hooks_with(kFailingBwrap, "exit 125"));
-  const std::vector<BackendReport> reports = provider.probe_all();
-  ASSERT_EQ(reports.size(), 2u);
-  for (const BackendReport& report : reports) {
+  const ProbeSummary summary = provider.probe_all();
+  EXPECT_EQ(summary.platform, "linux");
+  EXPECT_EQ(summary.selected, "");
+  ASSERT_EQ(summary.backends.size(), 2u);
+  for (const BackendReport& report : summary.backends) {
     EXPECT_FALSE(report.usable);
     EXPECT_FALSE(report.cause.empty());
     EXPECT_FALSE(report.fix.empty());

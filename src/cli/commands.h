@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `dsh-sandbox` subcommands. Each returns the process exit status; every failure is one
+// "dsh-sandbox: " line on stderr and exit 125, and nothing runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dsh::sandbox::cli {
+
+inline constexpr int kFailureExit = 125;
+
+struct Options {
+  std::string mode;       // empty: the config's mode, else read-only
+  std::string workspace;  // empty: the working directory
+  std::string network = "inherit";
+  std::string config_path;
+  bool json = false;
+  std::vector<std::string> argv;
+};
+
+// Prints the ConfinedArgv as JSON (the reference's field names); runs nothing.
+int confine(const Options& options);
+// Reports each backend of this platform's chain: usable or not, enforcement, why, how to fix.
+int probe(const Options& options);
+
+// One "dsh-sandbox: <message>" line on stderr; returns kFailureExit.
+int fail(const std::string& message);
+
+}  // namespace dsh::sandbox::cli

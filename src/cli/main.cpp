@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// dsh-sandbox: the CLI of the sandbox (DESIGN.md, "The CLI contract").
+#include <CLI/CLI.hpp>
+
+#include <exception>
+
+#include "commands.h"
+
+namespace {
+
+using dsh::sandbox::cli::Options;
+
+void add_policy_options(CLI::App& command, Options& options) {
+  command.add_option("--mode", options.mode, "read-only | workspace-write | danger-full-access");
+  command.add_option("--workspace", options.workspace, "absolute workspace root (default: cwd)");
+  command.add_option("--network", options.network, "inherit | deny");
+  command.add_option("--config", options.config_path, "JSON config file");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  CLI::App app{"dsh-sandbox: run commands you did not write, confined"};
+  app.require_subcommand(1);
+  CLI::App* confine = app.add_subcommand("confine", "print the confined argv as JSON; run nothing");
+  add_policy_options(*confine, options);
+  confine->add_option("argv", options.argv, "-- ARGV...")->required();
+  CLI::App* probe = app.add_subcommand("probe", "report each backend of this host's chain");
+  probe->add_option("--config", options.config_path, "JSON config file");
+  probe->add_flag("--json", options.json, "print one JSON object");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    return dsh::sandbox::cli::fail(std::string(error.what()) + "; see dsh-sandbox --help");
+  }
+  try {
+    return confine->parsed() ? dsh::sandbox::cli::confine(options)
+                             : dsh::sandbox::cli::probe(options);
+  } catch (const std::exception& error) {
+    // Fail closed on anything unexpected: nothing was printed for a caller to run.
+    return dsh::sandbox::cli::fail(error.what());
+  }
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "probe_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dsh/sandbox/roots.h"
+#include "runners.h"
+
+namespace dsh::sandbox::local {
+
+namespace {
+
+// A directory this user alone owns and alone can write.
+bool private_directory(const std::string& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == ::geteuid() &&
+         (info.st_mode & 0077) == 0;
+}
+
+std::string file_identity(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return path + ":missing";
+  return fmt::format("{}:{}:{}:{}:{}.{}", path, info.st_dev, info.st_ino, info.st_size,
+                     info.st_mtim.tv_sec, info.st_mtim.tv_nsec);
+}
+
+std::string read_owned_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct stat info {};
+  std::string text;
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid() &&
+      (info.st_mode & 0022) == 0 && info.st_size < 65536) {
+    text.resize(static_cast<std::size_t>(info.st_size));
+    if (::read(fd, text.data(), text.size()) != info.st_size) text.clear();
+  }
+  ::close(fd);
+  return text;
+}
+
+bool inside(const std::string& path, const std::string& root) {
+  return path == root || root == "/" || path.starts_with(root + "/");
+}
+
+}  // namespace
+
+UserVerdictStore::UserVerdictStore(std::string directory, std::string key)
+    : directory_(std::move(directory)), path_(directory_ + "/verdict.json"), key_(std::move(key)) {}
+
+bool UserVerdictStore::usable_for(const SandboxPolicy& policy) const {
+  for (const std::string& root : writable_roots(policy)) {
+    if (inside(directory_, root)) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> UserVerdictStore::load(const SandboxPolicy& policy) {
+  if (!usable_for(policy) || !private_directory(directory_)) return std::nullopt;
+  try {
+    const nlohmann::json entry = nlohmann::json::parse(read_owned_file(path_));
+    if (entry.at("key").get<std::string>() != key_) return std::nullopt;
+    return entry.at("verdict").get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+void UserVerdictStore::save(const SandboxPolicy& policy, const std::string& verdict) {
+  if (!usable_for(policy)) return;
+  ::mkdir(directory_.c_str(), 0700);
+  if (!private_directory(directory_)) return;
+  std::string temp = directory_ + "/.verdict-XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return;
+  const std::string text = nlohmann::json{{"key", key_}, {"verdict", verdict}}.dump();
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  // rename(2) is atomic: a concurrent reader sees the old entry or the new one, never half.
+  if (!written || ::rename(temp.c_str(), path_.c_str()) != 0) ::unlink(temp.c_str());
+}
+
+void UserVerdictStore::invalidate() { ::unlink(path_.c_str()); }
+
+std::string user_cache_directory() {
+  if (::geteuid() == 0) return "/run/dsh-sandbox";
+  // Only read here; the CLI never writes its environment.
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");  // NOLINT(concurrency-mt-unsafe)
+  if (runtime == nullptr || runtime[0] != '/' || !private_directory(runtime)) return {};
+  return std::string(runtime) + "/dsh-sandbox";
+}
+
+std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwrap,
+                        const std::string& launcher) {
+  utsname kernel{};
+  ::uname(&kernel);
+  std::array<char, 4096> self{};
+  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  const std::string exe = n > 0 ? std::string(self.data(), static_cast<std::size_t>(n)) : "";
+  const nlohmann::json key = {{"kernel", std::string(kernel.release) + " " + kernel.version},
+                              {"uid", ::geteuid()},
+                              {"self", file_identity(exe)},
+                              {"bwrap", file_identity(bwrap)},
+                              {"launcher", file_identity(launcher)},
+                              {"runnerCommand", config.runner_command},
+                              {"probeTimeoutMs", config.probe_timeout_ms}};
+  return key.dump();
+}
+
+std::shared_ptr<VerdictStore> make_user_verdict_store(const LocalSandboxConfig& config) {
+  const std::string directory = user_cache_directory();
+  if (directory.empty()) return nullptr;
+  return std::make_shared<UserVerdictStore>(
+      directory, verdict_key(config, locate_bwrap(config.bwrap_path), launcher_beside_self()));
+}
+
+}  // namespace dsh::sandbox::local

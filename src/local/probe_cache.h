@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CLI's per-user verdict cache. Each `dsh-sandbox` call is a new process, so without it
+// every call would probe. It lives where no confined command can write: /run/dsh-sandbox for
+// root, $XDG_RUNTIME_DIR/dsh-sandbox (a 0700 tmpfs owned by the user) otherwise; neither is
+// ever granted, and a policy whose writable roots contain it makes the cache step aside. An
+// entry is keyed by everything that could change the verdict (kernel release, the runners'
+// paths and file identities, this binary, the config); a stale entry can only select a
+// backend that then refuses, never an unconfined run.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "dsh/sandbox/local_provider.h"
+
+namespace dsh::sandbox::local {
+
+class UserVerdictStore final : public VerdictStore {
+ public:
+  UserVerdictStore(std::string directory, std::string key);
+
+  std::optional<std::string> load(const SandboxPolicy& policy) override;
+  void save(const SandboxPolicy& policy, const std::string& verdict) override;
+  void invalidate() override;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  bool usable_for(const SandboxPolicy& policy) const;
+
+  std::string directory_;
+  std::string path_;
+  std::string key_;
+};
+
+// The per-user cache directory, or empty when this user has none that is safe to use.
+std::string user_cache_directory();
+
+// Everything that could change the verdict, as one string.
+std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwrap,
+                        const std::string& launcher);
+
+// The store for this user, or null when there is no safe place for it.
+std::shared_ptr<VerdictStore> make_user_verdict_store(const LocalSandboxConfig& config);
+
+}  // namespace dsh::sandbox::local

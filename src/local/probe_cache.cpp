@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dsh/sandbox/roots.h"
+#include "probes.h"
 #include "runners.h"
 
 namespace dsh::sandbox::local {
@@ -105,13 +106,23 @@ std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwr
   std::array<char, 4096> self{};
   const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
   const std::string exe = n > 0 ? std::string(self.data(), static_cast<std::size_t>(n)) : "";
-  const nlohmann::json key = {{"kernel", std::string(kernel.release) + " " + kernel.version},
-                              {"uid", ::geteuid()},
-                              {"self", file_identity(exe)},
-                              {"bwrap", file_identity(bwrap)},
-                              {"launcher", file_identity(launcher)},
-                              {"runnerCommand", config.runner_command},
-                              {"probeTimeoutMs", config.probe_timeout_ms}};
+  // What decides whether this process can create namespaces or enforce Landlock without a
+  // reboot: the userns sysctls, the LSM list, and a seccomp filter on this very process (a
+  // container's profile). Without them a verdict probed inside a filtered process would
+  // silently downgrade every later unfiltered call to Landlock, and the reverse would hand a
+  // filtered caller a bwrap argv that cannot start.
+  const HostFacts host = read_host_facts();
+  const nlohmann::json key = {
+      {"kernel", std::string(kernel.release) + " " + kernel.version},
+      {"host",
+       {host.apparmor_restrict_userns, host.max_user_namespaces, host.unprivileged_userns_clone,
+        host.seccomp_filtered, host.lsm_list}},
+      {"uid", ::geteuid()},
+      {"self", file_identity(exe)},
+      {"bwrap", file_identity(bwrap)},
+      {"launcher", file_identity(launcher)},
+      {"runnerCommand", config.runner_command},
+      {"probeTimeoutMs", config.probe_timeout_ms}};
   return key.dump();
 }
 

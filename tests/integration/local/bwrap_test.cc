@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// The natural selection, bwrap with landlock-run inside, run for real with real bash (spec §7.3
+// "bwrap"): read-only denials, a usable /dev, a private PID namespace that closes the
+// /proc/<pid>/root escape, descendants the command can manage, and a workspace-write /tmp that
+// leaves nothing on the host. Every effect is judged from outside.
+#include <cstdio>
+
+#include "local_harness.h"
+#include "must_run.h"
+
+namespace dsh::local_it {
+namespace {
+
+constexpr ConfinedSandboxMode kModes[] = {ConfinedSandboxMode::kReadOnly,
+                                          ConfinedSandboxMode::kWorkspaceWrite};
+
+bool Mentions(const RunResult& result, const std::vector<std::string>& signatures) {
+  for (const std::string& signature : signatures) {
+    if (Lower(result.err).find(signature) != std::string::npos) return true;
+  }
+  return false;
+}
+
+class Bwrap : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = MissingHostFeature(); !missing.empty()) {
+      DSH_SKIP_OR_FAIL(missing);
+    }
+    workspace_ = base_.Mkdir("workspace");
+    sibling_ = base_.Mkdir("sibling");
+  }
+  ConfinedArgv Wrap(ConfinedSandboxMode mode, const std::string& script) {
+    ConfinedArgv confined = Confine(*provider_, Bash(script), mode, workspace_);
+    EXPECT_EQ(confined.backend, "bwrap+landlock");
+    EXPECT_EQ(confined.argv.front(), "/usr/bin/bwrap");
+    return confined;
+  }
+  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = MakeProvider(Backend::kNatural);
+  WorkDir base_;
+  std::string workspace_;
+  std::string sibling_;
+};
+
+TEST_F(Bwrap, ReadOnlyWriteFailsWithReadOnlyFileSystem) {
+  const std::string target = workspace_ + "/" + Unique("file");
+  const ConfinedArgv confined = Wrap(ConfinedSandboxMode::kReadOnly, "printf x > " + target);
+  const RunResult result = Spawn(confined);
+  EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
+  EXPECT_NE(Lower(result.err).find("read-only file system"), std::string::npos)
+      << result.Describe();
+  EXPECT_TRUE(Mentions(result, confined.denial_signatures)) << result.Describe();
+  EXPECT_FALSE(llrt::Exists(target));
+}
+
+TEST_F(Bwrap, ReadOnlyListsRootIntoDevNull) {
+  const RunResult result =
+      Spawn(Wrap(ConfinedSandboxMode::kReadOnly, "ls / > /dev/null && echo dev-ok"));
+  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+  EXPECT_EQ(result.out, "dev-ok\n") << result.Describe();
+}
+
+TEST_F(Bwrap, PidNamespaceDiffersFromTheHostsInBothModes) {
+  const std::string host = HostPidNamespace();
+  ASSERT_EQ(host.rfind("pid:[", 0), 0U) << host;
+  for (const ConfinedSandboxMode mode : kModes) {
+    const RunResult result = Spawn(Wrap(mode, "readlink /proc/self/ns/pid"));
+    ASSERT_TRUE(result.ExitedWith(0)) << result.Describe();
+    EXPECT_EQ(result.out.rfind("pid:[", 0), 0U) << result.Describe();
+    EXPECT_NE(result.out, host + "\n") << result.Describe();
+  }
+}
+
+// With host PIDs visible, /proc/<pid>/root leads into the host's mount view, where the
+// read-only binds do not apply. Every PID the command can see is tried.
+TEST_F(Bwrap, ProcRootEscapeIsClosedInBothModes) {
+  for (const ConfinedSandboxMode mode : kModes) {
+    // Writable on the host, not inside: the workspace under read-only, a sibling otherwise.
+    const std::string dir = mode == ConfinedSandboxMode::kReadOnly ? workspace_ : sibling_;
+    const std::string target = dir + "/" + Unique("escape");
+    const RunResult result =
+        Spawn(Wrap(mode, "printf x > /proc/1/root" + target + "; one=$?; " +
+                             "for p in /proc/[0-9]*; do printf x > $p/root" + target +
+                             " 2>/dev/null && echo escaped-via-$p; done; exit $one"));
+    EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
+    EXPECT_EQ(result.out.find("escaped"), std::string::npos) << result.Describe();
+    EXPECT_FALSE(llrt::Exists(target)) << result.Describe();
+  }
+}
+
+TEST_F(Bwrap, SleepDescendantCanBeSignalledAndWaitedFor) {
+  for (const ConfinedSandboxMode mode : kModes) {
+    const RunResult result = Spawn(Wrap(mode,
+                                        "sleep 300 & p=$!; kill -0 $p && echo alive; "
+                                        "kill -TERM $p; wait $p; echo status=$?"));
+    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+    EXPECT_EQ(result.out, "alive\nstatus=143\n") << result.Describe();
+  }
+}
+
+TEST_F(Bwrap, WorkspaceWriteLandsInsideOnlyAndTmpLeavesNothingOnTheHost) {
+  const std::string inside = workspace_ + "/" + Unique("inside");
+  const std::string beside = sibling_ + "/" + Unique("beside");
+  const std::string tmp = "/tmp/" + Unique("dsh-local-tmp");
+  ASSERT_FALSE(llrt::Exists(tmp));
+
+  const RunResult in = Spawn(Wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf in > " + inside));
+  EXPECT_TRUE(in.ExitedWith(0)) << in.Describe();
+  EXPECT_EQ(llrt::ReadFile(inside), "in");
+
+  const ConfinedArgv denied = Wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf x > " + beside);
+  const RunResult out = Spawn(denied);
+  EXPECT_FALSE(out.ExitedWith(0)) << out.Describe();
+  EXPECT_TRUE(Mentions(out, denied.denial_signatures)) << out.Describe();
+  EXPECT_FALSE(llrt::Exists(beside));
+
+  const RunResult temp =
+      Spawn(Wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf tmp > " + tmp + " && cat " + tmp));
+  EXPECT_TRUE(temp.ExitedWith(0)) << temp.Describe();
+  EXPECT_EQ(temp.out, "tmp") << temp.Describe();
+  EXPECT_FALSE(llrt::Exists(tmp)) << "the tmpfs /tmp leaked onto the host";
+  std::remove(tmp.c_str());
+}
+
+}  // namespace
+}  // namespace dsh::local_it

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// Harness of the LocalSandboxProvider / dsh-sandbox integration suite. Confined argvs come from
+// the real provider (library) or the real CLI, run for real with llrt::Execute (the landlock-run
+// suite's spawn helper), and every effect is judged from outside: the file on the host, the
+// listener's queue, /proc/<pid>/status of the confined process.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dsh/sandbox/confined_argv.h"
+#include "dsh/sandbox/local_provider.h"
+#include "harness.h"
+
+namespace dsh::local_it {
+
+using llrt::RunResult;
+using sandbox::ConfinedArgv;
+using sandbox::ConfinedSandboxMode;
+using sandbox::NetworkPolicy;
+
+inline const char* DshSandbox() { return DSH_SANDBOX_PATH; }
+inline const char* DenyNamespaces() { return DENY_NAMESPACES_PATH; }
+
+// How the provider is made to choose: the host's natural chain (bwrap+landlock here), or with
+// bwrap made unusable by a missing path, which leaves Landlock.
+enum class Backend { kNatural, kLandlock };
+std::string BackendLabel(Backend backend);         // "bwrap", "landlock": for parameterized names
+std::string ExpectedBackendName(Backend backend);  // ConfinedArgv::backend
+std::string ParamLabel(const ::testing::TestParamInfo<Backend>& info);
+
+// A path no file will ever occupy: a missing bwrap.
+std::string MissingBwrapPath();
+
+// stem-<pid>-<counter>: the caller and nobody legs run concurrently and never collide.
+std::string Unique(const std::string& stem);
+
+bool IsRoot();
+
+// A private directory (mkdtemp, 0700 unless chmod'ed) under `base`, removed recursively.
+// Workspaces live under /var/tmp, not /tmp: bwrap's workspace-write mounts a fresh tmpfs on
+// /tmp, so a sibling of a workspace under /tmp would be writable (and ephemeral) inside.
+class WorkDir {
+ public:
+  explicit WorkDir(const std::string& base = "/var/tmp");
+  ~WorkDir();
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+  std::string Mkdir(const std::string& name, int mode = 0700) const;  // returns the path
+
+ private:
+  std::string path_;
+};
+
+// A provider over the real runners. The test binary does not sit beside landlock-run, so the
+// launcher path is injected; kLandlock also points bwrap at a missing path.
+std::unique_ptr<sandbox::LocalSandboxProvider> MakeProvider(
+    Backend backend, std::shared_ptr<sandbox::VerdictStore> store = nullptr);
+
+ConfinedArgv Confine(sandbox::LocalSandboxProvider& provider, const std::vector<std::string>& argv,
+                     ConfinedSandboxMode mode, const std::string& workspace,
+                     NetworkPolicy network = NetworkPolicy::kInherit);
+
+std::vector<std::string> Bash(const std::string& script);
+
+// Runs the confined argv (for real) to completion.
+RunResult Spawn(const ConfinedArgv& confined);
+
+// `dsh-sandbox ARGS...` (the CLI at DSH_SANDBOX_PATH unless `program` is given).
+RunResult Cli(const std::vector<std::string>& args, const std::string& program = DSH_SANDBOX_PATH);
+// The same under the deny_namespaces seccomp wrapper.
+RunResult CliWithoutNamespaces(const std::vector<std::string>& args);
+
+// Parses JSON, failing the test (and returning null) when the text is not JSON.
+nlohmann::json ParseJson(const std::string& text);
+
+// The one stderr line of a failed CLI call: exactly one line, starting "dsh-sandbox: ".
+void ExpectOneCliErrorLine(const RunResult& result);
+
+std::string Lower(std::string text);
+std::vector<std::string> Lines(const std::string& text);
+
+// readlink(/proc/self/ns/pid) of the test itself.
+std::string HostPidNamespace();
+
+// Whether this host can run the suite: Landlock enforced and bwrap able to create its sandbox.
+// Tests call DSH_SKIP_OR_FAIL with the returned reason when it is not empty.
+std::string MissingHostFeature();
+
+// The pid of the first descendant of `root` whose /proc/<pid>/comm is `comm`, or -1.
+int FindDescendant(int root, const std::string& comm);
+// A field of /proc/<pid>/status, read from outside ("<missing>" when absent).
+std::string StatusField(int pid, const std::string& key);
+
+}  // namespace dsh::local_it

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which backend confines, decided on the real host (spec §7.3, issue 4 point 8): naturally
+// bwrap with landlock-run layered inside; Landlock when bwrap is missing or when a container's
+// seccomp profile forbids namespaces; SANDBOX_UNAVAILABLE, with nothing run, when neither works.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "dsh/sandbox/errors.h"
+#include "local_harness.h"
+#include "must_run.h"
+
+namespace dsh::local_it {
+namespace {
+
+using sandbox::BackendReport;
+using sandbox::SandboxBackend;
+using sandbox::SandboxEnforcement;
+
+std::string Dir(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+class Selection : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = MissingHostFeature(); !missing.empty()) {
+      DSH_SKIP_OR_FAIL(missing);
+    }
+  }
+  // A config file for the CLI, inside a private directory.
+  std::string Config(const std::string& json) {
+    const std::string path = dir_ / Unique("config") + ".json";
+    llrt::WriteFile(path, json);
+    return path;
+  }
+  WorkDir dir_;
+};
+
+const nlohmann::json& Find(const nlohmann::json& probe, const std::string& name) {
+  static const nlohmann::json kNone = nullptr;
+  for (const nlohmann::json& backend : probe["backends"]) {
+    if (backend["backend"] == name) return backend;
+  }
+  ADD_FAILURE() << "no backend " << name << " in " << probe.dump();
+  return kNone;
+}
+
+// A cause and a fix, one line each, for an unusable backend.
+void ExpectOneLineDiagnosis(const nlohmann::json& backend) {
+  ASSERT_TRUE(backend.is_object());
+  EXPECT_EQ(backend["usable"], false) << backend.dump();
+  ASSERT_TRUE(backend["cause"].is_string()) << backend.dump();
+  ASSERT_TRUE(backend["fix"].is_string()) << backend.dump();
+  const std::string cause = backend["cause"];
+  const std::string fix = backend["fix"];
+  EXPECT_FALSE(cause.empty());
+  EXPECT_FALSE(fix.empty());
+  EXPECT_EQ(cause.find('\n'), std::string::npos) << cause;
+  EXPECT_EQ(fix.find('\n'), std::string::npos) << fix;
+}
+
+void ExpectLandlockUsable(const nlohmann::json& probe) {
+  const nlohmann::json& landlock = Find(probe, "landlock");
+  ASSERT_TRUE(landlock.is_object());
+  EXPECT_EQ(landlock["usable"], true) << landlock.dump();
+  EXPECT_EQ(landlock["enforcement"], "full") << landlock.dump();
+  EXPECT_EQ(landlock["landlockAbi"], llrt::KernelAbi()) << landlock.dump();
+  EXPECT_EQ(landlock["runner"], Dir(DshSandbox()) + "/landlock-run") << landlock.dump();
+}
+
+// --- 1. natural selection -------------------------------------------------------------------
+
+TEST_F(Selection, LibraryNaturallySelectsBwrapWithLandlockInsideFull) {
+  auto provider = MakeProvider(Backend::kNatural);
+  const sandbox::ProbeSummary summary = provider->probe_all();
+  EXPECT_EQ(summary.platform, "linux");
+  EXPECT_EQ(summary.selected, "bwrap+landlock");
+  ASSERT_EQ(summary.backends.size(), 2U);
+  EXPECT_EQ(summary.backends[0].backend, SandboxBackend::kBwrap);
+  EXPECT_TRUE(summary.backends[0].usable) << summary.backends[0].cause;
+  EXPECT_EQ(summary.backends[0].enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(summary.backends[0].runner, "/usr/bin/bwrap");
+  EXPECT_EQ(summary.backends[1].backend, SandboxBackend::kLandlock);
+  EXPECT_TRUE(summary.backends[1].usable) << summary.backends[1].cause;
+  EXPECT_EQ(summary.backends[1].landlock_abi, llrt::KernelAbi());
+
+  // Lazily, on the first confine: both modes, full, and the verdict probed once.
+  auto lazy = MakeProvider(Backend::kNatural);
+  EXPECT_EQ(lazy->probes_run(), 0);
+  WorkDir workspace;
+  for (const ConfinedSandboxMode mode :
+       {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
+    const ConfinedArgv confined = Confine(*lazy, {"/bin/true"}, mode, workspace.path());
+    EXPECT_EQ(confined.backend, "bwrap+landlock");
+    EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+    EXPECT_TRUE(confined.ungoverned.empty());
+    EXPECT_EQ(confined.argv.front(), "/usr/bin/bwrap");
+    EXPECT_NE(std::find(confined.argv.begin(), confined.argv.end(), llrt::Launcher()),
+              confined.argv.end());
+    EXPECT_TRUE(Spawn(confined).ExitedWith(0)) << Spawn(confined).Describe();
+  }
+  EXPECT_EQ(lazy->probes_run(), 2);  // bwrap, then landlock for the inner layer; cached after
+}
+
+TEST_F(Selection, CliProbeJsonNaturallySelectsBwrapWithLandlockFull) {
+  const RunResult probe = Cli({"probe", "--json"});
+  ASSERT_TRUE(probe.ExitedWith(0)) << probe.Describe();
+  const nlohmann::json report = ParseJson(probe.out);
+  EXPECT_EQ(report["platform"], "linux");
+  EXPECT_EQ(report["selected"], "bwrap+landlock");
+  const nlohmann::json& bwrap = Find(report, "bwrap");
+  EXPECT_EQ(bwrap["usable"], true) << bwrap.dump();
+  EXPECT_EQ(bwrap["enforcement"], "full") << bwrap.dump();
+  EXPECT_EQ(bwrap["runner"], "/usr/bin/bwrap");
+  ExpectLandlockUsable(report);
+
+  WorkDir workspace;
+  const RunResult confine =
+      Cli({"confine", "--mode", "workspace-write", "--workspace", workspace.path(), "--", "true"});
+  ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
+  const nlohmann::json confined = ParseJson(confine.out);
+  EXPECT_EQ(confined["backend"], "bwrap+landlock");
+  EXPECT_EQ(confined["enforcement"], "full");
+  EXPECT_EQ(confined["network"], "inherit");
+  EXPECT_EQ(confined["ungoverned"], nlohmann::json::array());
+  EXPECT_EQ(confined["argv"].back(), "true");
+}
+
+// --- 2. bwrap unusable: Landlock ------------------------------------------------------------
+
+TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
+  auto provider = MakeProvider(Backend::kLandlock);
+  const sandbox::ProbeSummary summary = provider->probe_all();
+  EXPECT_EQ(summary.selected, "landlock");
+  ASSERT_EQ(summary.backends.size(), 2U);
+  const BackendReport& bwrap = summary.backends[0];
+  EXPECT_FALSE(bwrap.usable);
+  EXPECT_NE(bwrap.cause.find(MissingBwrapPath()), std::string::npos) << bwrap.cause;
+  EXPECT_NE(bwrap.cause.find("No such file or directory"), std::string::npos) << bwrap.cause;
+  EXPECT_EQ(bwrap.cause.find('\n'), std::string::npos);
+  EXPECT_FALSE(bwrap.fix.empty());
+  EXPECT_EQ(bwrap.fix.find('\n'), std::string::npos);
+  const BackendReport& landlock = summary.backends[1];
+  EXPECT_TRUE(landlock.usable) << landlock.cause;
+
+  // The wrap's enforcement is the probe's verdict (read-only: full, metadata denied by seccomp);
+  // workspace-write is partial and says what it does not govern.
+  WorkDir workspace;
+  auto lazy = MakeProvider(Backend::kLandlock);
+  const ConfinedArgv read_only =
+      Confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace.path());
+  EXPECT_EQ(read_only.backend, "landlock");
+  EXPECT_EQ(read_only.argv.front(), llrt::Launcher());
+  EXPECT_EQ(read_only.enforcement, landlock.enforcement);
+  EXPECT_EQ(read_only.enforcement, SandboxEnforcement::kFull);
+  const ConfinedArgv workspace_write =
+      Confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kWorkspaceWrite, workspace.path());
+  EXPECT_EQ(workspace_write.backend, "landlock");
+  EXPECT_EQ(workspace_write.enforcement, SandboxEnforcement::kPartial);
+  ASSERT_FALSE(workspace_write.ungoverned.empty());
+  EXPECT_NE(workspace_write.ungoverned[0].find("metadata"), std::string::npos);
+  EXPECT_TRUE(Spawn(workspace_write).ExitedWith(0)) << Spawn(workspace_write).Describe();
+}
+
+TEST_F(Selection, CliFallsToLandlockWhenConfigNamesAMissingBwrap) {
+  const std::string config = Config(R"({"bwrapPath": ")" + MissingBwrapPath() + R"("})");
+  const RunResult probe = Cli({"probe", "--json", "--config", config});
+  ASSERT_TRUE(probe.ExitedWith(0)) << probe.Describe();
+  const nlohmann::json report = ParseJson(probe.out);
+  EXPECT_EQ(report["selected"], "landlock");
+  const nlohmann::json& bwrap = Find(report, "bwrap");
+  ExpectOneLineDiagnosis(bwrap);
+  EXPECT_EQ(bwrap["runner"], MissingBwrapPath());
+  ExpectLandlockUsable(report);
+
+  const RunResult confine = Cli({"confine", "--config", config, "--", "true"});
+  ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
+  const nlohmann::json confined = ParseJson(confine.out);
+  EXPECT_EQ(confined["backend"], "landlock");
+  EXPECT_EQ(confined["argv"][0], Dir(DshSandbox()) + "/landlock-run");
+}
+
+// A container's seccomp profile (Docker's default refuses namespace flags): bwrap cannot create
+// its sandbox, the probe says why and what to do in one line each, and Landlock confines.
+TEST_F(Selection, CliUnderSeccompThatForbidsNamespacesFallsToLandlockAndSaysWhy) {
+  // The wrapper really forbids namespaces: bwrap alone fails under it.
+  const RunResult direct =
+      llrt::Execute({DenyNamespaces(), "/usr/bin/bwrap", "--ro-bind", "/", "/", "--", "/bin/true"});
+  ASSERT_FALSE(direct.ExitedWith(0)) << direct.Describe();
+
+  const RunResult probe = CliWithoutNamespaces({"probe", "--json"});
+  ASSERT_TRUE(probe.ExitedWith(0)) << probe.Describe();
+  const nlohmann::json report = ParseJson(probe.out);
+  EXPECT_EQ(report["selected"], "landlock");
+  const nlohmann::json& bwrap = Find(report, "bwrap");
+  ExpectOneLineDiagnosis(bwrap);
+  EXPECT_NE(Lower(bwrap["cause"].get<std::string>()).find("seccomp"), std::string::npos)
+      << bwrap.dump();
+  EXPECT_NE(Lower(bwrap["fix"].get<std::string>()).find("seccomp"), std::string::npos)
+      << bwrap.dump();
+  ExpectLandlockUsable(report);
+
+  // The human report: the cause and the fix on one line each.
+  const RunResult human = CliWithoutNamespaces({"probe"});
+  ASSERT_TRUE(human.ExitedWith(0)) << human.Describe();
+  int causes = 0;
+  int fixes = 0;
+  for (const std::string& line : Lines(human.out)) {
+    if (line.rfind("  cause: ", 0) == 0) {
+      ++causes;
+      EXPECT_EQ(line, "  cause: " + bwrap["cause"].get<std::string>());
+    }
+    if (line.rfind("  fix:", 0) == 0) {
+      ++fixes;
+      EXPECT_NE(line.find(bwrap["fix"].get<std::string>()), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(causes, 1) << human.out;
+  EXPECT_EQ(fixes, 1) << human.out;
+  EXPECT_NE(human.out.find("selected: landlock\n"), std::string::npos) << human.out;
+
+  // confine under the same filter picks Landlock, and that argv confines under the filter.
+  WorkDir workspace;
+  const RunResult confine =
+      CliWithoutNamespaces({"confine", "--mode", "workspace-write", "--workspace", workspace.path(),
+                            "--", "/bin/bash", "-c",
+                            "printf in > " + (workspace / "inside") + "; printf out > " +
+                                workspace.path() + "-sibling"});
+  ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
+  const nlohmann::json confined = ParseJson(confine.out);
+  EXPECT_EQ(confined["backend"], "landlock");
+  std::vector<std::string> argv = {DenyNamespaces()};
+  for (const nlohmann::json& word : confined["argv"]) argv.push_back(word.get<std::string>());
+  const RunResult ran = llrt::Execute(argv);
+  EXPECT_EQ(llrt::ReadFile(workspace / "inside"), "in") << ran.Describe();
+  EXPECT_FALSE(llrt::Exists(workspace.path() + "-sibling")) << ran.Describe();
+  std::remove((workspace.path() + "-sibling").c_str());
+
+  // The filtered call's verdict does not leak into an unfiltered call (root's CLI keeps a
+  // per-user cache): outside the filter the natural selection stands.
+  const RunResult natural = Cli({"confine", "--", "true"});
+  ASSERT_TRUE(natural.ExitedWith(0)) << natural.Describe();
+  EXPECT_EQ(ParseJson(natural.out)["backend"], "bwrap+landlock") << natural.out;
+  // ...and the reverse: a warm unfiltered verdict does not hand the filtered caller bwrap.
+  const RunResult again = CliWithoutNamespaces({"confine", "--", "true"});
+  ASSERT_TRUE(again.ExitedWith(0)) << again.Describe();
+  EXPECT_EQ(ParseJson(again.out)["backend"], "landlock") << again.out;
+}
+
+// --- 3. nothing usable: SANDBOX_UNAVAILABLE, nothing runs ------------------------------------
+
+TEST_F(Selection, LibraryThrowsSandboxUnavailableWhenNeitherBackendWorks) {
+  sandbox::LocalSandboxConfig config;
+  config.bwrap_path = MissingBwrapPath();
+  sandbox::LocalSandboxHooks hooks;
+  hooks.launcher_path = dir_ / "no-landlock-run";
+  sandbox::LocalSandboxProvider provider(config, hooks);
+  WorkDir workspace;
+  const std::string marker = workspace / Unique("marker");
+  for (const ConfinedSandboxMode mode :
+       {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
+    try {
+      Confine(provider, {"/bin/sh", "-c", "printf ran > " + marker}, mode, workspace.path());
+      ADD_FAILURE() << "confine returned an argv with no usable backend";
+    } catch (const sandbox::SandboxUnavailableError& error) {
+      EXPECT_EQ(error.code(), sandbox::SANDBOX_UNAVAILABLE);
+      EXPECT_EQ(error.mode(), mode);
+      EXPECT_FALSE(error.detail().has_value());
+      EXPECT_EQ(std::string(error.what()), sandbox::sandbox_unavailable_message(mode, {}));
+    }
+  }
+  EXPECT_EQ(provider.probes_run(), 2);  // the unavailable verdict is cached too
+  EXPECT_FALSE(llrt::Exists(marker));
+}
+
+TEST_F(Selection, CliAloneWithoutLauncherAndWithoutBwrapExits125) {
+  // dsh-sandbox copied alone: no landlock-run beside it.
+  const std::string lonely = dir_ / "dsh-sandbox";
+  std::filesystem::copy_file(DshSandbox(), lonely);
+  ASSERT_EQ(::chmod(lonely.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  const std::string config = Config(R"({"bwrapPath": ")" + MissingBwrapPath() + R"("})");
+  WorkDir workspace;
+  const std::string marker = workspace / Unique("marker");
+  for (const char* mode : {"read-only", "workspace-write"}) {
+    const RunResult confine =
+        Cli({"confine", "--config", config, "--mode", mode, "--workspace", workspace.path(), "--",
+             "/bin/sh", "-c", "printf ran > " + marker},
+            lonely);
+    ExpectOneCliErrorLine(confine);
+    EXPECT_EQ(confine.err.rfind("dsh-sandbox: sandbox mode \"" + std::string(mode) + "\"", 0), 0U)
+        << confine.err;
+    EXPECT_NE(confine.err.find("no sandbox backend is usable on this host; refusing to run the "
+                               "command unconfined"),
+              std::string::npos)
+        << confine.err;
+  }
+  EXPECT_FALSE(llrt::Exists(marker));
+
+  const std::string launcher = dir_ / "landlock-run";
+  const RunResult probe = Cli({"probe", "--config", config}, lonely);
+  EXPECT_TRUE(probe.ExitedWith(125)) << probe.Describe();
+  EXPECT_NE(
+      probe.out.find("  cause: " + launcher + " cannot be started: No such file or directory"),
+      std::string::npos)
+      << probe.out;
+  EXPECT_NE(probe.out.find("landlock-run must sit beside the dsh-sandbox binary"),
+            std::string::npos)
+      << probe.out;
+  EXPECT_NE(probe.out.find("selected: none (SANDBOX_UNAVAILABLE)"), std::string::npos) << probe.out;
+
+  const RunResult json = Cli({"probe", "--json", "--config", config}, lonely);
+  EXPECT_TRUE(json.ExitedWith(125)) << json.Describe();
+  const nlohmann::json report = ParseJson(json.out);
+  EXPECT_TRUE(report["selected"].is_null()) << json.out;
+  const nlohmann::json& landlock = Find(report, "landlock");
+  ExpectOneLineDiagnosis(landlock);
+  EXPECT_EQ(landlock["runner"], launcher);
+  ExpectOneLineDiagnosis(Find(report, "bwrap"));
+}
+
+}  // namespace
+}  // namespace dsh::local_it

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CLI's per-user verdict cache (issue 4 point 7), exercised through local::UserVerdictStore
+// in a private directory, never the real per-user location: an entry is served only to its own
+// key, only from an owner-only file in an owner-only directory, never to (or from) a policy that
+// could write it; and a provider trusts a stored verdict without probing until told the runner
+// refused, when it forgets it and probes again.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "dsh/sandbox/roots.h"
+#include "local_harness.h"
+#include "must_run.h"
+#include "probe_cache.h"
+#include "verdict_codec.h"
+
+namespace dsh::local_it {
+namespace {
+
+using sandbox::SandboxPolicy;
+using sandbox::local::UserVerdictStore;
+
+constexpr uid_t kNobody = 65534;
+
+SandboxPolicy ReadOnly() { return {ConfinedSandboxMode::kReadOnly, "/", std::nullopt}; }
+SandboxPolicy WorkspaceWrite(const std::string& root) {
+  return {ConfinedSandboxMode::kWorkspaceWrite, root, std::nullopt};
+}
+
+mode_t ModeOf(const std::string& path) {
+  struct stat info {};
+  EXPECT_EQ(::lstat(path.c_str(), &info), 0) << path;
+  return info.st_mode;
+}
+
+class VerdictStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = MissingHostFeature(); !missing.empty()) {
+      DSH_SKIP_OR_FAIL(missing);
+    }
+    directory_ = base_ / "cache";  // created by the first save, 0700
+    store_ = std::make_shared<UserVerdictStore>(directory_, key_);
+  }
+  WorkDir base_;
+  std::string directory_;
+  std::string key_ = Unique("key");
+  std::shared_ptr<UserVerdictStore> store_;
+};
+
+TEST_F(VerdictStore, SavedVerdictLoadsBackFromAnOwnerOnlyFile) {
+  EXPECT_EQ(store_->load(ReadOnly()), std::nullopt);
+  store_->save(ReadOnly(), "verdict-1");
+  EXPECT_EQ(store_->path(), directory_ + "/verdict.json");
+  EXPECT_EQ(ModeOf(directory_) & 07777, 0700U);
+  const mode_t file = ModeOf(store_->path());
+  EXPECT_TRUE(S_ISREG(file));
+  EXPECT_EQ(file & 0077, 0U);
+  EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");
+  // A workspace-write policy whose writable roots do not reach the cache is served too.
+  WorkDir elsewhere;
+  const std::vector<std::string> roots = sandbox::writable_roots(WorkspaceWrite(elsewhere.path()));
+  for (const std::string& root : roots) ASSERT_NE(directory_.rfind(root + "/", 0), 0U) << root;
+  EXPECT_EQ(store_->load(WorkspaceWrite(elsewhere.path())), "verdict-1");
+  // A new store over the same place and key (the next CLI process) sees it.
+  EXPECT_EQ(UserVerdictStore(directory_, key_).load(ReadOnly()), "verdict-1");
+}
+
+TEST_F(VerdictStore, AnotherKeyGetsNothing) {
+  store_->save(ReadOnly(), "verdict-1");
+  EXPECT_EQ(UserVerdictStore(directory_, key_ + "-other").load(ReadOnly()), std::nullopt);
+  EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");
+}
+
+TEST_F(VerdictStore, GroupOrWorldWritableFileOrDirectoryIsIgnored) {
+  store_->save(ReadOnly(), "verdict-1");
+  for (const mode_t mode : {0620U, 0602U, 0622U}) {
+    ASSERT_EQ(::chmod(store_->path().c_str(), mode), 0);
+    EXPECT_EQ(store_->load(ReadOnly()), std::nullopt) << std::oct << mode;
+  }
+  ASSERT_EQ(::chmod(store_->path().c_str(), 0600), 0);
+  EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");  // control
+  for (const mode_t mode : {0770U, 0707U, 0750U}) {
+    ASSERT_EQ(::chmod(directory_.c_str(), mode), 0);
+    EXPECT_EQ(store_->load(ReadOnly()), std::nullopt) << std::oct << mode;
+  }
+  ASSERT_EQ(::chmod(directory_.c_str(), 0700), 0);
+  EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");  // control
+}
+
+TEST_F(VerdictStore, FileOfAnotherOwnerIsIgnored) {
+  store_->save(ReadOnly(), "verdict-1");
+  // A symlink to somebody else's file: never followed, in either leg.
+  const std::string foreign = base_ / "foreign.json";
+  llrt::WriteFile(foreign, R"({"key": ")" + key_ + R"(", "verdict": "forged"})", 0600);
+  ASSERT_EQ(std::remove(store_->path().c_str()), 0);
+  ASSERT_EQ(::symlink(foreign.c_str(), store_->path().c_str()), 0);
+  EXPECT_EQ(store_->load(ReadOnly()), std::nullopt);
+  ASSERT_EQ(std::remove(store_->path().c_str()), 0);
+  store_->save(ReadOnly(), "verdict-1");
+  EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");  // control
+  if (IsRoot()) {
+    // Only root can hand a file or the directory to another owner.
+    ASSERT_EQ(::chown(store_->path().c_str(), kNobody, kNobody), 0);
+    EXPECT_EQ(store_->load(ReadOnly()), std::nullopt);
+    ASSERT_EQ(::chown(store_->path().c_str(), 0, 0), 0);
+    EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");  // control
+    ASSERT_EQ(::chown(directory_.c_str(), kNobody, kNobody), 0);
+    EXPECT_EQ(store_->load(ReadOnly()), std::nullopt);
+    store_->save(ReadOnly(), "verdict-2");  // nor written into a directory of another owner
+    ASSERT_EQ(::chown(directory_.c_str(), 0, 0), 0);
+    EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");
+  }
+}
+
+TEST_F(VerdictStore, PolicyThatCanWriteTheCacheNeitherLoadsNorSaves) {
+  store_->save(ReadOnly(), "verdict-1");
+  for (const std::string& root : {base_.path(), directory_, std::string("/")}) {
+    SCOPED_TRACE(root);
+    EXPECT_EQ(store_->load(WorkspaceWrite(root)), std::nullopt);
+    store_->save(WorkspaceWrite(root), "poisoned");
+    EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");
+  }
+  // Nor does such a policy create the cache.
+  const std::string fresh = base_ / "fresh-cache";
+  UserVerdictStore unborn(fresh, key_);
+  unborn.save(WorkspaceWrite(base_.path()), "poisoned");
+  EXPECT_FALSE(llrt::Exists(fresh));
+}
+
+TEST_F(VerdictStore, InvalidateRemovesTheEntry) {
+  store_->save(ReadOnly(), "verdict-1");
+  ASSERT_TRUE(llrt::Exists(store_->path()));
+  store_->invalidate();
+  EXPECT_FALSE(llrt::Exists(store_->path()));
+  EXPECT_EQ(store_->load(ReadOnly()), std::nullopt);
+}
+
+// A stored verdict is trusted without probing (that is the cache's point), even a stale one that
+// names Landlock on a host where bwrap works; invalidate_verdict() forgets it and probes again.
+TEST_F(VerdictStore, ProviderUsesAStoredVerdictUnprobedAndProbesAfterInvalidate) {
+  sandbox::profiles::LandlockFeatures features;
+  features.enforcement = sandbox::SandboxEnforcement::kFull;
+  features.abi = llrt::KernelAbi();
+  features.deny_network = features.scope_ipc = features.deny_metadata = true;
+  store_->save(ReadOnly(),
+               sandbox::local::encode_selection({sandbox::SandboxBackend::kLandlock, features}));
+
+  auto provider = MakeProvider(Backend::kNatural, store_);
+  WorkDir workspace;
+  const std::string target = workspace / "file";
+  const ConfinedArgv stale = Confine(*provider, Bash("printf x > " + target),
+                                     ConfinedSandboxMode::kReadOnly, workspace.path());
+  EXPECT_EQ(provider->probes_run(), 0);
+  EXPECT_EQ(stale.backend, "landlock");
+  EXPECT_EQ(stale.argv.front(), llrt::Launcher());
+  const RunResult ran = Spawn(stale);  // the stale backend still confines
+  EXPECT_FALSE(ran.ExitedWith(0)) << ran.Describe();
+  EXPECT_FALSE(llrt::Exists(target));
+
+  provider->invalidate_verdict();
+  EXPECT_FALSE(llrt::Exists(store_->path()));
+  const ConfinedArgv fresh = Confine(*provider, Bash("printf x > " + target),
+                                     ConfinedSandboxMode::kReadOnly, workspace.path());
+  EXPECT_EQ(provider->probes_run(), 2);
+  EXPECT_EQ(fresh.backend, "bwrap+landlock");
+  // The new verdict is stored for the next process.
+  const std::optional<std::string> stored = store_->load(ReadOnly());
+  ASSERT_TRUE(stored.has_value());
+  const auto selection = sandbox::local::decode_selection(*stored);
+  ASSERT_TRUE(selection.has_value()) << *stored;
+  EXPECT_EQ(selection->backend, sandbox::SandboxBackend::kBwrap);
+  EXPECT_TRUE(selection->landlock.has_value());
+}
+
+TEST_F(VerdictStore, UndecodableStoredVerdictIsProbedOver) {
+  store_->save(ReadOnly(), R"({"backend": "no-such-backend"})");
+  auto provider = MakeProvider(Backend::kNatural, store_);
+  WorkDir workspace;
+  const ConfinedArgv confined =
+      Confine(*provider, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace.path());
+  EXPECT_EQ(provider->probes_run(), 2);
+  EXPECT_EQ(confined.backend, "bwrap+landlock");
+}
+
+// The real per-user location, read only: root's is /run/dsh-sandbox, owner-only; a user without
+// XDG_RUNTIME_DIR (the nobody leg) has none rather than an unsafe one.
+TEST_F(VerdictStore, RealUserCacheLocationIsOwnerOnlyOrAbsent) {
+  const std::string directory = sandbox::local::user_cache_directory();
+  if (IsRoot()) {
+    EXPECT_EQ(directory, "/run/dsh-sandbox");
+  } else if (::getenv("XDG_RUNTIME_DIR") == nullptr) {
+    EXPECT_EQ(directory, "");
+  }
+  if (directory.empty()) return;
+  struct stat info {};
+  if (::lstat(directory.c_str(), &info) != 0) return;  // no cache yet
+  EXPECT_TRUE(S_ISDIR(info.st_mode));
+  EXPECT_EQ(info.st_uid, ::geteuid());
+  EXPECT_EQ(info.st_mode & 0077, 0U);
+  const std::string file = directory + "/verdict.json";
+  if (::lstat(file.c_str(), &info) != 0) return;
+  EXPECT_TRUE(S_ISREG(info.st_mode));
+  EXPECT_EQ(info.st_uid, ::geteuid());
+  EXPECT_EQ(info.st_mode & 07777, 0600U);
+}
+
+}  // namespace
+}  // namespace dsh::local_it

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// deny_namespaces ARGV...: runs ARGV under a seccomp filter that refuses to create namespaces,
+// as a container runtime's default profile does (Docker's refuses unshare and clone with
+// namespace flags with EPERM, and clone3 with ENOSYS because its flags live in memory a filter
+// cannot read). Everything else is allowed. A test host where bwrap cannot create its sandbox.
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+
+namespace {
+
+constexpr std::uint64_t kNamespaceFlags[] = {CLONE_NEWNS,    CLONE_NEWUTS, CLONE_NEWIPC,
+                                             CLONE_NEWUSER,  CLONE_NEWPID, CLONE_NEWNET,
+                                             CLONE_NEWCGROUP};
+
+int Fail(const char* what, int error) {
+  std::fprintf(stderr, "deny_namespaces: %s: %s\n", what, std::strerror(error));
+  return 126;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: deny_namespaces ARGV...\n");
+    return 2;
+  }
+  // An unprivileged caller may install a filter only with no_new_privs.
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Fail("no_new_privs", errno);
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+  if (filter == nullptr) return Fail("seccomp_init", ENOMEM);
+  int rc = 0;
+  for (const std::uint64_t flag : kNamespaceFlags) {
+    for (const int call : {SCMP_SYS(unshare), SCMP_SYS(clone)}) {
+      rc = rc != 0 ? rc
+                   : seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), call, 1,
+                                      SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+    }
+  }
+  if (rc == 0) rc = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setns), 0);
+  if (rc == 0) rc = seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  if (rc == 0) rc = seccomp_load(filter);
+  seccomp_release(filter);
+  if (rc != 0) return Fail("seccomp filter", -rc);
+  execv(argv[1], argv + 1);
+  return Fail(argv[1], errno);
+}

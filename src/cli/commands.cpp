@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -57,11 +58,12 @@ Setup load_setup(const std::string& path) {
 }
 
 std::string working_directory() {
-  std::string cwd(4096, '\0');
-  if (::getcwd(cwd.data(), cwd.size()) == nullptr) {
+  std::error_code error;
+  std::filesystem::path cwd = std::filesystem::current_path(error);
+  if (error) {
     throw InvalidSandboxInputError("the working directory no longer exists; pass --workspace");
   }
-  return cwd.c_str();
+  return cwd.string();
 }
 
 // An absolute existing directory, resolved realpath-first.

@@ -17,9 +17,7 @@ void add_policy_options(CLI::App& command, Options& options) {
   command.add_option("--config", options.config_path, "JSON config file");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options options;
   CLI::App app{"dsh-sandbox: run commands you did not write, confined"};
   app.require_subcommand(1);
@@ -31,14 +29,19 @@ int main(int argc, char** argv) {
   probe->add_flag("--json", options.json, "print one JSON object");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
   } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help
     return dsh::sandbox::cli::fail(std::string(error.what()) + "; see dsh-sandbox --help");
   }
+  return confine->parsed() ? dsh::sandbox::cli::confine(options)
+                           : dsh::sandbox::cli::probe(options);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   try {
-    return confine->parsed() ? dsh::sandbox::cli::confine(options)
-                             : dsh::sandbox::cli::probe(options);
+    return run(argc, argv);
   } catch (const std::exception& error) {
     // Fail closed on anything unexpected: nothing was printed for a caller to run.
     return dsh::sandbox::cli::fail(error.what());

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere else
 

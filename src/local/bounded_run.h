@@ -20,7 +20,7 @@ struct BoundedRun {
   bool succeeded() const { return spawn_error == 0 && !timed_out && exit_code == 0; }
 };
 
-inline constexpr std::size_t kCaptureLimit = 16 * 1024;
+inline constexpr std::size_t kCaptureLimit = std::size_t{16} * 1024;
 
 // `argv[0]` must be an absolute path (no PATH search). stdin is /dev/null; no descriptor of
 // the caller leaks into the child.

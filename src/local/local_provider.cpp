@@ -186,7 +186,10 @@ ConfinedArgv LocalSandboxProvider::confine_validated(std::span<const std::string
   if (const auto reason = profiles::unsupported_reason(*selection, policy)) {
     throw SandboxUnavailableError(policy.mode, *reason);
   }
-  const std::vector<std::string> roots = writable_roots(policy, s.temp_dir);
+  // Only Seatbelt matches resolved paths; the others take the root as resolved above.
+  const std::vector<std::string> roots = selection->backend == SandboxBackend::kSeatbelt
+                                             ? writable_roots(policy, s.temp_dir)
+                                             : std::vector<std::string>{};
   return profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir);
 }
 

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -124,7 +125,10 @@ void read_landlock_features(BackendReport& report, std::string_view features) {
   std::istringstream lines{std::string(features)};
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind("abi=", 0) == 0) report.landlock_abi = std::atoi(line.c_str() + 4);
+    if (line.rfind("abi=", 0) == 0) {
+      const std::string_view digits = std::string_view(line).substr(4);
+      std::from_chars(digits.data(), digits.data() + digits.size(), report.landlock_abi);
+    }
     if (line == "seccomp=1") report.landlock_seccomp = true;
   }
 }

@@ -11,13 +11,16 @@ namespace {
 
 using Argv = std::vector<std::string>;
 
-const std::string kLandlockNotice = "landlock-run: partial enforcement (older Landlock ABI)";
+constexpr std::string_view kLandlockNotice =
+    "landlock-run: partial enforcement (older Landlock ABI)";
 
 RunnerFailureRule bwrap_rule() { return {std::nullopt, {"bwrap: "}, std::nullopt}; }
 
 // Exit 125 plus a "landlock-run: " line that is not the partial notice: the launcher failed.
 RunnerFailureRule landlock_rule() {
-  return {std::vector<int>{125}, {"landlock-run: "}, std::vector<std::string>{kLandlockNotice}};
+  return {std::vector<int>{125},
+          {"landlock-run: "},
+          std::vector<std::string>{std::string(kLandlockNotice)}};
 }
 
 // Landlock governs file writes, not file metadata; --deny-metadata's seccomp filter closes that
@@ -47,11 +50,11 @@ Argv windows_acl_ungoverned() {
           "FAT volumes outside the grants"};
 }
 
-Argv joined(Argv head, const std::string& runner, Argv args) {
-  head.push_back(runner);
-  head.insert(head.end(), args.begin(), args.end());
-  head.emplace_back("--");
-  return head;
+// Appends `runner args... --` to `out`.
+void append_runner(Argv& out, const std::string& runner, const Argv& args) {
+  out.push_back(runner);
+  out.insert(out.end(), args.begin(), args.end());
+  out.emplace_back("--");
 }
 
 ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) {
@@ -87,28 +90,31 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) 
   return facts;
 }
 
-Argv runner_prefix(const Selection& selection, const Runners& runners, const SandboxPolicy& policy,
-                   std::span<const std::string> writable_roots, std::string_view temp_dir) {
+// Appends the runners, their profiles and separators to `out` (confine()'s hot path: no copies).
+void append_prefix(Argv& out, const Selection& selection, const Runners& runners,
+                   const SandboxPolicy& policy, std::span<const std::string> writable_roots,
+                   std::string_view temp_dir) {
   switch (selection.backend) {
-    case SandboxBackend::kBwrap: {
-      Argv prefix = joined({}, runners.bwrap, bwrap_args(policy));
+    case SandboxBackend::kBwrap:
+      append_runner(out, runners.bwrap, bwrap_args(policy));
       // Defense in depth: inside bwrap's mount view, landlock-run adds IPC scoping, seccomp
       // hardening and its own capability drop. It exists at the same path: / is bound in.
       if (selection.landlock) {
-        prefix = joined(prefix, runners.landlock_run, landlock_args(policy, *selection.landlock));
+        append_runner(out, runners.landlock_run, landlock_args(policy, *selection.landlock));
       }
-      return prefix;
-    }
+      return;
     case SandboxBackend::kLandlock:
-      return joined({}, runners.landlock_run, landlock_args(policy, selection.landlock.value()));
+      append_runner(out, runners.landlock_run, landlock_args(policy, selection.landlock.value()));
+      return;
     case SandboxBackend::kSeatbelt:
-      return joined({}, runners.sandbox_exec, {"-p", seatbelt_profile(policy, writable_roots)});
+      append_runner(out, runners.sandbox_exec, {"-p", seatbelt_profile(policy, writable_roots)});
+      return;
     case SandboxBackend::kWindowsAcl: {
-      Argv prefix = runners.windows_acl;
+      out.insert(out.end(), runners.windows_acl.begin(), runners.windows_acl.end());
       const Argv args = windows_acl_args(policy, temp_dir);
-      prefix.insert(prefix.end(), args.begin(), args.end());
-      prefix.emplace_back("--");
-      return prefix;
+      out.insert(out.end(), args.begin(), args.end());
+      out.emplace_back("--");
+      return;
     }
   }
   throw std::logic_error("unreachable variant in SandboxBackend");
@@ -138,7 +144,8 @@ ConfinedArgv wrap(const Selection& selection, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir) {
   ConfinedArgv confined = facts_for(selection, policy);
-  confined.argv = runner_prefix(selection, runners, policy, writable_roots, temp_dir);
+  confined.argv.reserve(40 + argv.size());
+  append_prefix(confined.argv, selection, runners, policy, writable_roots, temp_dir);
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
   return confined;
 }

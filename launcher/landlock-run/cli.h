@@ -39,8 +39,8 @@ struct Options {
   bool deny_network = false;
   bool deny_metadata = false;
   bool scope_ipc = false;
-  int status_fd = -1;  // set as soon as parsed, so later usage errors can use it
-  int max_abi = -1;    // hidden test-only cap; -1 means "the kernel's ABI"
+  int status_fd = -1;     // set as soon as parsed, so later usage errors can use it
+  int max_abi = -1;       // hidden test-only cap; -1 means "the kernel's ABI"
   int command_index = 0;  // argv[command_index] is the command's argv[0]
 };
 

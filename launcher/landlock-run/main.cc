@@ -179,8 +179,7 @@ int RunFeatures() {
   const int abi = UsableAbi(options.max_abi);
   // Fail closed: a requested isolation the kernel cannot give is an error, never a no-op.
   if (options.scope_ipc && ScopesForAbi(abi) == 0) {
-    Fail("--scope-ipc needs Landlock ABI %d (Linux 6.12); the usable ABI is %d", kScopeAbi,
-         abi);
+    Fail("--scope-ipc needs Landlock ABI %d (Linux 6.12); the usable ABI is %d", kScopeAbi, abi);
   }
   SetNoNewPrivs();
   const int ruleset = BuildRuleset(options, abi);

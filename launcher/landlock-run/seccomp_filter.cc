@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The seccomp filter, built from the rule tables. Architecture check: libseccomp emits one for the native
-// architecture only; every other architecture (i386 via int 0x80, for instance) and the x32
+// The seccomp filter, built from the rule tables. Architecture check: libseccomp emits one for the
+// native architecture only; every other architecture (i386 via int 0x80, for instance) and the x32
 // syscall range (nr >= 0x40000000 under AUDIT_ARCH_X86_64) hit the bad-architecture action,
 // which we make KILL_PROCESS: refused, never allowed.
 #include "seccomp_filter.h"
@@ -23,8 +23,9 @@ int AddRule(scmp_filter_ctx ctx, const SyscallRule& rule) {
       return seccomp_rule_add(ctx, action, rule.nr, 1,
                               scmp_arg_cmp{rule.arg, SCMP_CMP_NE, rule.value, 0});
     case ArgMatch::kLow32Equal:  // the 64-bit compare with a 32-bit mask ignores the high half
-      return seccomp_rule_add(ctx, action, rule.nr, 1,
-                              scmp_arg_cmp{rule.arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, rule.value});
+      return seccomp_rule_add(
+          ctx, action, rule.nr, 1,
+          scmp_arg_cmp{rule.arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, rule.value});
   }
   return -EINVAL;
 }

@@ -47,7 +47,7 @@ struct SyscallRule {
 };
 
 // Terminal ioctl commands (x86_64/arm64 values, asm-generic/ioctls.h).
-inline constexpr std::uint64_t kTiocsti = 0x5412;   // push a byte into a tty's input queue
+inline constexpr std::uint64_t kTiocsti = 0x5412;    // push a byte into a tty's input queue
 inline constexpr std::uint64_t kTioclinux = 0x541C;  // VT ioctls, incl. selection paste
 // Inode-flag ioctls (chattr): metadata writes Landlock does not govern.
 inline constexpr std::uint64_t kFsIocSetflags = 0x40086602;

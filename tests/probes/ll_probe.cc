@@ -127,10 +127,10 @@ bool SetUpRing(Ring* ring) {
   const io_uring_params& p = ring->params;
   const std::size_t sq_size = p.sq_off.array + p.sq_entries * sizeof(unsigned);
   const std::size_t cq_size = p.cq_off.cqes + p.cq_entries * sizeof(io_uring_cqe);
-  ring->sq = static_cast<char*>(mmap(nullptr, sq_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                                     ring->fd, IORING_OFF_SQ_RING));
-  ring->cq = static_cast<char*>(mmap(nullptr, cq_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                                     ring->fd, IORING_OFF_CQ_RING));
+  ring->sq = static_cast<char*>(
+      mmap(nullptr, sq_size, PROT_READ | PROT_WRITE, MAP_SHARED, ring->fd, IORING_OFF_SQ_RING));
+  ring->cq = static_cast<char*>(
+      mmap(nullptr, cq_size, PROT_READ | PROT_WRITE, MAP_SHARED, ring->fd, IORING_OFF_CQ_RING));
   ring->sqes = static_cast<io_uring_sqe*>(mmap(nullptr, p.sq_entries * sizeof(io_uring_sqe),
                                                PROT_READ | PROT_WRITE, MAP_SHARED, ring->fd,
                                                IORING_OFF_SQES));

@@ -41,7 +41,9 @@ TEST(LandlockRunBinary, IsStaticallyLinkedWithoutInterpreter) {
   ASSERT_LE(header.e_phoff + header.e_phnum * sizeof(Elf64_Phdr), image.size());
   for (int i = 0; i < header.e_phnum; ++i) {
     Elf64_Phdr program;
-    std::memcpy(&program, image.data() + header.e_phoff + static_cast<std::size_t>(i) * sizeof(Elf64_Phdr), sizeof(program));
+    std::memcpy(&program,
+                image.data() + header.e_phoff + static_cast<std::size_t>(i) * sizeof(Elf64_Phdr),
+                sizeof(program));
     EXPECT_NE(program.p_type, static_cast<Elf64_Word>(PT_INTERP)) << "program header " << i;
     EXPECT_NE(program.p_type, static_cast<Elf64_Word>(PT_DYNAMIC)) << "program header " << i;
   }
@@ -103,11 +105,13 @@ TEST_F(LandlockRunContract, PartialAbiPrintsExactlyTheNoticeAndStillRuns) {
 
 TEST_F(LandlockRunContract, ChildStatusPassesThroughUnchanged) {
   for (const char* code : {"3", "7", "125"}) {
-    const RunResult result = Execute(L({"--ro", "/", "--", "/bin/sh", "-c", std::string("exit ") + code}));
+    const RunResult result =
+        Execute(L({"--ro", "/", "--", "/bin/sh", "-c", std::string("exit ") + code}));
     EXPECT_TRUE(result.ExitedWith(std::atoi(code))) << result.Describe();
     EXPECT_EQ(result.err, "");
   }
-  const RunResult partial = Execute(L({"--max-abi", "3", "--ro", "/", "--", "/bin/sh", "-c", "exit 125"}));
+  const RunResult partial =
+      Execute(L({"--max-abi", "3", "--ro", "/", "--", "/bin/sh", "-c", "exit 125"}));
   EXPECT_TRUE(partial.ExitedWith(125)) << partial.Describe();
   EXPECT_EQ(partial.err, kNotice);  // only the notice: the 125 is the child's
   const RunResult killed = Execute(L({"--ro", "/", "--", "/bin/sh", "-c", "kill -KILL $$"}));
@@ -142,8 +146,8 @@ TEST_F(LandlockRunContract, DevNullCanBeGrantedReadWrite) {
 TEST_F(LandlockRunContract, EnvironmentChangesNothing) {
   const std::string outside = dir_ / "outside";
   SpawnOptions options;
-  options.env = {"PATH=/usr/bin:/bin", "LL_FS_RO=/", "LL_FS_RW=/", "LANDLOCK_RUN_MAX_ABI=1",
-                 "LANDLOCK_ABI=1", "NALR_REQUIRE_LANDLOCK=0"};
+  options.env = {"PATH=/usr/bin:/bin",     "LL_FS_RO=/",     "LL_FS_RW=/",
+                 "LANDLOCK_RUN_MAX_ABI=1", "LANDLOCK_ABI=1", "NALR_REQUIRE_LANDLOCK=0"};
   const RunResult result =
       Execute(L({"--ro", "/", "--", "/bin/sh", "-c", "echo x > " + outside}), options);
   EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
@@ -158,10 +162,12 @@ TEST_F(LandlockRunContract, StatusFdCarriesFailuresAndClosesOnSuccessfulExec) {
   ASSERT_EQ(pipe2(failure, O_CLOEXEC), 0);
   SpawnOptions options;
   options.fds = {{failure[1], 9}};
-  const RunResult failed = Execute(L({"--status-fd", "9", "--ro", "/no/such", "--", "true"}), options);
+  const RunResult failed =
+      Execute(L({"--status-fd", "9", "--ro", "/no/such", "--", "true"}), options);
   close(failure[1]);
   EXPECT_TRUE(failed.ExitedWith(125));
-  const std::string line = "landlock-run: cannot open rule path: /no/such: No such file or directory\n";
+  const std::string line =
+      "landlock-run: cannot open rule path: /no/such: No such file or directory\n";
   EXPECT_EQ(failed.err, line);
   char buffer[512] = {};
   EXPECT_EQ(read(failure[0], buffer, sizeof(buffer)), static_cast<ssize_t>(line.size()));

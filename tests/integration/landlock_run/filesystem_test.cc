@@ -65,8 +65,8 @@ TEST_F(LandlockRunFilesystem, NestedChildInheritsTheDomain) {
 }
 
 TEST_F(LandlockRunFilesystem, ReadOnlyGrantIsNotWritable) {
-  const RunResult result = Execute(L({"--ro", "/", "--ro", outside(), "--", llrt::Probe(), "write",
-                                  victim()}));
+  const RunResult result =
+      Execute(L({"--ro", "/", "--ro", outside(), "--", llrt::Probe(), "write", victim()}));
   EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
   EXPECT_EQ(ReadFile(victim()), "original");
 }

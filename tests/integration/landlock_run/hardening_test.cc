@@ -29,9 +29,9 @@ class LandlockRunHardening : public ::testing::Test {
     for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapAmb"}) {
       EXPECT_EQ(held.StatusField(set), kNoCaps) << set;
     }
-  if (bounding_too) {
-    EXPECT_EQ(held.StatusField("CapBnd"), kNoCaps);
-  }
+    if (bounding_too) {
+      EXPECT_EQ(held.StatusField("CapBnd"), kNoCaps);
+    }
   }
   TempDir dir_;
 };

@@ -92,8 +92,8 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
 
 int Spawn(const std::vector<std::string>& argv, const SpawnOptions& options, int stdin_fd,
           int stdout_fd, int stderr_fd) {
-  ChildSetup setup{CStrings(argv), {}, options.fds, stdin_fd, stdout_fd, stderr_fd,
-                   options.in_new_userns};
+  ChildSetup setup{CStrings(argv), {},        options.fds,          stdin_fd,
+                   stdout_fd,      stderr_fd, options.in_new_userns};
   if (options.env.empty()) {
     for (char** e = environ; *e != nullptr; ++e) setup.envp.push_back(*e);
     setup.envp.push_back(nullptr);
@@ -130,9 +130,12 @@ bool RunResult::KilledBy(int signal) const {
 }
 std::string RunResult::Describe() const {
   std::ostringstream text;
-  if (WIFEXITED(status)) text << "exit " << WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) text << "signal " << WTERMSIG(status);
-  else text << "status " << status;
+  if (WIFEXITED(status))
+    text << "exit " << WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    text << "signal " << WTERMSIG(status);
+  else
+    text << "status " << status;
   text << "; stdout=[" << out << "] stderr=[" << err << "]";
   return text.str();
 }
@@ -255,7 +258,8 @@ std::string Uid() { return std::to_string(getuid()); }
 std::string OwnStatusField(const std::string& key) {
   std::istringstream lines(ReadFile("/proc/self/status"));
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(key + ":", 0) == 0) return line.substr(line.find_first_not_of(" \t", key.size() + 1));
+    if (line.rfind(key + ":", 0) == 0)
+      return line.substr(line.find_first_not_of(" \t", key.size() + 1));
   }
   return "<missing>";
 }

@@ -48,9 +48,9 @@ class Held {
   Held& operator=(const Held&) = delete;
   bool ready() const { return ready_; }
   int pid() const { return pid_; }
-  std::string Status() const;            // /proc/<pid>/status, read by the test
+  std::string Status() const;                             // /proc/<pid>/status, read by the test
   std::string StatusField(const std::string& key) const;  // "NoNewPrivs" -> "1"
-  RunResult Finish();                    // close stdin, wait
+  RunResult Finish();                                     // close stdin, wait
 
  private:
   int pid_ = -1;

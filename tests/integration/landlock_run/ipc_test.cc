@@ -87,7 +87,7 @@ TEST_F(LandlockRunIpc, ScopeRequestOnAnOlderAbiFailsClosed) {
   TempDir dir;
   const std::string marker = dir / "marker";
   const RunResult result = Execute(L({"--max-abi", "5", "--scope-ipc", "--rw", dir.path(), "--",
-                                  "/bin/sh", "-c", "echo ran > " + marker}));
+                                      "/bin/sh", "-c", "echo ran > " + marker}));
   EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
   EXPECT_EQ(result.err,
             "landlock-run: --scope-ipc needs Landlock ABI 6 (Linux 6.12); the usable ABI is 5\n");

@@ -52,8 +52,8 @@ TEST(LandlockRunAbi, PartialBelowAbi5AndNotClampedAbove) {
 TEST(LandlockRunAbi, EffectiveAbiHonoursTheCapAndRefusals) {
   EXPECT_EQ(EffectiveAbi(7, -1), 7);
   EXPECT_EQ(EffectiveAbi(7, 3), 3);
-  EXPECT_EQ(EffectiveAbi(7, 9), 7);  // a cap never raises
-  EXPECT_EQ(EffectiveAbi(7, 0), 0);  // --max-abi 0 forces "not enforced"
+  EXPECT_EQ(EffectiveAbi(7, 9), 7);     // a cap never raises
+  EXPECT_EQ(EffectiveAbi(7, 0), 0);     // --max-abi 0 forces "not enforced"
   EXPECT_EQ(EffectiveAbi(-38, -1), 0);  // -ENOSYS
   EXPECT_EQ(EffectiveAbi(-95, 5), 0);   // -EOPNOTSUPP
 }

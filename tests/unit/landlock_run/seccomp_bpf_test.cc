@@ -43,32 +43,70 @@ std::uint32_t LoadWord(const seccomp_data& data, std::uint32_t offset) {
 // Runs the classic BPF subset libseccomp emits. Returns the filter's return value, or nullopt
 // on an instruction it does not know (the test then fails rather than guessing).
 std::optional<std::uint32_t> Evaluate(const std::vector<sock_filter>& program,
-                                 const seccomp_data& data) {
+                                      const seccomp_data& data) {
   std::uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {};
   for (std::size_t pc = 0; pc < program.size(); ++pc) {
     const sock_filter& op = program[pc];
     const auto jump = [&](bool taken) { pc += taken ? op.jt : op.jf; };
     switch (op.code) {
-      case BPF_LD | BPF_W | BPF_ABS: a = LoadWord(data, op.k); break;
-      case BPF_LD | BPF_IMM: a = op.k; break;
-      case BPF_LD | BPF_MEM: a = mem[op.k]; break;
-      case BPF_LDX | BPF_MEM: x = mem[op.k]; break;
-      case BPF_ST: mem[op.k] = a; break;
-      case BPF_STX: mem[op.k] = x; break;
-      case BPF_ALU | BPF_AND | BPF_K: a &= op.k; break;
-      case BPF_ALU | BPF_OR | BPF_K: a |= op.k; break;
-      case BPF_MISC | BPF_TAX: x = a; break;
-      case BPF_MISC | BPF_TXA: a = x; break;
-      case BPF_JMP | BPF_JA: pc += op.k; break;
-      case BPF_JMP | BPF_JEQ | BPF_K: jump(a == op.k); break;
-      case BPF_JMP | BPF_JGT | BPF_K: jump(a > op.k); break;
-      case BPF_JMP | BPF_JGE | BPF_K: jump(a >= op.k); break;
-      case BPF_JMP | BPF_JSET | BPF_K: jump((a & op.k) != 0); break;
-      case BPF_JMP | BPF_JEQ | BPF_X: jump(a == x); break;
-      case BPF_JMP | BPF_JGT | BPF_X: jump(a > x); break;
-      case BPF_JMP | BPF_JGE | BPF_X: jump(a >= x); break;
-      case BPF_RET | BPF_K: return op.k;
-      case BPF_RET | BPF_A: return a;
+      case BPF_LD | BPF_W | BPF_ABS:
+        a = LoadWord(data, op.k);
+        break;
+      case BPF_LD | BPF_IMM:
+        a = op.k;
+        break;
+      case BPF_LD | BPF_MEM:
+        a = mem[op.k];
+        break;
+      case BPF_LDX | BPF_MEM:
+        x = mem[op.k];
+        break;
+      case BPF_ST:
+        mem[op.k] = a;
+        break;
+      case BPF_STX:
+        mem[op.k] = x;
+        break;
+      case BPF_ALU | BPF_AND | BPF_K:
+        a &= op.k;
+        break;
+      case BPF_ALU | BPF_OR | BPF_K:
+        a |= op.k;
+        break;
+      case BPF_MISC | BPF_TAX:
+        x = a;
+        break;
+      case BPF_MISC | BPF_TXA:
+        a = x;
+        break;
+      case BPF_JMP | BPF_JA:
+        pc += op.k;
+        break;
+      case BPF_JMP | BPF_JEQ | BPF_K:
+        jump(a == op.k);
+        break;
+      case BPF_JMP | BPF_JGT | BPF_K:
+        jump(a > op.k);
+        break;
+      case BPF_JMP | BPF_JGE | BPF_K:
+        jump(a >= op.k);
+        break;
+      case BPF_JMP | BPF_JSET | BPF_K:
+        jump((a & op.k) != 0);
+        break;
+      case BPF_JMP | BPF_JEQ | BPF_X:
+        jump(a == x);
+        break;
+      case BPF_JMP | BPF_JGT | BPF_X:
+        jump(a > x);
+        break;
+      case BPF_JMP | BPF_JGE | BPF_X:
+        jump(a >= x);
+        break;
+      case BPF_RET | BPF_K:
+        return op.k;
+      case BPF_RET | BPF_A:
+        return a;
       default:
         ADD_FAILURE() << "unknown BPF opcode " << op.code << " at " << pc;
         return std::nullopt;
@@ -89,7 +127,9 @@ seccomp_data Call(int nr, std::uint64_t a0 = 0, std::uint64_t a1 = 0,
 }
 
 constexpr std::uint32_t kAllow = SECCOMP_RET_ALLOW;
-constexpr std::uint32_t Errno(int err) { return SECCOMP_RET_ERRNO | static_cast<std::uint32_t>(err); }
+constexpr std::uint32_t Errno(int err) {
+  return SECCOMP_RET_ERRNO | static_cast<std::uint32_t>(err);
+}
 
 class LandlockRunSeccomp : public ::testing::Test {
  protected:
@@ -135,8 +175,8 @@ TEST_F(LandlockRunSeccomp, DenyNetworkLeavesOnlyUnixSockets) {
 TEST_F(LandlockRunSeccomp, DenyMetadataFailsEveryTableEntry) {
   const FilterChoice meta{false, true};
   for (const SyscallRule& rule : kMetadataRules) {
-    const seccomp_data data = rule.match == ArgMatch::kAny ? Call(rule.nr)
-                                                           : Call(rule.nr, 0, rule.value);
+    const seccomp_data data =
+        rule.match == ArgMatch::kAny ? Call(rule.nr) : Call(rule.nr, 0, rule.value);
     EXPECT_EQ(Verdict(meta, data), Errno(EPERM)) << rule.name;
     EXPECT_EQ(Verdict(none_, data), kAllow) << rule.name;
   }

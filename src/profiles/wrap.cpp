@@ -95,14 +95,23 @@ void append_prefix(Argv& out, const Selection& selection, const Runners& runners
                    const SandboxPolicy& policy, std::span<const std::string> writable_roots,
                    std::string_view temp_dir) {
   switch (selection.backend) {
-    case SandboxBackend::kBwrap:
-      append_runner(out, runners.bwrap, bwrap_args(policy));
+    case SandboxBackend::kBwrap: {
+      Argv args = bwrap_args(policy);
       // Defense in depth: inside bwrap's mount view, landlock-run adds IPC scoping, seccomp
-      // hardening and its own capability drop. It exists at the same path: / is bound in.
+      // hardening and its own capability drop. It exists at the same path, / being bound in,
+      // except under workspace-write's fresh tmpfs /tmp: a launcher installed under /tmp would
+      // vanish there (bwrap: execvp ...: No such file or directory), so it is bound back,
+      // read-only, at its own path.
+      if (selection.landlock && policy.mode == ConfinedSandboxMode::kWorkspaceWrite &&
+          runners.landlock_run.starts_with("/tmp/")) {
+        args.insert(args.end(), {"--ro-bind", runners.landlock_run, runners.landlock_run});
+      }
+      append_runner(out, runners.bwrap, args);
       if (selection.landlock) {
         append_runner(out, runners.landlock_run, landlock_args(policy, *selection.landlock));
       }
       return;
+    }
     case SandboxBackend::kLandlock:
       append_runner(out, runners.landlock_run, landlock_args(policy, selection.landlock.value()));
       return;

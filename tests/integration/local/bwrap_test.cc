@@ -3,6 +3,9 @@
 // "bwrap"): read-only denials, a usable /dev, a private PID namespace that closes the
 // /proc/<pid>/root escape, descendants the command can manage, and a workspace-write /tmp that
 // leaves nothing on the host. Every effect is judged from outside.
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstdio>
 
 #include "local_harness.h"
@@ -120,6 +123,43 @@ TEST_F(Bwrap, WorkspaceWriteLandsInsideOnlyAndTmpLeavesNothingOnTheHost) {
   EXPECT_EQ(temp.out, "tmp") << temp.Describe();
   EXPECT_FALSE(llrt::Exists(tmp)) << "the tmpfs /tmp leaked onto the host";
   std::remove(tmp.c_str());
+}
+
+// An install under /tmp (a CI checkout, an unpacked release): the inner launcher must survive
+// workspace-write's fresh tmpfs /tmp. Library and CLI, each run for real.
+TEST_F(Bwrap, LauncherInstalledUnderTmpStillRunsUnderWorkspaceWrite) {
+  WorkDir install("/tmp");
+  ASSERT_EQ(::chmod(install.path().c_str(), 0755), 0);
+  const std::string launcher = install / "landlock-run";
+  CopyProgram(llrt::Launcher(), launcher);
+  CopyProgram(DshSandbox(), install / "dsh-sandbox");
+
+  sandbox::LocalSandboxHooks hooks;
+  hooks.launcher_path = launcher;
+  sandbox::LocalSandboxProvider provider({}, hooks);
+  const std::string inside = workspace_ + "/" + Unique("inside");
+  const std::string beside = sibling_ + "/" + Unique("beside");
+  const std::string script = "printf in > " + inside + "; printf x > " + beside + "; exit 0";
+  const ConfinedArgv confined =
+      Confine(provider, Bash(script), ConfinedSandboxMode::kWorkspaceWrite, workspace_);
+  EXPECT_EQ(confined.backend, "bwrap+landlock");
+  const RunResult library = Spawn(confined);
+  EXPECT_TRUE(library.ExitedWith(0)) << library.Describe();
+  EXPECT_EQ(llrt::ReadFile(inside), "in") << library.Describe();
+  EXPECT_FALSE(llrt::Exists(beside));
+
+  const RunResult confine = Cli({"confine", "--mode", "workspace-write", "--workspace", workspace_,
+                                 "--", "/bin/bash", "-c", "printf cli > " + inside},
+                                install / "dsh-sandbox");
+  ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
+  const nlohmann::json cli = ParseJson(confine.out);
+  EXPECT_EQ(cli["backend"], "bwrap+landlock");
+  std::vector<std::string> argv;
+  for (const nlohmann::json& word : cli["argv"]) argv.push_back(word.get<std::string>());
+  EXPECT_NE(std::find(argv.begin(), argv.end(), launcher), argv.end());
+  const RunResult ran = llrt::Execute(argv);
+  EXPECT_TRUE(ran.ExitedWith(0)) << ran.Describe();
+  EXPECT_EQ(llrt::ReadFile(inside), "cli") << ran.Describe();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "dsh/sandbox/policy.h"
@@ -59,6 +60,19 @@ std::string WorkDir::Mkdir(const std::string& name, int mode) const {
   const std::string path = *this / name;
   EXPECT_EQ(::mkdir(path.c_str(), static_cast<mode_t>(mode)), 0)
       << path << ": " << std::strerror(errno);
+  return path;
+}
+
+void CopyProgram(const std::string& program, const std::string& path) {
+  std::error_code error;
+  std::filesystem::copy_file(program, path, error);
+  ASSERT_FALSE(error) << program << " -> " << path << ": " << error.message();
+  ASSERT_EQ(::chmod(path.c_str(), 0755), 0) << path;
+}
+
+std::string CopyOfProbe(const WorkDir& dir) {
+  const std::string path = dir / "ll_probe";
+  CopyProgram(llrt::Probe(), path);
   return path;
 }
 

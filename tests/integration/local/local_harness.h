@@ -58,6 +58,12 @@ class WorkDir {
   std::string path_;
 };
 
+// A copy of ll_probe in `dir` (0755). Under workspace-write bwrap mounts a fresh tmpfs on /tmp,
+// so a build tree under /tmp would hide the probe from the confined command.
+std::string CopyOfProbe(const WorkDir& dir);
+// A copy of `program` (0755) at `path`.
+void CopyProgram(const std::string& program, const std::string& path);
+
 // A provider over the real runners. The test binary does not sit beside landlock-run, so the
 // launcher path is injected; kLandlock also points bwrap at a missing path.
 std::unique_ptr<sandbox::LocalSandboxProvider> MakeProvider(

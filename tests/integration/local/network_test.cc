@@ -19,16 +19,18 @@ class Network : public ::testing::TestWithParam<Backend> {
       DSH_SKIP_OR_FAIL(missing);
     }
     provider_ = MakeProvider(GetParam());
+    probe_ = CopyOfProbe(workspace_);
   }
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_;
   WorkDir workspace_;
+  std::string probe_;
 };
 
 TEST_P(Network, DenyKeepsATcpConnectFromReachingALoopbackListener) {
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
     llrt::InetListener listener(AF_INET, SOCK_STREAM);
-    const std::vector<std::string> connect = {llrt::Probe(), "tcp4", listener.port_text()};
+    const std::vector<std::string> connect = {probe_, "tcp4", listener.port_text()};
 
     const ConfinedArgv allowed =
         Confine(*provider_, connect, mode, workspace_.path(), NetworkPolicy::kInherit);
@@ -57,7 +59,7 @@ TEST_P(Network, CliDenyKeepsATcpConnectFromReachingALoopbackListener) {
       llrt::WriteFile(config, R"({"bwrapPath": ")" + MissingBwrapPath() + R"("})");
       args.insert(args.end(), {"--config", config});
     }
-    args.insert(args.end(), {"--", llrt::Probe(), "tcp4", listener.port_text()});
+    args.insert(args.end(), {"--", probe_, "tcp4", listener.port_text()});
     const RunResult confine = Cli(args);
     ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
     const nlohmann::json confined = ParseJson(confine.out);

@@ -22,6 +22,7 @@ class Privileges : public ::testing::TestWithParam<Backend> {
       DSH_SKIP_OR_FAIL(missing);
     }
     provider_ = MakeProvider(GetParam());
+    probe_ = CopyOfProbe(workspace_);
   }
   ConfinedArgv Wrap(ConfinedSandboxMode mode, const std::vector<std::string>& argv) {
     ConfinedArgv confined = Confine(*provider_, argv, mode, workspace_.path());
@@ -30,12 +31,13 @@ class Privileges : public ::testing::TestWithParam<Backend> {
   }
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_;
   WorkDir workspace_;
+  std::string probe_;
 };
 
 TEST_P(Privileges, ConfinedCommandHasNoCapabilitiesAndNoNewPrivs) {
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
-    llrt::Held held(Wrap(mode, {llrt::Probe(), "hold"}).argv);
+    llrt::Held held(Wrap(mode, {probe_, "hold"}).argv);
     ASSERT_TRUE(held.ready()) << held.Finish().Describe();
     const bool direct =
         llrt::ReadFile("/proc/" + std::to_string(held.pid()) + "/comm") == "ll_probe\n";

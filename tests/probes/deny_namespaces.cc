@@ -38,10 +38,14 @@ int main(int argc, char** argv) {
   if (filter == nullptr) return Fail("seccomp_init", ENOMEM);
   int rc = 0;
   for (const std::uint64_t flag : kNamespaceFlags) {
+    // (arg0 & flag) == flag, spelled without SCMP_A0's compound literal (not C++).
+    scmp_arg_cmp has_flag{};
+    has_flag.arg = 0;
+    has_flag.op = SCMP_CMP_MASKED_EQ;
+    has_flag.datum_a = flag;
+    has_flag.datum_b = flag;
     for (const int call : {SCMP_SYS(unshare), SCMP_SYS(clone)}) {
-      rc = rc != 0 ? rc
-                   : seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), call, 1,
-                                      SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+      if (rc == 0) rc = seccomp_rule_add_array(filter, SCMP_ACT_ERRNO(EPERM), call, 1, &has_flag);
     }
   }
   if (rc == 0) rc = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setns), 0);

@@ -43,13 +43,13 @@ configure_and_build "$build"
 run_ctest "$build" -j2 || status=1
 
 stage "ASan + UBSan build: unit tests"
-configure_and_build "$build-asan" -DDSH_SANITIZE=ON -DDSH_BENCH=OFF
+configure_and_build "$build-asan" -DDSH_SANITIZE=ON -DDSH_BENCH=OFF -DDSH_INTEGRATION_TESTS=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_ctest "$build-asan" -L unit -j2 || status=1
 
 stage "clang build: fuzzers, bounded"
 configure_and_build "$build-fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DDSH_FUZZ=ON -DDSH_BENCH=OFF
+  -DDSH_FUZZ=ON -DDSH_BENCH=OFF -DDSH_INTEGRATION_TESTS=OFF
 run_ctest "$build-fuzz" -L fuzz || status=1
 
 stage "clang-format and clang-tidy"

@@ -33,13 +33,15 @@ ensure_packages() {
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# The build tree. Integration tests also run as nobody (uid 65534), who must be able to reach
-# the binaries: a checkout under a private directory (such as /root) gets its build tree in
-# /var/tmp instead.
+# The build tree. Two places would not do: under /tmp, which Landlock's workspace-write grants,
+# the provider refuses a launcher a confined command could replace; and integration tests also
+# run as nobody (uid 65534), who must reach the binaries, so a checkout under a private
+# directory (such as /root) cannot hold them. Either way the build tree goes to /var/tmp.
 build_root() {
   local repo="$1"
-  if [ "$(id -u)" -ne 0 ] ||
-     setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$repo" 2>/dev/null; then
+  if [[ "$repo/" != /tmp/* ]] &&
+     { [ "$(id -u)" -ne 0 ] ||
+       setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$repo" 2>/dev/null; }; then
     echo "$repo/build"
     return
   fi

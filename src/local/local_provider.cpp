@@ -183,7 +183,7 @@ ConfinedArgv LocalSandboxProvider::confine_validated(std::span<const std::string
   }
   const std::optional<profiles::Selection> selection = s.verdict(policy);
   if (!selection) throw SandboxUnavailableError(policy.mode);
-  if (const auto reason = profiles::unsupported_reason(*selection, policy)) {
+  if (const auto reason = profiles::unsupported_reason(*selection, s.runners, policy)) {
     throw SandboxUnavailableError(policy.mode, *reason);
   }
   // Only Seatbelt matches resolved paths; the others take the root as resolved above.

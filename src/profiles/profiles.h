@@ -66,13 +66,22 @@ std::string seatbelt_profile(const SandboxPolicy& policy,
 // windows-acl runner arguments: `--workspace WS --temp TEMP --mode MODE`.
 std::vector<std::string> windows_acl_args(const SandboxPolicy& policy, std::string_view temp_dir);
 
-// Why `selection` cannot honour `policy` (a denied network the backend cannot enforce), or
-// nullopt. The provider refuses such a call as unavailable rather than run it with less.
-std::optional<std::string> unsupported_reason(const Selection& selection,
+// Whether a command confined by `backend` under `policy` can write `path` on the host: beneath
+// the workspace under workspace-write, and beneath the host /tmp too under Landlock (bwrap's
+// /tmp is a private tmpfs). `path` is compared as spelled; pass canonical paths.
+bool host_writable(std::string_view path, SandboxBackend backend, const SandboxPolicy& policy);
+
+// Why `selection` cannot honour `policy`, or nullopt: a denied network the backend cannot
+// enforce, or a runner the confined command could replace on the host (every later run would
+// then start an impostor, unconfined). The provider refuses such a call as unavailable rather
+// than run it with less.
+std::optional<std::string> unsupported_reason(const Selection& selection, const Runners& runners,
                                               const SandboxPolicy& policy);
 
 // The whole ConfinedArgv for a supported selection: argv, enforcement, what is not governed,
-// denial signatures and runner-failure rules of every layer.
+// denial signatures and runner-failure rules of every layer. bwrap layers landlock-run inside
+// only while the command cannot replace the launcher on the host; the layer is then bound
+// read-only at its own path, which also keeps it visible over workspace-write's tmpfs /tmp.
 ConfinedArgv wrap(const Selection& selection, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir);

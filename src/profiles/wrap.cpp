@@ -3,6 +3,8 @@
 // Enforcement is derived from what is not governed, so "partial" always comes with its reasons.
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "profiles.h"
 
 namespace dsh::sandbox::profiles {
@@ -98,12 +100,9 @@ void append_prefix(Argv& out, const Selection& selection, const Runners& runners
     case SandboxBackend::kBwrap: {
       Argv args = bwrap_args(policy);
       // Defense in depth: inside bwrap's mount view, landlock-run adds IPC scoping, seccomp
-      // hardening and its own capability drop. It exists at the same path, / being bound in,
-      // except under workspace-write's fresh tmpfs /tmp: a launcher installed under /tmp would
-      // vanish there (bwrap: execvp ...: No such file or directory), so it is bound back,
-      // read-only, at its own path.
-      if (selection.landlock && policy.mode == ConfinedSandboxMode::kWorkspaceWrite &&
-          runners.landlock_run.starts_with("/tmp/")) {
+      // hardening and its own capability drop. Bound last and read-only at its own path: a
+      // launcher installed under /tmp would otherwise vanish under workspace-write's tmpfs.
+      if (selection.landlock) {
         args.insert(args.end(), {"--ro-bind", runners.landlock_run, runners.landlock_run});
       }
       append_runner(out, runners.bwrap, args);
@@ -137,8 +136,29 @@ std::string selection_name(const Selection& selection) {
   return name;
 }
 
-std::optional<std::string> unsupported_reason(const Selection& selection,
+bool host_writable(std::string_view path, SandboxBackend backend, const SandboxPolicy& policy) {
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return false;
+  const auto beneath = [path](std::string_view root) {
+    return root == "/" || path == root ||
+           (path.starts_with(root) && path.size() > root.size() && path[root.size()] == '/');
+  };
+  return beneath(policy.workspace_root) ||
+         (backend == SandboxBackend::kLandlock && beneath("/tmp"));
+}
+
+std::optional<std::string> unsupported_reason(const Selection& selection, const Runners& runners,
                                               const SandboxPolicy& policy) {
+  const std::string& runner =
+      selection.backend == SandboxBackend::kLandlock ? runners.landlock_run : runners.bwrap;
+  if ((selection.backend == SandboxBackend::kBwrap ||
+       selection.backend == SandboxBackend::kLandlock) &&
+      host_writable(runner, selection.backend, policy)) {
+    return fmt::format(
+        "the runner {} lies in a directory this policy makes writable, so a confined command "
+        "could replace it and later runs would start the impostor unconfined; install "
+        "dsh-sandbox outside /tmp and the workspace",
+        runner);
+  }
   if (policy.network != NetworkPolicy::kDeny) return std::nullopt;
   if (selection.backend == SandboxBackend::kWindowsAcl) {
     return "the windows-acl runner cannot deny network access";
@@ -149,9 +169,16 @@ std::optional<std::string> unsupported_reason(const Selection& selection,
   return std::nullopt;
 }
 
-ConfinedArgv wrap(const Selection& selection, const Runners& runners,
+ConfinedArgv wrap(const Selection& chosen, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir) {
+  Selection selection = chosen;
+  // A launcher the command could replace would be an impostor in later runs; bwrap alone
+  // still confines them, so the layer is dropped and the facts say so.
+  if (selection.backend == SandboxBackend::kBwrap && selection.landlock &&
+      host_writable(runners.landlock_run, SandboxBackend::kBwrap, policy)) {
+    selection.landlock.reset();
+  }
   ConfinedArgv confined = facts_for(selection, policy);
   confined.argv.reserve(40 + argv.size());
   append_prefix(confined.argv, selection, runners, policy, writable_roots, temp_dir);

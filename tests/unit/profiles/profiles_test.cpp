@@ -144,7 +144,9 @@ TEST(Wrap, BwrapAloneIsFullWithTheBwrapDialect) {
 TEST(Wrap, BwrapLayeredOverLandlockRunsTheLauncherInsideTheNamespace) {
   const ConfinedArgv confined = wrap_of({SandboxBackend::kBwrap, kAbi7}, kWw);
   Argv expected = {"/usr/bin/bwrap"};
-  for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run"},
+  for (const Argv& part : {bwrap_args(kWw),
+                           Argv{"--ro-bind", "/opt/dsh/landlock-run", "/opt/dsh/landlock-run", "--",
+                                "/opt/dsh/landlock-run"},
                            landlock_args(kWw, kAbi7), Argv{"--", "bash", "-c", "echo hi"}}) {
     expected.insert(expected.end(), part.begin(), part.end());
   }
@@ -226,11 +228,72 @@ TEST(Wrap, NetworkFactIsWhatWasApplied) {
 TEST(UnsupportedReason, NetworkDenialEachBackendCannotGiveIsNamed) {
   const SandboxPolicy deny = with_network_denied(kRo);
   const LandlockFeatures no_seccomp{SandboxEnforcement::kFull, 7, false, true, false};
-  EXPECT_EQ(unsupported_reason({SandboxBackend::kBwrap, std::nullopt}, deny), std::nullopt);
-  EXPECT_EQ(unsupported_reason({SandboxBackend::kLandlock, kAbi7}, deny), std::nullopt);
-  EXPECT_NE(unsupported_reason({SandboxBackend::kLandlock, no_seccomp}, deny), std::nullopt);
-  EXPECT_NE(unsupported_reason({SandboxBackend::kWindowsAcl, std::nullopt}, deny), std::nullopt);
-  EXPECT_EQ(unsupported_reason({SandboxBackend::kWindowsAcl, std::nullopt}, kRo), std::nullopt);
+  EXPECT_EQ(unsupported_reason({SandboxBackend::kBwrap, std::nullopt}, kRunners, deny),
+            std::nullopt);
+  EXPECT_EQ(unsupported_reason({SandboxBackend::kLandlock, kAbi7}, kRunners, deny), std::nullopt);
+  EXPECT_NE(unsupported_reason({SandboxBackend::kLandlock, no_seccomp}, kRunners, deny),
+            std::nullopt);
+  EXPECT_NE(unsupported_reason({SandboxBackend::kWindowsAcl, std::nullopt}, kRunners, deny),
+            std::nullopt);
+  EXPECT_EQ(unsupported_reason({SandboxBackend::kWindowsAcl, std::nullopt}, kRunners, kRo),
+            std::nullopt);
+}
+
+Runners with_launcher(const std::string& launcher) {
+  Runners runners = kRunners;
+  runners.landlock_run = launcher;
+  return runners;
+}
+
+TEST(HostWritable, WorkspaceUnderWorkspaceWriteAndTmpUnderLandlockOnly) {
+  EXPECT_FALSE(host_writable("/ws/bin/x", SandboxBackend::kLandlock, kRo));
+  EXPECT_TRUE(host_writable("/ws/bin/x", SandboxBackend::kBwrap, kWw));
+  EXPECT_TRUE(host_writable("/ws", SandboxBackend::kBwrap, kWw));
+  EXPECT_FALSE(host_writable("/wsx/bin/x", SandboxBackend::kBwrap, kWw));
+  EXPECT_TRUE(host_writable("/tmp/b/landlock-run", SandboxBackend::kLandlock, kWw));
+  EXPECT_FALSE(host_writable("/tmp/b/landlock-run", SandboxBackend::kBwrap, kWw));
+  EXPECT_TRUE(host_writable("/usr/bin/x", SandboxBackend::kBwrap,
+                            {ConfinedSandboxMode::kWorkspaceWrite, "/", std::nullopt}));
+}
+
+TEST(UnsupportedReason, ALauncherTheCommandCouldReplaceIsRefused) {
+  const Selection landlock{SandboxBackend::kLandlock, kAbi7};
+  const std::optional<std::string> in_workspace =
+      unsupported_reason(landlock, with_launcher("/ws/build/landlock-run"), kWw);
+  ASSERT_NE(in_workspace, std::nullopt);
+  EXPECT_NE(in_workspace->find("/ws/build/landlock-run"), std::string::npos);
+  EXPECT_NE(unsupported_reason(landlock, with_launcher("/tmp/build/landlock-run"), kWw),
+            std::nullopt);
+  EXPECT_EQ(unsupported_reason(landlock, with_launcher("/tmp/build/landlock-run"), kRo),
+            std::nullopt);
+}
+
+TEST(UnsupportedReason, ABwrapTheCommandCouldReplaceIsRefused) {
+  Runners runners = kRunners;
+  runners.bwrap = "/ws/tools/bwrap";
+  EXPECT_NE(unsupported_reason({SandboxBackend::kBwrap, std::nullopt}, runners, kWw), std::nullopt);
+  EXPECT_EQ(unsupported_reason({SandboxBackend::kBwrap, std::nullopt}, runners, kRo), std::nullopt);
+}
+
+TEST(Wrap, BwrapDropsALandlockLayerTheCommandCouldReplace) {
+  const ConfinedArgv confined =
+      wrap({SandboxBackend::kBwrap, kAbi7}, with_launcher("/ws/build/landlock-run"), kCommand, kWw,
+           {}, "/tmp/user");
+  EXPECT_EQ(confined.backend, "bwrap");
+  EXPECT_EQ(std::find(confined.argv.begin(), confined.argv.end(), "/ws/build/landlock-run"),
+            confined.argv.end());
+}
+
+TEST(Wrap, BwrapKeepsALauncherUnderTmpVisibleOverTheTmpfs) {
+  const ConfinedArgv confined =
+      wrap({SandboxBackend::kBwrap, kAbi7}, with_launcher("/tmp/b/landlock-run"), kCommand, kWw, {},
+           "/tmp/user");
+  EXPECT_EQ(confined.backend, "bwrap+landlock");
+  const auto tmpfs = index_of(confined.argv, {"--tmpfs", "/tmp"});
+  const auto bind =
+      index_of(confined.argv, {"--ro-bind", "/tmp/b/landlock-run", "/tmp/b/landlock-run"});
+  ASSERT_GE(tmpfs, 0);
+  EXPECT_LT(tmpfs, bind);
 }
 
 TEST(Wrap, RogueBackendValueThrowsInsteadOfWrapping) {

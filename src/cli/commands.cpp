@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -55,15 +54,6 @@ Setup load_setup(const std::string& path) {
     setup.mode = parse_sandbox_mode(mode.get<std::string>()).value();
   }
   return setup;
-}
-
-std::string working_directory() {
-  std::error_code error;
-  std::filesystem::path cwd = std::filesystem::current_path(error);
-  if (error) {
-    throw InvalidSandboxInputError("the working directory no longer exists; pass --workspace");
-  }
-  return cwd.string();
 }
 
 // An absolute existing directory, resolved realpath-first.

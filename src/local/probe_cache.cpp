@@ -48,10 +48,6 @@ std::string read_owned_file(const std::string& path) {
   return text;
 }
 
-bool inside(const std::string& path, const std::string& root) {
-  return path == root || root == "/" || path.starts_with(root + "/");
-}
-
 }  // namespace
 
 UserVerdictStore::UserVerdictStore(std::string directory, std::string key)
@@ -59,7 +55,7 @@ UserVerdictStore::UserVerdictStore(std::string directory, std::string key)
 
 bool UserVerdictStore::usable_for(const SandboxPolicy& policy) const {
   for (const std::string& root : writable_roots(policy)) {
-    if (inside(directory_, root)) return false;
+    if (is_beneath(directory_, root)) return false;
   }
   return true;
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "dsh/sandbox/roots.h"
 #include "profiles.h"
 
 namespace dsh::sandbox::profiles {
@@ -138,12 +139,8 @@ std::string selection_name(const Selection& selection) {
 
 bool host_writable(std::string_view path, SandboxBackend backend, const SandboxPolicy& policy) {
   if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return false;
-  const auto beneath = [path](std::string_view root) {
-    return root == "/" || path == root ||
-           (path.starts_with(root) && path.size() > root.size() && path[root.size()] == '/');
-  };
-  return beneath(policy.workspace_root) ||
-         (backend == SandboxBackend::kLandlock && beneath("/tmp"));
+  return is_beneath(path, policy.workspace_root) ||
+         (backend == SandboxBackend::kLandlock && is_beneath(path, "/tmp"));
 }
 
 std::optional<std::string> unsupported_reason(const Selection& selection, const Runners& runners,

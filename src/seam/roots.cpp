@@ -18,6 +18,8 @@ struct FreeDeleter {
   void operator()(char* p) const noexcept { std::free(p); }  // NOLINT: realpath's malloc
 };
 
+}  // namespace
+
 std::string working_directory() {
   std::unique_ptr<char, FreeDeleter> cwd(::getcwd(nullptr, 0));
   // getcwd fails when the working directory was removed; there is then no honest absolute form
@@ -29,7 +31,10 @@ std::string working_directory() {
   return cwd.get();
 }
 
-}  // namespace
+bool is_beneath(std::string_view path, std::string_view root) {
+  if (root == "/" || path == root) return true;
+  return path.size() > root.size() && path.starts_with(root) && path[root.size()] == '/';
+}
 
 std::string canonical_path(std::string_view path) {
   std::string spelled(path);

@@ -31,6 +31,13 @@ std::vector<std::string> writable_roots(const SandboxPolicy& policy);  // temp_d
 // not its lexical parent. A path that does not exist is normalized lexically.
 std::string resolve_workspace_root(std::string_view path);
 
+// Whether `path` is `root` or lies beneath it, comparing whole components as spelled
+// ("/wsx" is not beneath "/ws"). Pass normalized absolute paths.
+bool is_beneath(std::string_view path, std::string_view root);
+
+// The working directory; InvalidSandboxInputError when it no longer exists.
+std::string working_directory();
+
 // "." and ".." collapsed, repeated and trailing slashes removed; `path` must be absolute.
 std::string lexically_normalize(std::string_view absolute_path);
 

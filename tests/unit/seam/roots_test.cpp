@@ -144,6 +144,15 @@ TEST(ResolveWorkspaceRoot, RelativePathResolvesAgainstTheWorkingDirectory) {
   EXPECT_EQ(resolve_workspace_root(""), native_realpath(dir.path()));
 }
 
+TEST(IsBeneath, ComparesWholeComponents) {
+  EXPECT_TRUE(is_beneath("/ws", "/ws"));
+  EXPECT_TRUE(is_beneath("/ws/a/b", "/ws"));
+  EXPECT_TRUE(is_beneath("/anything", "/"));
+  EXPECT_FALSE(is_beneath("/wsx", "/ws"));
+  EXPECT_FALSE(is_beneath("/w", "/ws"));
+  EXPECT_FALSE(is_beneath("/tmp", "/tmp/ws"));
+}
+
 TEST(LexicallyNormalize, CollapsesDotsAndSlashes) {
   EXPECT_EQ(lexically_normalize("/"), "/");
   EXPECT_EQ(lexically_normalize("//a///b/./c/../d/"), "/a/b/d");

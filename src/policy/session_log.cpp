@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: Apache-2.0
+// The session log (spec §6.4): JSONL, a header line, then events. See policy_service.h for the
+// format.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <system_error>
+
+#include "dsh/sandbox/errors.h"
+#include "dsh/sandbox/policy_service.h"
+#include "json_codec.h"
+#include "text.h"
+
+namespace dsh::sandbox {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct SessionHeader {
+  std::string id;
+  std::optional<std::string> cwd;
+};
+
+struct SessionContents {
+  SessionHeader header;
+  std::vector<SandboxModeEvent> events;
+};
+
+// A descriptor closed on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+[[noreturn]] void throw_invalid(const std::string& path, const std::string& problem) {
+  throw InvalidSandboxInputError(fmt::format("session log {}: {}", text::quoted(path), problem));
+}
+
+[[noreturn]] void throw_line(const std::string& path, std::size_t line,
+                             const std::string& problem) {
+  throw InvalidSandboxInputError(
+      fmt::format("session log {} line {}: {}", text::quoted(path), line, problem));
+}
+
+bool has_nul(std::string_view value) { return value.find('\0') != std::string_view::npos; }
+
+// Shared by create() and the reader, so a file can only hold what create() would write.
+Result<void> validate_header(const SessionHeader& header) {
+  if (header.id.empty() || has_nul(header.id)) {
+    return InvalidInput{
+        fmt::format("session id {} is invalid; pass a non-empty id without NUL bytes",
+                    text::quoted(header.id))};
+  }
+  if (!header.cwd) return {};
+  if (has_nul(*header.cwd)) {
+    return InvalidInput{fmt::format("session cwd {} contains a NUL byte; a path cannot contain NUL",
+                                    text::quoted(*header.cwd))};
+  }
+  if (!header.cwd->starts_with('/')) {
+    // A relative cwd would name a different directory in every process that reads the log.
+    return InvalidInput{
+        fmt::format("session cwd {} is not an absolute path; record the absolute directory the "
+                    "session works in",
+                    text::quoted(*header.cwd))};
+  }
+  return {};
+}
+
+Result<std::string> optional_string(const Json& object, std::string_view field) {
+  const auto it = object.find(field);
+  if (it == object.end()) return std::string();
+  if (!it->is_string()) return InvalidInput{fmt::format("field \"{}\" must be a string", field)};
+  return it->get<std::string>();
+}
+
+Result<SessionHeader> header_from_value(const Json& value) {
+  if (value.value("type", Json()) != std::string(kSessionHeaderType)) {
+    return InvalidInput{
+        R"(the first line must be the session header {"type":"session","version":1,...})"};
+  }
+  if (value.value("version", Json()) != kSessionLogVersion) {
+    return InvalidInput{
+        fmt::format("unsupported session log version {}; this build reads version {}",
+                    value.value("version", Json()).dump(), kSessionLogVersion)};
+  }
+  const auto id = value.find("id");
+  if (id == value.end() || !id->is_string()) {
+    return InvalidInput{"the session header needs a string \"id\""};
+  }
+  SessionHeader header{id->get<std::string>(), std::nullopt};
+  if (value.contains("cwd")) {
+    auto cwd = optional_string(value, "cwd");
+    if (!cwd) return cwd.error();
+    header.cwd = std::move(cwd).value();
+  }
+  if (auto valid = validate_header(header); !valid) return valid.error();
+  return header;
+}
+
+// The reference's invariant companion: an unknown mode is rejected, never guessed.
+Result<SandboxModeEvent> sandbox_mode_event_from_value(const Json& event) {
+  const auto payload = event.find("payload");
+  if (payload == event.end() || !payload->is_object()) {
+    return InvalidInput{R"(sandbox/mode needs an object "payload" {"mode":...})"};
+  }
+  const Json mode_value = payload->value("mode", Json());
+  const auto unknown =
+      InvalidInput{fmt::format("sandbox/mode carries unknown mode {}",
+                               mode_value.dump(-1, ' ', false, Json::error_handler_t::replace))};
+  if (!mode_value.is_string()) return unknown;
+  auto mode = parse_sandbox_mode(mode_value.get<std::string>());
+  if (!mode) return unknown;
+  SandboxModeEvent parsed{mode.value(), false};
+  if (payload->contains("source")) {
+    const Json& source = payload->at("source");
+    if (source != std::string(kDelegationSource)) {
+      return InvalidInput{
+          fmt::format("sandbox/mode carries unknown source {}; the only source is \"delegation\"",
+                      source.dump(-1, ' ', false, Json::error_handler_t::replace))};
+    }
+    parsed.delegated = true;
+  }
+  return parsed;
+}
+
+Result<Json> parse_line(std::string_view line) {
+  auto value = json::parse(line, "session log line");
+  if (!value) return value.error();
+  if (!value.value().is_object() || !value.value().contains("type") ||
+      !value.value().at("type").is_string()) {
+    return InvalidInput{"each line must be a JSON object with a string \"type\""};
+  }
+  return value;
+}
+
+SessionContents parse_contents(const std::string& path, std::string_view text) {
+  if (text.empty()) throw_invalid(path, "the file is empty; it has no session header");
+  SessionContents contents;
+  std::size_t number = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    ++number;
+    const std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) {
+      // A later append would glue its line onto this one; refuse rather than misread.
+      throw_line(path, number, "the line is not terminated by a newline (a torn write?)");
+    }
+    auto value = parse_line(text.substr(start, end - start));
+    if (!value) throw_line(path, number, value.error().message);
+    start = end + 1;
+    if (number == 1) {
+      auto header = header_from_value(value.value());
+      if (!header) throw_line(path, number, header.error().message);
+      contents.header = std::move(header).value();
+      continue;
+    }
+    const std::string type = value.value().at("type").get<std::string>();
+    if (type == kSessionHeaderType) throw_line(path, number, "a second session header");
+    if (type != kSandboxModeEventType) continue;  // another component's event
+    auto event = sandbox_mode_event_from_value(value.value());
+    if (!event) throw_line(path, number, event.error().message);
+    contents.events.push_back(event.value());
+  }
+  return contents;
+}
+
+std::string read_file(const std::string& path) {
+  if (has_nul(path)) throw_invalid(path, "the path contains a NUL byte");
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int error = errno;
+    throw_invalid(path, fmt::format("cannot open: {}", std::generic_category().message(error)));
+  }
+  std::string text;
+  std::array<char, 65536> buffer{};
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      throw_invalid(path, fmt::format("cannot read: {}", std::generic_category().message(error)));
+    }
+    if (n == 0) return text;
+    text.append(buffer.data(), static_cast<std::size_t>(n));
+  }
+}
+
+SessionContents read_contents(const std::string& path) {
+  return parse_contents(path, read_file(path));
+}
+
+// One write(2) per line: with O_APPEND the kernel places the whole line at the end of the file,
+// so concurrent writers never interleave within a line.
+void write_line(int fd, const std::string& path, const std::string& line, bool sync) {
+  ssize_t written = -1;
+  do {
+    written = ::write(fd, line.data(), line.size());
+  } while (written < 0 && errno == EINTR);
+  if (written < 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            fmt::format("cannot append to session log {}", text::quoted(path)));
+  }
+  if (static_cast<std::size_t>(written) != line.size()) {
+    throw std::system_error(std::make_error_code(std::errc::no_space_on_device),
+                            fmt::format("short write to session log {}", text::quoted(path)));
+  }
+  if (sync && ::fsync(fd) != 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            fmt::format("cannot fsync session log {}", text::quoted(path)));
+  }
+}
+
+std::string dump_line(const Json& value) {
+  // The header was validated and events carry only wire names; a path that is not UTF-8 is
+  // the one thing JSON cannot carry, and dump reports it as invalid input.
+  std::string line = json::dump(value).value();
+  line += '\n';
+  return line;
+}
+
+}  // namespace
+
+std::optional<SandboxMode> effective_sandbox_mode(const std::vector<SandboxModeEvent>& events) {
+  if (events.empty()) return std::nullopt;
+  return events.back().mode;
+}
+
+SessionLog::SessionLog(std::string path, std::string id, std::optional<std::string> cwd,
+                       SessionLogOptions options)
+    : path_(std::move(path)), id_(std::move(id)), cwd_(std::move(cwd)), options_(options) {}
+
+SessionLog SessionLog::create(std::string path, std::string id, std::optional<std::string> cwd,
+                              SessionLogOptions options) {
+  if (path.empty() || has_nul(path)) throw_invalid(path, "the path is empty or contains NUL");
+  SessionHeader header{std::move(id), std::move(cwd)};
+  validate_header(header).value();
+  Json value{{"type", kSessionHeaderType}, {"version", kSessionLogVersion}, {"id", header.id}};
+  if (header.cwd) value["cwd"] = *header.cwd;
+  const std::string line = dump_line(value);
+  const Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600));
+  if (fd.get() < 0) {
+    const int error = errno;
+    throw_invalid(path, fmt::format("cannot create: {}", std::generic_category().message(error)));
+  }
+  write_line(fd.get(), path, line, options.fsync);
+  return {std::move(path), std::move(header.id), std::move(header.cwd), options};
+}
+
+SessionLog SessionLog::open(std::string path, SessionLogOptions options) {
+  SessionContents contents = read_contents(path);
+  return {std::move(path), std::move(contents.header.id), std::move(contents.header.cwd), options};
+}
+
+std::vector<SandboxModeEvent> SessionLog::sandbox_mode_events() const {
+  SessionContents contents = read_contents(path_);
+  // The header is immutable; a file replaced under us is another session, not this one.
+  if (contents.header.id != id_ || contents.header.cwd != cwd_) {
+    throw_line(path_, 1, fmt::format("the header no longer names session {}", text::quoted(id_)));
+  }
+  return std::move(contents.events);
+}
+
+void SessionLog::append(const SandboxModeEvent& event) const {
+  Json payload{{"mode", wire_name(event.mode)}};
+  if (event.delegated) payload["source"] = kDelegationSource;
+  const std::string line = dump_line(Json{{"type", kSandboxModeEventType}, {"payload", payload}});
+  // No O_CREAT: appending to a log that vanished would start a headerless file.
+  const Fd fd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+  if (fd.get() < 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            fmt::format("cannot open session log {}", text::quoted(path_)));
+  }
+  write_line(fd.get(), path_, line, options_.fsync);
+}
+
+void set_sandbox_mode(const SessionLog& session, SandboxMode mode) {
+  session.append(SandboxModeEvent{mode, false});
+}
+
+std::optional<SandboxMode> delegate_sandbox_mode(const SessionLog& parent,
+                                                 const SessionLog& child) {
+  const std::optional<SandboxMode> mode = effective_sandbox_mode(parent.sandbox_mode_events());
+  if (mode) child.append(SandboxModeEvent{*mode, true});
+  return mode;
+}
+
+}  // namespace dsh::sandbox

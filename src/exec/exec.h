@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// exec: spawns a command without a shell for the bash consumer and `dsh-sandbox run`
+// (spec §5.5, issue 5 point 1). Each command runs in its own process group under a tiny
+// forked supervisor that is the command tree's child subreaper, so whatever the command leaves
+// behind (a setsid'd or double-forked descendant) is ended when the command exits, times out
+// or is aborted, as bwrap's PID namespace ends it. The caller's process is never a subreaper.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsh/sandbox/result.h"
+
+namespace dsh::sandbox::exec {
+
+using EnvMap = std::map<std::string, std::string>;
+using OutputCallback = std::function<void(std::string_view chunk)>;
+
+inline constexpr double kDefaultTimeoutMs = 120'000;
+inline constexpr double kMaxTimeoutMs = 600'000;
+inline constexpr double kDefaultGraceMs = 3'000;
+inline constexpr std::size_t kDefaultMaxOutputBytes = 64'000;
+inline constexpr std::uint64_t kDefaultMaxSpillBytes = std::uint64_t{64} * 1024 * 1024;
+
+// A cancellation the caller can trigger from any thread (an eventfd the run polls, so a run
+// blocked in poll wakes at once). One signal may be shared by several runs; abort() is
+// idempotent and never reset.
+class AbortSignal {
+ public:
+  AbortSignal();
+  ~AbortSignal();
+  AbortSignal(const AbortSignal&) = delete;
+  AbortSignal& operator=(const AbortSignal&) = delete;
+
+  void abort() noexcept;
+  bool aborted() const noexcept;
+  int fd() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Makes the caller's descriptor `source` the command's descriptor `target` (like
+// posix_spawn_file_actions_adddup2). It is the only way a descriptor above 2 reaches the command.
+struct FdMapping {
+  int source = -1;
+  int target = -1;
+};
+
+struct Request {
+  std::vector<std::string> argv;     // argv[0] is resolved like execvp, never via the current dir
+  std::string workdir;               // empty: the caller's current directory
+  EnvMap env;                        // the caller's env, over the scrubbed ambient environment
+  EnvMap managed_env;                // highest precedence (the managed dshEnv)
+  std::optional<double> timeout_ms;  // foreground only; default 120 s, capped at max_timeout_ms
+  double max_timeout_ms = kMaxTimeoutMs;
+  double grace_ms = kDefaultGraceMs;  // SIGTERM to the group, then SIGKILL after this
+  std::size_t stdout_max_bytes = kDefaultMaxOutputBytes;  // in-memory tail per stream
+  std::size_t stderr_max_bytes = kDefaultMaxOutputBytes;
+  std::uint64_t max_spill_bytes = kDefaultMaxSpillBytes;  // beyond this the spill is discarded
+  std::string spill_root;  // where private spill dirs go; empty: $TMPDIR or /tmp
+  std::vector<FdMapping> fds;
+  OutputCallback on_stdout;  // live chunks, on the thread that pumps (run's, or the job's)
+  OutputCallback on_stderr;
+  std::shared_ptr<AbortSignal> abort;
+};
+
+// Which step of starting the command failed, so a missing workdir is never reported as a
+// missing program (spec §5.3 relies on the difference).
+enum class SpawnStage { kProgram, kWorkdir, kSetup };
+
+struct SpawnError {
+  SpawnStage stage = SpawnStage::kSetup;
+  int error = 0;                // errno
+  std::string path;             // argv[0] as requested, the workdir, or empty for setup failures
+  std::string message() const;  // e.g. "spawn /opt/runner ENOENT (No such file or directory)"
+};
+
+struct StreamOutput {
+  std::string tail;  // the last max bytes
+  std::uint64_t total_bytes = 0;
+  bool truncated = false;                 // tail lost bytes at its front
+  std::optional<std::string> spill_path;  // full output (up to max_spill_bytes), 0600 file
+  bool spill_truncated = false;           // the spill hit max_spill_bytes
+};
+
+struct Result {
+  std::optional<int> exit_code;  // set when the command exited
+  std::optional<int> signal;     // set when a signal ended it
+  bool timed_out = false;        // timed_out and aborted are exclusive: the first cause wins
+  bool aborted = false;
+  std::optional<SpawnError> spawn_error;  // the command never ran
+  StreamOutput out;
+  StreamOutput err;
+  std::chrono::milliseconds duration{0};
+};
+
+// Runs to completion, deadline or abort. Throws InvalidSandboxInputError for an empty argv or a
+// bad timeout; every failure to start the command is a Result::spawn_error instead.
+Result run(const Request& request);
+
+// A background command: no deadline. Output is pumped (and callbacks run) on the job's thread.
+// When its leader exits, whatever it left behind is ended, as in run().
+class Job {
+ public:
+  Job();
+  ~Job();  // kills and waits when the caller never did: nothing outlives the handle
+  Job(Job&&) noexcept;
+  Job& operator=(Job&&) noexcept;
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  pid_t pid() const;  // the command's pid and process group id; 0 when it never started
+  const std::optional<SpawnError>& spawn_error() const;  // known when start() returns
+  void kill();    // SIGTERM to the group, then SIGKILL to the whole tree after the grace
+  Result wait();  // blocks until settled; call once
+
+  struct State;
+
+ private:
+  explicit Job(std::unique_ptr<State> state);
+  friend Job start(const Request& request);
+  std::unique_ptr<State> state_;
+};
+
+Job start(const Request& request);
+
+// Pure pieces, unit-tested.
+
+// The child's environment as NAME=VALUE strings: `ambient` (NAME=VALUE, first one wins) minus
+// names matching /KEY|PASSWORD|SECRET|TOKEN/i and every DSH_* name, then, in increasing
+// precedence, NO_COLOR=1 TERM=dumb PAGER=cat GIT_PAGER=cat, `caller`, `managed`.
+std::vector<std::string> build_environment(const std::vector<std::string>& ambient,
+                                           const EnvMap& caller, const EnvMap& managed);
+bool is_scrubbed_name(std::string_view name);
+
+// The foreground deadline: default 120 s, capped at max_ms; non-positive or non-finite is an
+// error ("request.timeoutMs must be a positive finite number").
+sandbox::Result<std::chrono::milliseconds> resolve_timeout(std::optional<double> timeout_ms,
+                                                           double max_ms = kMaxTimeoutMs);
+// Checks the whole request (argv, limits, grace, fd mappings) before anything is spawned.
+sandbox::Result<void> validate(const Request& request, bool foreground);
+
+// PATH entries execvp would try for `program`: none when it contains '/', and never an empty or
+// relative entry (those mean the current directory); an absent or empty PATH means /bin:/usr/bin.
+std::vector<std::string> exec_candidates(const std::string& program,
+                                         const std::optional<std::string>& path);
+
+}  // namespace dsh::sandbox::exec

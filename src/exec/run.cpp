@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: Apache-2.0
+// The caller's side of a run: pipes, the supervisor fork, and one poll loop that streams
+// output, enforces the deadline and abort, and collects the supervisor's status messages.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <thread>
+#include <utility>
+
+#include "capture.h"
+#include "exec.h"
+#include "supervisor.h"
+
+extern char** environ;  // NOLINT: POSIX declares it nowhere else
+
+namespace dsh::sandbox::exec {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using detail::Message;
+using detail::MessageKind;
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+struct Pipe {
+  Fd read;
+  Fd write;
+};
+
+bool open_pipe(Pipe& pipe) {
+  std::array<int, 2> fds{};
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return false;
+  pipe.read.reset(fds[0]);
+  pipe.write.reset(fds[1]);
+  return true;
+}
+
+// Reading environ races with a concurrent setenv in another thread; callers that mutate their
+// environment while running commands must pass what they mean in Request::env instead.
+std::vector<std::string> ambient_environment() {
+  std::vector<std::string> out;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    out.emplace_back(*entry);
+  }
+  return out;
+}
+
+// A started supervisor and the parent's ends of its pipes. If the owner gives up early (an
+// exception from a callback, a Job destroyed unwaited), closing the control pipe tells the
+// supervisor to kill the whole tree; the destructor then reaps the supervisor.
+struct Launch {
+  Launch() = default;
+  ~Launch() {
+    control.reset();
+    if (supervisor > 0) {
+      while (::waitpid(supervisor, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  Launch(Launch&& other) noexcept
+      : supervisor(std::exchange(other.supervisor, 0)),
+        control(std::move(other.control)),
+        status(std::move(other.status)),
+        out(std::move(other.out)),
+        err(std::move(other.err)),
+        setup_error(std::move(other.setup_error)) {}
+  Launch& operator=(Launch&&) = delete;
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+
+  pid_t supervisor = 0;
+  Fd control;
+  Fd status;
+  Fd out;
+  Fd err;
+  std::optional<SpawnError> setup_error;
+};
+
+Launch launch(const Request& request) {
+  Launch launched;
+  Pipe control;
+  Pipe status;
+  Pipe out;
+  Pipe err;
+  Fd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (null_fd.get() < 0 || !open_pipe(control) || !open_pipe(status) || !open_pipe(out) ||
+      !open_pipe(err)) {
+    launched.setup_error = SpawnError{SpawnStage::kSetup, errno, ""};
+    return launched;
+  }
+  const std::array<int, 3> stdio = {null_fd.get(), out.write.get(), err.write.get()};
+  detail::SpawnPlan plan(request,
+                         build_environment(ambient_environment(), request.env, request.managed_env),
+                         stdio, control.read.get(), status.write.get());
+  const pid_t pid = detail::fork_supervisor(plan);
+  if (pid < 0) {
+    launched.setup_error = SpawnError{SpawnStage::kSetup, -pid, ""};
+    return launched;
+  }
+  launched.supervisor = pid;
+  launched.control = std::move(control.write);
+  launched.status = std::move(status.read);
+  launched.out = std::move(out.read);
+  launched.err = std::move(err.read);
+  return launched;
+}
+
+bool read_message(int fd, Message& message) {
+  ssize_t n = 0;
+  while ((n = ::read(fd, &message, sizeof message)) < 0 && errno == EINTR) {
+  }
+  return n == static_cast<ssize_t>(sizeof message);
+}
+
+void send_control(const Launch& launched, char command) {
+  while (::write(launched.control.get(), &command, 1) < 0 && errno == EINTR) {
+  }
+}
+
+SpawnError spawn_error_of(const Request& request, const Message& message) {
+  const auto stage = static_cast<SpawnStage>(message.stage);
+  const std::string path = stage == SpawnStage::kProgram   ? request.argv[0]
+                           : stage == SpawnStage::kWorkdir ? request.workdir
+                                                           : std::string();
+  return SpawnError{stage, message.value, path};
+}
+
+enum class Cause { kNone, kTimeout, kAbort };
+
+// One run's poll loop. `deadline` is absent for background jobs; `abort_fds` are eventfds.
+class Pump {
+ public:
+  Pump(const Request& request, Launch& launched)
+      : request_(request),
+        launched_(launched),
+        out_("stdout", request.stdout_max_bytes, request.max_spill_bytes, request.spill_root),
+        err_("stderr", request.stderr_max_bytes, request.max_spill_bytes, request.spill_root) {}
+
+  void handle(const Message& message, Result& result) {
+    if (message.kind == MessageKind::kStarted) {
+      pid_ = message.value;
+      return;
+    }
+    settled_ = true;
+    if (message.kind == MessageKind::kSpawnFailed) {
+      result.spawn_error = spawn_error_of(request_, message);
+    } else if (WIFEXITED(message.value)) {
+      result.exit_code = WEXITSTATUS(message.value);
+    } else if (WIFSIGNALED(message.value)) {
+      result.signal = WTERMSIG(message.value);
+    }
+  }
+
+  void run(std::optional<Clock::time_point> deadline, const std::vector<int>& abort_fds,
+           Result& result) {
+    const Clock::duration grace =
+        std::chrono::microseconds(static_cast<std::int64_t>(request_.grace_ms * 1000));
+    std::optional<Clock::time_point> kill_at;
+    while (!settled_) {
+      const auto now = Clock::now();
+      if (cause_ == Cause::kNone && deadline && now >= *deadline) escalate(Cause::kTimeout);
+      if (cause_ != Cause::kNone && !kill_at) kill_at = now + grace;
+      if (kill_at && now >= *kill_at && !killed_) {
+        send_control(launched_, detail::kKill);
+        killed_ = true;
+      }
+      const auto wake = cause_ == Cause::kNone ? deadline : (killed_ ? std::nullopt : kill_at);
+      poll_once(wake, cause_ == Cause::kNone ? abort_fds : std::vector<int>{}, result);
+    }
+    drain(launched_.out, out_, request_.on_stdout);
+    drain(launched_.err, err_, request_.on_stderr);
+    result.timed_out = cause_ == Cause::kTimeout;
+    result.aborted = cause_ == Cause::kAbort;
+    result.out = out_.finish();
+    result.err = err_.finish();
+  }
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  void escalate(Cause cause) {
+    cause_ = cause;  // the first cause wins: timed_out and aborted never both hold
+    send_control(launched_, detail::kTerminate);
+  }
+
+  static int poll_timeout(std::optional<Clock::time_point> wake) {
+    if (!wake) return -1;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*wake - Clock::now()).count();
+    return static_cast<int>(std::clamp<std::int64_t>(left, 0, 60'000));
+  }
+
+  void poll_once(std::optional<Clock::time_point> wake, const std::vector<int>& abort_fds,
+                 Result& result) {
+    std::vector<pollfd> fds = {{out_open_ ? launched_.out.get() : -1, POLLIN, 0},
+                               {err_open_ ? launched_.err.get() : -1, POLLIN, 0},
+                               {launched_.status.get(), POLLIN, 0}};
+    for (const int fd : abort_fds) fds.push_back({fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), poll_timeout(wake)) < 0) return;  // EINTR: go round
+    if (fds[0].revents != 0) out_open_ = pump_open(launched_.out, out_, request_.on_stdout);
+    if (fds[1].revents != 0) err_open_ = pump_open(launched_.err, err_, request_.on_stderr);
+    if (fds[2].revents != 0) {
+      Message message;
+      if (read_message(launched_.status.get(), message)) {
+        handle(message, result);
+      } else {
+        settled_ = true;  // the supervisor died without a word: nothing more will come
+      }
+    }
+    for (std::size_t i = 3; i < fds.size(); ++i) {
+      if (fds[i].revents != 0 && cause_ == Cause::kNone) escalate(Cause::kAbort);
+    }
+  }
+
+  // Reads one chunk into the capture and the callback: the read's result (0 at EOF).
+  ssize_t pump(const Fd& fd, StreamCapture& capture, const OutputCallback& callback) {
+    ssize_t n = 0;
+    while ((n = ::read(fd.get(), buffer_.data(), buffer_.size())) < 0 && errno == EINTR) {
+    }
+    if (n <= 0) return n;
+    const std::string_view chunk(buffer_.data(), static_cast<std::size_t>(n));
+    capture.append(chunk);
+    if (callback) callback(chunk);
+    return n;
+  }
+
+  // Returns false once the stream is at EOF or broken.
+  bool pump_open(const Fd& fd, StreamCapture& capture, const OutputCallback& callback) {
+    const ssize_t n = pump(fd, capture, callback);
+    return n > 0 || (n < 0 && errno == EAGAIN);
+  }
+
+  // After the supervisor reported, every process of the tree is dead and reaped, so the pipes
+  // hold all there is; non-blocking, in case a descriptor was passed out of the tree (SCM_RIGHTS).
+  void drain(const Fd& fd, StreamCapture& capture, const OutputCallback& callback) {
+    ::fcntl(fd.get(), F_SETFL, O_NONBLOCK);
+    while (pump(fd, capture, callback) > 0) {
+    }
+  }
+
+  const Request& request_;
+  Launch& launched_;
+  StreamCapture out_;
+  StreamCapture err_;
+  std::vector<char> buffer_ = std::vector<char>(std::size_t{64} * 1024);
+  Cause cause_ = Cause::kNone;
+  bool settled_ = false;
+  bool killed_ = false;
+  bool out_open_ = true;
+  bool err_open_ = true;
+  pid_t pid_ = 0;
+};
+
+std::chrono::milliseconds since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+}
+
+}  // namespace
+
+Result run(const Request& request) {
+  validate(request, true).value();
+  const auto timeout = resolve_timeout(request.timeout_ms, request.max_timeout_ms).value();
+  Result result;
+  if (request.abort && request.abort->aborted()) {  // cancellation wins: nothing is spawned
+    result.aborted = true;
+    return result;
+  }
+  const auto start = Clock::now();
+  Launch launched = launch(request);
+  if (launched.setup_error) {
+    result.spawn_error = launched.setup_error;
+    return result;
+  }
+  std::vector<int> abort_fds;
+  if (request.abort) abort_fds.push_back(request.abort->fd());
+  Pump(request, launched).run(start + timeout, abort_fds, result);
+  result.duration = since(start);
+  return result;
+}
+
+struct Job::State {
+  explicit State(Request req) : request(std::move(req)), launched(launch(request)) {}
+
+  Request request;  // the job's own copy: callbacks and limits outlive the caller's Request
+  Launch launched;
+  AbortSignal kill_signal;
+  std::optional<Pump> pump;
+  std::thread thread;
+  Result result;
+  Clock::time_point start = Clock::now();
+  pid_t pid = 0;
+};
+
+Job::Job() = default;
+Job::Job(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Job::Job(Job&&) noexcept = default;
+Job& Job::operator=(Job&& other) noexcept {
+  if (this != &other) {
+    if (state_ && state_->thread.joinable()) {
+      kill();
+      state_->thread.join();
+    }
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+Job::~Job() {
+  if (state_ && state_->thread.joinable()) {
+    kill();
+    state_->thread.join();
+  }
+}
+
+pid_t Job::pid() const { return state_ ? state_->pid : 0; }
+
+const std::optional<SpawnError>& Job::spawn_error() const {
+  static const std::optional<SpawnError> none;
+  return state_ ? state_->result.spawn_error : none;
+}
+
+void Job::kill() {
+  if (state_) state_->kill_signal.abort();
+}
+
+Result Job::wait() {
+  if (!state_) return {};
+  if (state_->thread.joinable()) state_->thread.join();
+  return std::move(state_->result);
+}
+
+// The first message (started, or the reason it could not start) is read here, synchronously,
+// so a spawn failure is known when start() returns (spec §5.4); the rest is pumped on a thread.
+Job start(const Request& request) {
+  validate(request, false).value();
+  auto state = std::make_unique<Job::State>(request);
+  Job::State& job = *state;
+  if (job.launched.setup_error) {
+    job.result.spawn_error = job.launched.setup_error;
+    return Job(std::move(state));
+  }
+  job.pump.emplace(job.request, job.launched);
+  Message first;
+  if (read_message(job.launched.status.get(), first)) job.pump->handle(first, job.result);
+  job.pid = job.pump->pid();
+  if (job.result.spawn_error) return Job(std::move(state));
+  std::vector<int> abort_fds = {job.kill_signal.fd()};
+  if (job.request.abort) abort_fds.push_back(job.request.abort->fd());
+  job.thread = std::thread([&job, abort_fds] {
+    job.pump->run(std::nullopt, abort_fds, job.result);
+    job.result.duration = since(job.start);
+  });
+  return Job(std::move(state));
+}
+
+}  // namespace dsh::sandbox::exec

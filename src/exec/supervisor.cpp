@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: Apache-2.0
+// Why a supervisor process per command, rather than making the caller a subreaper:
+// PR_SET_CHILD_SUBREAPER is a property of the whole calling process. Orphans of any descendant
+// of any thread would reparent to the caller, and once reparented nothing tells which run they
+// came from (a double fork can finish before any /proc walk sees the middle process). A
+// supervisor forked per run is the nearest subreaper of exactly one command tree: every orphan
+// of that tree reparents to it (kernel: find_new_reaper picks the closest ancestor with
+// is_child_subreaper set), it reaps them, and since it is their parent their pids cannot be
+// reused before it reaps them, so killing them by pid is race-free. The caller's process keeps
+// its own reaping semantics. A cgroup would also catch a descendant that re-parents itself into
+// another subreaper's tree, but cgroup v2 is not delegated to unprivileged callers on most hosts
+// (nobody here), and the supervisor works everywhere /proc is mounted.
+#include "supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <csignal>
+
+namespace dsh::sandbox::exec::detail {
+
+namespace {
+
+// How often the supervisor lists its children again while ending a tree: the kernel documents
+// /proc/<pid>/task/<tid>/children as unreliable while children are being created or exiting.
+constexpr int kRelistMs = 20;
+
+// ---- shared helpers (async-signal-safe) ----
+
+void close_quietly(int fd) {
+  if (fd >= 0) ::close(fd);
+}
+
+bool write_all(int fd, const void* data, std::size_t size) {
+  const auto* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void send(int fd, MessageKind kind, int value, int stage = 0) {
+  const Message message{kind, value, stage};
+  write_all(fd, &message, sizeof message);
+}
+
+// Closes every descriptor not in the sorted `keep`: whatever other threads of the caller had
+// open (other runs' pipe ends above all) must not be held by this run's processes.
+void close_all_except(const std::vector<int>& keep) {
+  unsigned first = 0;
+  for (const int fd : keep) {
+    const auto kept = static_cast<unsigned>(fd);
+    if (kept > first) ::close_range(first, kept - 1, 0);
+    first = kept + 1;
+  }
+  ::close_range(first, UINT_MAX, 0);
+}
+
+// ---- the command, between fork and exec ----
+
+struct ExecFailure {
+  std::int32_t stage;
+  std::int32_t error;
+};
+
+[[noreturn]] void fail_exec(int error_fd, SpawnStage stage, int error) {
+  const ExecFailure failure{static_cast<std::int32_t>(stage), error};
+  write_all(error_fd, &failure, sizeof failure);
+  ::_exit(127);
+}
+
+// The supervisor blocks every signal and the caller may ignore some (SIGPIPE, often): exec keeps
+// ignored dispositions and the mask, so both are reset to what a fresh process expects.
+void reset_signals() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);  // EINVAL ones: fine
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);  // NOLINT(concurrency-mt-unsafe): one thread
+}
+
+// dup2 in two steps so a source that is also another map's target is never clobbered: first
+// every source goes above all targets (close-on-exec), then everything else from 3 up is marked
+// close-on-exec (close_range, Linux 5.11), then each lands on its target without the flag.
+bool install_fds(SpawnPlan& plan, int& error_fd) {
+  int floor = 3;
+  for (const FdMapping& map : plan.maps) floor = std::max(floor, map.target + 1);
+  const int moved = ::fcntl(error_fd, F_DUPFD_CLOEXEC, floor);
+  if (moved < 0) return false;
+  error_fd = moved;
+  for (std::size_t i = 0; i < plan.maps.size(); ++i) {
+    plan.scratch[i] = ::fcntl(plan.maps[i].source, F_DUPFD_CLOEXEC, floor);
+    if (plan.scratch[i] < 0) return false;
+  }
+  if (::close_range(3, UINT_MAX, CLOSE_RANGE_CLOEXEC) != 0) return false;
+  for (std::size_t i = 0; i < plan.maps.size(); ++i) {
+    if (::dup2(plan.scratch[i], plan.maps[i].target) < 0) return false;
+  }
+  return true;
+}
+
+// execvp's candidate loop, after chdir so a relative argv[0] is relative to the workdir: go on
+// past ENOENT/ENOTDIR-like misses, remember EACCES, stop at anything else.
+[[noreturn]] void exec_command(SpawnPlan& plan, int error_fd) {
+  ::setpgid(0, 0);
+  reset_signals();
+  if (!install_fds(plan, error_fd)) fail_exec(error_fd, SpawnStage::kSetup, errno);
+  if (!plan.workdir.empty() && ::chdir(plan.workdir.c_str()) != 0) {
+    fail_exec(error_fd, SpawnStage::kWorkdir, errno);
+  }
+  int error = ENOENT;
+  bool denied = false;
+  for (const char* candidate : plan.candidates) {
+    ::execve(candidate, plan.argv.data(), plan.envp.data());
+    error = errno;
+    if (error == EACCES) {
+      denied = true;
+    } else if (error != ENOENT && error != ENOTDIR && error != ESTALE && error != ENODEV &&
+               error != ETIMEDOUT) {
+      break;
+    }
+  }
+  fail_exec(error_fd, SpawnStage::kProgram, denied && error != ENOEXEC ? EACCES : error);
+}
+
+// ---- the supervisor ----
+
+// SIGKILLs every direct child listed in /proc/thread-self/children (Linux 3.5+ with
+// CONFIG_PROC_CHILDREN; the supervisor is single-threaded, so its one thread has them all).
+void kill_children() {
+  const int fd = ::open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  std::array<char, 512> buffer{};
+  pid_t pid = 0;
+  ssize_t n = 0;
+  while ((n = ::read(fd, buffer.data(), buffer.size())) > 0) {
+    for (ssize_t i = 0; i < n; ++i) {
+      const char c = buffer[static_cast<std::size_t>(i)];
+      if (c >= '0' && c <= '9') {
+        pid = pid * 10 + (c - '0');
+      } else if (pid > 0) {
+        ::kill(pid, SIGKILL);
+        pid = 0;
+      }
+    }
+  }
+  if (pid > 0) ::kill(pid, SIGKILL);
+  ::close(fd);
+}
+
+struct Leader {
+  pid_t pid = 0;
+  bool reaped = false;
+  int status = 0;
+};
+
+// Reaps every child that has exited. Returns true when none is left (ECHILD).
+bool reap_exited(Leader& leader) {
+  while (true) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      if (pid == leader.pid) leader = Leader{pid, true, status};
+      continue;
+    }
+    if (pid < 0 && errno == EINTR) continue;
+    return pid < 0 && errno == ECHILD;
+  }
+}
+
+void drain_signalfd(int signal_fd) {
+  signalfd_siginfo info{};
+  while (::read(signal_fd, &info, sizeof info) > 0) {
+  }
+}
+
+// Ends the whole tree: SIGKILL to the leader's group while the leader is unreaped (its pgid
+// cannot be reused then), and to every child; killed processes' children reparent here and are
+// killed on the next pass. Done when waitpid says no child is left.
+void end_tree(Leader& leader, int signal_fd) {
+  while (true) {
+    if (!leader.reaped) ::kill(-leader.pid, SIGKILL);
+    kill_children();
+    if (reap_exited(leader)) return;
+    pollfd wake{signal_fd, POLLIN, 0};
+    ::poll(&wake, 1, kRelistMs);
+    drain_signalfd(signal_fd);
+  }
+}
+
+// Waits for the leader to exit, reaping orphans as they die and obeying control bytes.
+void supervise_leader(Leader& leader, int control_read, int signal_fd) {
+  bool control_open = true;
+  while (!leader.reaped) {
+    std::array<pollfd, 2> fds = {pollfd{control_open ? control_read : -1, POLLIN, 0},
+                                 pollfd{signal_fd, POLLIN, 0}};
+    if (::poll(fds.data(), fds.size(), -1) < 0) continue;
+    if (fds[1].revents != 0) drain_signalfd(signal_fd);
+    reap_exited(leader);
+    if (fds[0].revents == 0 || leader.reaped) continue;
+    char command = kKill;
+    const ssize_t n = ::read(control_read, &command, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) control_open = false;  // the parent is gone: nobody will ever wait for us
+    ::kill(-leader.pid, command == kTerminate ? SIGTERM : SIGKILL);
+    if (command != kTerminate) end_tree(leader, signal_fd);
+  }
+}
+
+// Returns the command's start failure, or an empty one (stage -1) once exec succeeded and
+// closed the close-on-exec pipe.
+ExecFailure read_exec_failure(int error_read) {
+  ExecFailure failure{-1, 0};
+  ssize_t n = 0;
+  while ((n = ::read(error_read, &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  return n == static_cast<ssize_t>(sizeof failure) ? failure : ExecFailure{-1, 0};
+}
+
+[[noreturn]] void supervise(SpawnPlan& plan) {
+  sigset_t all;
+  sigfillset(&all);
+  // The caller's handlers must never run here. Single-threaded after fork, so sigprocmask is fine.
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);  // NOLINT(concurrency-mt-unsafe)
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(SIGCHLD, &dfl, nullptr);  // an ignored SIGCHLD would auto-reap: no statuses
+  close_all_except(plan.keep);
+  const int status_write = plan.status_write;
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+    send(status_write, MessageKind::kSpawnFailed, errno, static_cast<int>(SpawnStage::kSetup));
+    ::_exit(0);
+  }
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  const int signal_fd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  std::array<int, 2> error_pipe{-1, -1};
+  if (signal_fd < 0 || ::pipe2(error_pipe.data(), O_CLOEXEC) != 0) {
+    send(status_write, MessageKind::kSpawnFailed, errno, static_cast<int>(SpawnStage::kSetup));
+    ::_exit(0);
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(error_pipe[0]);
+    exec_command(plan, error_pipe[1]);
+  }
+  if (pid < 0) {
+    send(status_write, MessageKind::kSpawnFailed, errno, static_cast<int>(SpawnStage::kSetup));
+    ::_exit(0);
+  }
+  ::setpgid(pid, pid);  // both sides set it, so no signal can find the group missing
+  ::close(error_pipe[1]);
+  for (const FdMapping& map : plan.maps) close_quietly(map.source);  // the command has them
+  Leader leader{pid};
+  const ExecFailure failure = read_exec_failure(error_pipe[0]);
+  ::close(error_pipe[0]);
+  if (failure.stage >= 0) {
+    end_tree(leader, signal_fd);
+    send(status_write, MessageKind::kSpawnFailed, failure.error, failure.stage);
+    ::_exit(0);
+  }
+  send(status_write, MessageKind::kStarted, pid);
+  supervise_leader(leader, plan.control_read, signal_fd);
+  end_tree(leader, signal_fd);  // what the command left behind dies with it, as in a PID ns
+  send(status_write, MessageKind::kExited, leader.status);
+  ::_exit(0);
+}
+
+char* mutable_chars(std::string& text) { return text.data(); }
+
+}  // namespace
+
+SpawnPlan::SpawnPlan(const Request& request, std::vector<std::string> env,
+                     const std::array<int, 3>& stdio, int control_read_fd, int status_write_fd)
+    : argv_storage(request.argv),
+      env_storage(std::move(env)),
+      workdir(request.workdir),
+      control_read(control_read_fd),
+      status_write(status_write_fd) {
+  std::optional<std::string> path;
+  for (const std::string& entry : env_storage) {
+    if (entry.starts_with("PATH=")) path = entry.substr(5);
+  }
+  // A name with a slash is used as given (relative to the workdir); a bare name only through
+  // absolute PATH entries: when none is left there is no candidate, and exec fails with ENOENT.
+  if (argv_storage[0].find('/') != std::string::npos) {
+    candidate_storage.push_back(argv_storage[0]);
+  } else {
+    candidate_storage = exec_candidates(argv_storage[0], path);
+  }
+  for (std::string& arg : argv_storage) argv.push_back(mutable_chars(arg));
+  argv.push_back(nullptr);
+  for (std::string& entry : env_storage) envp.push_back(mutable_chars(entry));
+  envp.push_back(nullptr);
+  for (const std::string& candidate : candidate_storage) candidates.push_back(candidate.c_str());
+  maps = {{stdio[0], 0}, {stdio[1], 1}, {stdio[2], 2}};
+  maps.insert(maps.end(), request.fds.begin(), request.fds.end());
+  scratch.resize(maps.size());
+  keep = {control_read, status_write};
+  for (const FdMapping& map : maps) keep.push_back(map.source);
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+}
+
+pid_t fork_supervisor(SpawnPlan& plan) {
+  const pid_t pid = ::fork();
+  if (pid == 0) supervise(plan);
+  return pid < 0 ? -errno : pid;
+}
+
+}  // namespace dsh::sandbox::exec::detail

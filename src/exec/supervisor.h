@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// The forked side of a run: a per-command supervisor process that is the child subreaper of the
+// command's tree, and the command itself. Everything here runs after fork() in a process that
+// may have had many threads, so it calls only async-signal-safe functions (and raw syscalls),
+// never allocates, and reads only memory the SpawnPlan prepared before the fork.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "exec.h"
+
+namespace dsh::sandbox::exec::detail {
+
+// Supervisor -> parent, over the status pipe. Each is one write of a few bytes (< PIPE_BUF),
+// so it arrives whole.
+enum class MessageKind : std::int32_t { kStarted = 1, kSpawnFailed = 2, kExited = 3 };
+
+struct Message {
+  MessageKind kind = MessageKind::kExited;
+  std::int32_t value = 0;  // kStarted: pid; kSpawnFailed: errno; kExited: wait status
+  std::int32_t stage = 0;  // kSpawnFailed: SpawnStage
+};
+
+// Parent -> supervisor, one byte over the control pipe; EOF (the parent died or gave up) means
+// kill everything.
+inline constexpr char kTerminate = 'T';  // SIGTERM to the command's process group
+inline constexpr char kKill = 'K';       // SIGKILL to the group and to every descendant
+
+struct SpawnPlan {
+  // `stdio` are the command's stdin, stdout and stderr; the two pipe ends are the supervisor's.
+  SpawnPlan(const Request& request, std::vector<std::string> env, const std::array<int, 3>& stdio,
+            int control_read, int status_write);
+
+  std::vector<std::string> argv_storage;
+  std::vector<std::string> env_storage;
+  std::vector<std::string> candidate_storage;  // execvp-like PATH candidates, or argv[0]
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  std::vector<const char*> candidates;
+  std::string workdir;
+  std::vector<FdMapping> maps;  // 0, 1, 2 and the caller's mappings
+  std::vector<int> scratch;     // one slot per map, used by the command between fork and exec
+  std::vector<int> keep;        // sorted descriptors the supervisor keeps open
+  int control_read = -1;
+  int status_write = -1;
+};
+
+// Forks the supervisor. Returns its pid, or -errno. The supervisor reads control bytes from
+// plan.control_read and writes Messages to plan.status_write.
+pid_t fork_supervisor(SpawnPlan& plan);
+
+}  // namespace dsh::sandbox::exec::detail

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+// Spawning, descriptors, workdir, environment, output, deadline and abort with real processes.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "exec_helpers.h"
+#include "scripts.h"
+#include "temp_dir.h"
+
+namespace dsh::sandbox::exec {
+namespace {
+
+using dsh::testing::ScopedEnv;
+using dsh::testing::TempDir;
+using dsh::testing::write_script;
+using testing::sh;
+
+TEST(Run, ExitCodeStdoutStderrAndDuration) {
+  const Result result = run(sh("echo out; echo err >&2; exit 3"));
+  EXPECT_FALSE(result.spawn_error.has_value());
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.signal, std::nullopt);
+  EXPECT_EQ(result.out.tail, "out\n");
+  EXPECT_EQ(result.err.tail, "err\n");
+  EXPECT_FALSE(result.timed_out || result.aborted);
+  EXPECT_LT(result.duration, std::chrono::seconds(25));
+}
+
+TEST(Run, DeathBySignalIsReportedAsTheSignal) {
+  const Result result = run(sh("kill -SEGV $$"));
+  EXPECT_EQ(result.exit_code, std::nullopt);
+  EXPECT_EQ(result.signal, SIGSEGV);
+}
+
+TEST(Run, StdinIsEmptyAndTheCommandLeadsItsOwnProcessGroup) {
+  const Result result = run(sh("cat; ps -o pgid= -p $$ | tr -d ' '; echo $$"));
+  ASSERT_EQ(result.exit_code, 0) << result.err.tail;
+  std::istringstream lines(result.out.tail);
+  std::string pgid;
+  std::string pid;
+  lines >> pgid >> pid;
+  EXPECT_EQ(pgid, pid);
+  EXPECT_NE(pgid, std::to_string(::getpgrp()));
+}
+
+TEST(Run, OutputIsStreamedToCallbacksAsWellAsKept) {
+  std::string streamed_out;
+  std::string streamed_err;
+  Request request = sh("printf a; printf b >&2; printf c");
+  request.on_stdout = [&](std::string_view chunk) { streamed_out += chunk; };
+  request.on_stderr = [&](std::string_view chunk) { streamed_err += chunk; };
+  const Result result = run(request);
+  EXPECT_EQ(streamed_out, "ac");
+  EXPECT_EQ(streamed_err, "b");
+  EXPECT_EQ(result.out.tail, "ac");
+}
+
+TEST(Run, ACallbackSeesOutputBeforeTheCommandEnds) {
+  TempDir dir;
+  const std::string go = dir / "go";
+  Request request = sh("echo ready; while [ ! -e '" + go + "' ]; do sleep 0.01; done; echo done");
+  request.on_stdout = [&](std::string_view chunk) {
+    if (chunk.find("ready") != std::string_view::npos) std::ofstream(go.c_str()) << "1";
+  };
+  const Result result = run(request);
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out.tail, "ready\ndone\n");
+}
+
+TEST(Run, LargeOutputKeepsTailsAndSpillsPrivately) {
+  TempDir dir;
+  Request request = sh("seq 1 100000; seq 1 100000 >&2");
+  request.spill_root = dir.path();
+  const Result result = run(request);
+  ASSERT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out.tail.size(), kDefaultMaxOutputBytes);
+  EXPECT_TRUE(result.out.tail.ends_with("99999\n100000\n"));
+  EXPECT_TRUE(result.out.truncated && result.err.truncated);
+  ASSERT_TRUE(result.out.spill_path && result.err.spill_path);
+  EXPECT_EQ(std::filesystem::file_size(*result.out.spill_path), result.out.total_bytes);
+  EXPECT_NE(*result.out.spill_path, *result.err.spill_path);
+  struct stat file {};
+  ASSERT_EQ(::stat(result.out.spill_path->c_str(), &file), 0);
+  EXPECT_EQ(file.st_mode & 0777, 0600U);
+  EXPECT_EQ(file.st_uid, ::geteuid());
+}
+
+TEST(Run, NoDescriptorAboveTwoLeaksUnlessMapped) {
+  TempDir dir;
+  const std::string leaked_path = dir / "leaked";
+  const std::string mapped_path = dir / "mapped";
+  // Deliberately without O_CLOEXEC, as a careless caller would leave them.
+  const int leaked = ::open(leaked_path.c_str(), O_WRONLY | O_CREAT, 0600);  // NOLINT
+  const int mapped = ::open(mapped_path.c_str(), O_WRONLY | O_CREAT, 0600);  // NOLINT
+  ASSERT_GE(leaked, 3);
+  ASSERT_GE(mapped, 3);
+  // ls runs as a child and lists the shell's descriptors: exactly stdio and the mapped one.
+  Request request = sh("ls /proc/$$/fd; echo status >&7");
+  request.fds = {{mapped, 7}};
+  const Result result = run(request);
+  ::close(leaked);
+  ::close(mapped);
+  ASSERT_EQ(result.exit_code, 0) << result.err.tail;
+  EXPECT_EQ(result.out.tail, "0\n1\n2\n7\n");
+  std::ifstream status(mapped_path);
+  std::string line;
+  std::getline(status, line);
+  EXPECT_EQ(line, "status");
+}
+
+TEST(Run, ASourceThatIsAnotherMappingsTargetIsNotClobbered) {
+  TempDir dir;
+  const int a = ::open((dir / "a").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  const int b = ::open((dir / "b").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  Request request = sh("echo to-a >&" + std::to_string(b) + "; echo to-b >&" + std::to_string(a));
+  request.fds = {{a, b}, {b, a}};  // a swap
+  ASSERT_EQ(run(request).exit_code, 0);
+  ::close(a);
+  ::close(b);
+  std::ifstream file_a(dir / "a");
+  std::string line;
+  std::getline(file_a, line);
+  EXPECT_EQ(line, "to-a");
+}
+
+TEST(Run, ProgramIsResolvedThroughPathButNeverTheCurrentDirectory) {
+  TempDir dir;
+  write_script(dir / "dsh-exec-here", "echo ran");
+  Request request;
+  request.argv = {"dsh-exec-here"};
+  request.workdir = dir.path();
+  request.env = {{"PATH", ""}};
+  Result result = run(request);
+  ASSERT_TRUE(result.spawn_error.has_value());
+  EXPECT_EQ(result.spawn_error->stage, SpawnStage::kProgram);
+  EXPECT_EQ(result.spawn_error->error, ENOENT);
+  EXPECT_EQ(result.spawn_error->path, "dsh-exec-here");
+  request.env = {{"PATH", ".:bin::"}};
+  result = run(request);
+  ASSERT_TRUE(result.spawn_error.has_value()) << result.out.tail;
+  EXPECT_EQ(result.spawn_error->error, ENOENT);
+  request.env = {{"PATH", "/nonexistent:" + dir.path()}};
+  result = run(request);
+  EXPECT_FALSE(result.spawn_error.has_value());
+  EXPECT_EQ(result.out.tail, "ran\n");
+}
+
+TEST(Run, MissingOrNonDirectoryWorkdirIsAWorkdirErrorNotAMissingProgram) {
+  TempDir dir;
+  Request request;
+  request.argv = {"/no/such/program"};
+  request.workdir = dir / "missing";
+  Result result = run(request);
+  ASSERT_TRUE(result.spawn_error.has_value());
+  EXPECT_EQ(result.spawn_error->stage, SpawnStage::kWorkdir);
+  EXPECT_EQ(result.spawn_error->error, ENOENT);
+  EXPECT_EQ(result.spawn_error->path, dir / "missing");
+  std::ofstream(dir / "file") << "x";
+  request.workdir = dir / "file";
+  result = run(request);
+  ASSERT_TRUE(result.spawn_error.has_value());
+  EXPECT_EQ(result.spawn_error->stage, SpawnStage::kWorkdir);
+  EXPECT_EQ(result.spawn_error->error, ENOTDIR);
+}
+
+TEST(Run, MissingOrNonExecutableProgramIsAProgramError) {
+  TempDir dir;
+  Request request;
+  request.argv = {dir / "missing"};
+  Result result = run(request);
+  ASSERT_TRUE(result.spawn_error.has_value());
+  EXPECT_EQ(result.spawn_error->stage, SpawnStage::kProgram);
+  EXPECT_EQ(result.spawn_error->error, ENOENT);
+  EXPECT_EQ(result.spawn_error->path, dir / "missing");
+  std::ofstream(dir / "plain") << "echo hi\n";
+  ::chmod((dir / "plain").c_str(), 0644);
+  request.argv = {dir / "plain"};
+  result = run(request);
+  ASSERT_TRUE(result.spawn_error.has_value());
+  EXPECT_EQ(result.spawn_error->error, EACCES);
+  EXPECT_EQ(result.spawn_error->message(),
+            "spawn " + dir / "plain" + " EACCES (Permission denied)");
+}
+
+TEST(Run, RelativeProgramPathIsRelativeToTheWorkdir) {
+  TempDir dir;
+  write_script(dir / "tool", "pwd");
+  Request request;
+  request.argv = {"./tool"};
+  request.workdir = dir.path();
+  const Result result = run(request);
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out.tail, std::filesystem::canonical(dir.path()).string() + "\n");
+}
+
+TEST(Run, EnvironmentIsScrubbedAndMerged) {
+  ScopedEnv secret("DSH_EXEC_TEST_API_KEY", "leak");
+  ScopedEnv dsh_name("DSH_EXEC_TEST", "leak");
+  ScopedEnv term("TERM", "xterm");
+  Request request = sh("env");
+  request.env = {{"FROM_CALLER", "1"}, {"TERM", "vt100"}};
+  request.managed_env = {{"FROM_CALLER", "managed"}};
+  const Result result = run(request);
+  EXPECT_EQ(result.out.tail.find("leak"), std::string::npos);
+  EXPECT_NE(result.out.tail.find("NO_COLOR=1\n"), std::string::npos);
+  EXPECT_NE(result.out.tail.find("GIT_PAGER=cat\n"), std::string::npos);
+  EXPECT_NE(result.out.tail.find("TERM=vt100\n"), std::string::npos);
+  EXPECT_NE(result.out.tail.find("FROM_CALLER=managed\n"), std::string::npos);
+}
+
+TEST(Run, IgnoredSignalsAndTheSignalMaskAreResetForTheCommand) {
+  struct sigaction ignore {};
+  struct sigaction old {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, &old);
+  const Result result = run(sh("grep -E '^(SigIgn|SigBlk)' /proc/self/status"));
+  ::sigaction(SIGPIPE, &old, nullptr);
+  EXPECT_NE(result.out.tail.find("SigBlk:\t0000000000000000"), std::string::npos)
+      << result.out.tail;
+  EXPECT_NE(result.out.tail.find("SigIgn:\t0000000000000000"), std::string::npos)
+      << result.out.tail;
+}
+
+TEST(Run, DeadlineSendsSigtermToTheGroup) {
+  Request request = sh("sleep 30");
+  request.timeout_ms = 200;
+  const Result result = run(request);
+  EXPECT_TRUE(result.timed_out);
+  EXPECT_FALSE(result.aborted);
+  EXPECT_EQ(result.signal, SIGTERM);
+  EXPECT_LT(result.duration, std::chrono::seconds(20));
+}
+
+TEST(Run, ACommandIgnoringSigtermIsKilledAfterTheGrace) {
+  TempDir dir;
+  Request request =
+      sh("trap '' TERM; echo $$ > '" + dir / "pid" + "'; while :; do sleep 0.05; done");
+  request.timeout_ms = 200;
+  request.grace_ms = 300;
+  const Result result = run(request);
+  EXPECT_TRUE(result.timed_out);
+  EXPECT_EQ(result.signal, SIGKILL);
+  EXPECT_FALSE(testing::process_alive(testing::read_pid(dir / "pid")));
+}
+
+TEST(Run, AbortFromAnotherThreadWinsOverALaterDeadline) {
+  auto abort = std::make_shared<AbortSignal>();
+  Request request = sh("echo started; sleep 30");
+  request.abort = abort;
+  request.timeout_ms = 20'000;
+  request.on_stdout = [&](std::string_view) { std::thread([abort] { abort->abort(); }).detach(); };
+  const Result result = run(request);
+  EXPECT_TRUE(result.aborted);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_EQ(result.signal, SIGTERM);
+}
+
+TEST(Run, AnAlreadyAbortedSignalRunsNothing) {
+  TempDir dir;
+  auto abort = std::make_shared<AbortSignal>();
+  abort->abort();
+  EXPECT_TRUE(abort->aborted());
+  Request request = sh("touch '" + dir / "ran" + "'");
+  request.abort = abort;
+  const Result result = run(request);
+  EXPECT_TRUE(result.aborted);
+  EXPECT_FALSE(std::filesystem::exists(dir / "ran"));
+}
+
+TEST(Start, BackgroundJobRunsWaitsAndReportsItsOwnOutput) {
+  Job job = start(sh("echo bg; exit 4"));
+  EXPECT_GT(job.pid(), 0);
+  EXPECT_FALSE(job.spawn_error().has_value());
+  const Result result = job.wait();
+  EXPECT_EQ(result.exit_code, 4);
+  EXPECT_EQ(result.out.tail, "bg\n");
+}
+
+TEST(Start, SpawnFailureIsKnownWhenStartReturns) {
+  Request request;
+  request.argv = {"/no/such/dsh-runner"};
+  Job job = start(request);
+  ASSERT_TRUE(job.spawn_error().has_value());
+  EXPECT_EQ(job.spawn_error()->stage, SpawnStage::kProgram);
+  EXPECT_EQ(job.spawn_error()->error, ENOENT);
+  EXPECT_EQ(job.pid(), 0);
+  EXPECT_TRUE(job.wait().spawn_error.has_value());
+}
+
+TEST(Start, BackgroundHasNoTimeoutAndKillEndsIt) {
+  Request request = sh("sleep 30");
+  request.timeout_ms = 1;  // ignored: background jobs have no deadline
+  request.grace_ms = 200;
+  Job job = start(request);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  job.kill();
+  const Result result = job.wait();
+  EXPECT_TRUE(result.aborted);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_EQ(result.signal, SIGTERM);
+}
+
+}  // namespace
+}  // namespace dsh::sandbox::exec

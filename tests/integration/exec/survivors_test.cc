@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// No survivors (issue 5 point 1): a setsid'd grandchild and a double-forked one are ended when
+// the command times out, is aborted, is killed in the background or simply exits, checked from
+// outside after the call returns.
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+
+#include <thread>
+
+#include "exec_helpers.h"
+#include "temp_dir.h"
+
+namespace dsh::sandbox::exec {
+namespace {
+
+using dsh::testing::TempDir;
+using testing::process_alive;
+using testing::read_pid;
+using testing::sh;
+using testing::wait_for_file;
+
+// Leaves two escapees behind: one in a new session (setsid, so not in the command's group) and
+// one double-forked (its parent exits at once, so it is orphaned and reparented). Each writes
+// its own pid to a file, then sleeps; the script writes `ready` when both pids are known.
+std::string escapees(const TempDir& dir, const std::string& then) {
+  const std::string setsid_pid = dir / "setsid.pid";
+  const std::string orphan_pid = dir / "orphan.pid";
+  return "setsid sh -c 'echo $$ > \"" + setsid_pid +
+         "\"; exec sleep 300' </dev/null >/dev/null 2>&1 &\n"
+         "( sh -c 'echo $$ > \"" +
+         orphan_pid +
+         "\"; exec sleep 300' </dev/null >/dev/null 2>&1 & )\n"
+         "while [ ! -s '" +
+         setsid_pid + "' ] || [ ! -s '" + orphan_pid +
+         "' ]; do sleep 0.01; done\n"
+         "echo ready\n" +
+         then;
+}
+
+void expect_both_gone(const TempDir& dir) {
+  const pid_t setsid_pid = read_pid(dir / "setsid.pid");
+  const pid_t orphan_pid = read_pid(dir / "orphan.pid");
+  ASSERT_GT(setsid_pid, 0);
+  ASSERT_GT(orphan_pid, 0);
+  EXPECT_FALSE(process_alive(setsid_pid)) << "setsid'd grandchild " << setsid_pid << " survived";
+  EXPECT_FALSE(process_alive(orphan_pid))
+      << "double-forked grandchild " << orphan_pid << " survived";
+}
+
+TEST(Survivors, NoneAfterANormalExit) {
+  TempDir dir;
+  const Result result = run(sh(escapees(dir, "exit 0")));
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out.tail, "ready\n");
+  expect_both_gone(dir);
+}
+
+TEST(Survivors, NoneAfterATimeout) {
+  TempDir dir;
+  Request request = sh(escapees(dir, "sleep 300"));
+  request.timeout_ms = 5'000;  // the escapees start within milliseconds; 5 s is generous
+  request.grace_ms = 200;
+  const Result result = run(request);
+  EXPECT_TRUE(result.timed_out);
+  EXPECT_EQ(result.out.tail, "ready\n");
+  expect_both_gone(dir);
+}
+
+TEST(Survivors, NoneAfterAnAbort) {
+  TempDir dir;
+  auto abort = std::make_shared<AbortSignal>();
+  Request request = sh(escapees(dir, "sleep 300"));
+  request.abort = abort;
+  request.grace_ms = 200;
+  request.on_stdout = [&](std::string_view chunk) {
+    if (chunk.find("ready") != std::string_view::npos) abort->abort();
+  };
+  const Result result = run(request);
+  EXPECT_TRUE(result.aborted);
+  expect_both_gone(dir);
+}
+
+TEST(Survivors, NoneAfterABackgroundKill) {
+  TempDir dir;
+  Request request = sh(escapees(dir, "sleep 300"));
+  request.grace_ms = 200;
+  Job job = start(request);
+  ASSERT_TRUE(wait_for_file(dir / "setsid.pid"));
+  ASSERT_TRUE(wait_for_file(dir / "orphan.pid"));
+  job.kill();
+  const Result result = job.wait();
+  EXPECT_TRUE(result.aborted);
+  expect_both_gone(dir);
+}
+
+TEST(Survivors, NoneWhenABackgroundJobIsDroppedUnwaited) {
+  TempDir dir;
+  {
+    Request request = sh(escapees(dir, "sleep 300"));
+    request.grace_ms = 200;
+    Job job = start(request);
+    ASSERT_TRUE(wait_for_file(dir / "setsid.pid"));
+    ASSERT_TRUE(wait_for_file(dir / "orphan.pid"));
+  }
+  expect_both_gone(dir);
+}
+
+TEST(Survivors, TheCallerIsNeverMadeASubreaper) {
+  (void)run(sh("true"));
+  int flag = -1;
+  ASSERT_EQ(::prctl(PR_GET_CHILD_SUBREAPER, &flag), 0);
+  EXPECT_EQ(flag, 0);
+}
+
+}  // namespace
+}  // namespace dsh::sandbox::exec

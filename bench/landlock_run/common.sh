@@ -7,7 +7,7 @@ if [ ! -f "$BUILD/build.ninja" ] && [ ! -f "$BUILD/Makefile" ]; then
   cmake -S "$repo" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$BUILD" --target landlock-run landlock-run-dynamic landlock_run_exec_chain >/dev/null
-static_launcher=$BUILD/launcher/landlock-run/landlock-run
+static_launcher=$BUILD/bin/landlock-run
 dynamic_launcher=$BUILD/launcher/landlock-run/landlock-run-dynamic
 exec_chain=$BUILD/bench/landlock_run/landlock_run_exec_chain
 results=${RESULTS:-$BUILD/bench/landlock_run}

@@ -15,6 +15,7 @@
 #include "capture.h"
 #include "exec.h"
 #include "supervisor.h"
+#include "unique_fd.h"
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
@@ -25,40 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using detail::Message;
 using detail::MessageKind;
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) reset(std::exchange(other.fd_, -1));
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
-
-struct Pipe {
-  Fd read;
-  Fd write;
-};
-
-bool open_pipe(Pipe& pipe) {
-  std::array<int, 2> fds{};
-  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return false;
-  pipe.read.reset(fds[0]);
-  pipe.write.reset(fds[1]);
-  return true;
-}
 
 // Reading environ races with a concurrent setenv in another thread; callers that mutate their
 // environment while running commands must pass what they mean in Request::env instead.
@@ -94,10 +61,10 @@ struct Launch {
   Launch& operator=(const Launch&) = delete;
 
   pid_t supervisor = 0;
-  Fd control;
-  Fd status;
-  Fd out;
-  Fd err;
+  UniqueFd control;
+  UniqueFd status;
+  UniqueFd out;
+  UniqueFd err;
   std::optional<SpawnError> setup_error;
 };
 
@@ -107,7 +74,7 @@ Launch launch(const Request& request) {
   Pipe status;
   Pipe out;
   Pipe err;
-  Fd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (null_fd.get() < 0 || !open_pipe(control) || !open_pipe(status) || !open_pipe(out) ||
       !open_pipe(err)) {
     launched.setup_error = SpawnError{SpawnStage::kSetup, errno, ""};
@@ -237,7 +204,7 @@ class Pump {
   }
 
   // Reads one chunk into the capture and the callback: the read's result (0 at EOF).
-  ssize_t pump(const Fd& fd, StreamCapture& capture, const OutputCallback& callback) {
+  ssize_t pump(const UniqueFd& fd, StreamCapture& capture, const OutputCallback& callback) {
     ssize_t n = 0;
     while ((n = ::read(fd.get(), buffer_.data(), buffer_.size())) < 0 && errno == EINTR) {
     }
@@ -249,14 +216,14 @@ class Pump {
   }
 
   // Returns false once the stream is at EOF or broken.
-  bool pump_open(const Fd& fd, StreamCapture& capture, const OutputCallback& callback) {
+  bool pump_open(const UniqueFd& fd, StreamCapture& capture, const OutputCallback& callback) {
     const ssize_t n = pump(fd, capture, callback);
     return n > 0 || (n < 0 && errno == EAGAIN);
   }
 
   // After the supervisor reported, every process of the tree is dead and reaped, so the pipes
   // hold all there is; non-blocking, in case a descriptor was passed out of the tree (SCM_RIGHTS).
-  void drain(const Fd& fd, StreamCapture& capture, const OutputCallback& callback) {
+  void drain(const UniqueFd& fd, StreamCapture& capture, const OutputCallback& callback) {
     ::fcntl(fd.get(), F_SETFL, O_NONBLOCK);
     while (pump(fd, capture, callback) > 0) {
     }

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <csignal>
 
+#include "unique_fd.h"
+
 extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
 namespace dsh::sandbox::local {
@@ -21,35 +23,6 @@ namespace dsh::sandbox::local {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
-
-struct Pipe {
-  Fd read;
-  Fd write;
-};
-
-bool open_pipe(Pipe& pipe) {
-  std::array<int, 2> fds{};
-  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return false;
-  pipe.read.reset(fds[0]);
-  pipe.write.reset(fds[1]);
-  return true;
-}
 
 // Spawns argv in a new process group with stdout/stderr on the pipes; returns the pid or -errno.
 pid_t spawn(const std::vector<std::string>& argv, Pipe& out, Pipe& err) {
@@ -120,7 +93,7 @@ int remaining_ms(Clock::time_point deadline) {
 // Reads both pipes until the leader exits (tracked through a pidfd, Linux 5.3+, or by a 10 ms
 // tick where pidfds are unavailable) or the deadline passes. Returns true on exit.
 bool pump_until_exit(pid_t pid, Pipe& out, Pipe& err, BoundedRun& run, Clock::time_point deadline) {
-  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   bool out_open = true;
   bool err_open = true;
   while (true) {

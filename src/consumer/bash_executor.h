@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// SandboxBashExecutor (spec §5.1-5.4): confines `bash -c COMMAND` (or any argv) through the
+// provider, spawns the confined argv directly (no shell in front, so BASH_ENV runs only inside
+// the sandbox), and tells three outcomes apart without guessing: the command failed on its own;
+// the sandbox denied it (a wider mode would help); the runner failed (the command never ran,
+// thrown as SANDBOX_UNAVAILABLE). Runner failure is checked before denial, always.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsh/sandbox/provider.h"
+#include "exec.h"
+
+namespace dsh::sandbox::consumer {
+
+struct RunSpec {
+  std::vector<std::string> argv;  // e.g. {"bash", "-c", COMMAND}
+  SandboxExecutionPolicy policy;  // resolved by the caller (policy service, CLI)
+  exec::Request process;          // workdir, env, timeout, callbacks, abort; argv is ignored
+};
+
+// What the sandbox did to one run. enforcement and backend are absent under
+// danger-full-access, which never reaches the provider.
+struct SandboxFacts {
+  SandboxMode mode = SandboxMode::kReadOnly;
+  bool denied = false;
+  bool runner_failed = false;  // background only: the foreground throws instead
+  std::optional<SandboxEnforcement> enforcement;
+  std::string backend;
+};
+
+struct RunOutcome {
+  exec::Result process;
+  SandboxFacts sandbox;
+};
+
+class SandboxBashExecutor {
+ public:
+  explicit SandboxBashExecutor(SandboxProvider& provider) : provider_(provider) {}
+
+  // Foreground. Throws what the provider throws (SandboxUnavailableError, invalid input)
+  // unchanged, and SandboxUnavailableError when the runner cannot be spawned or failed.
+  RunOutcome run(const RunSpec& spec);
+
+ private:
+  SandboxProvider& provider_;
+};
+
+// True when the exit is nonzero (not a signal) and the stderr tail contains any signature,
+// case-insensitively. A clean exit or a signal death is never a denial.
+bool matches_signature(std::optional<int> exit_code, std::string_view stderr_text,
+                       std::span<const std::string> signatures);
+
+// Spec §5.3 on exec's structured error: the runner program itself (or its interpreter) is
+// missing or not executable, while the workdir is independently usable.
+bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view runner,
+                             const std::string& workdir);
+
+// landlock-run's out-of-band failure channel: when it is the outermost runner, `--status-fd N`
+// goes right after it; only the launcher ever writes there, so a command that merely prints a
+// "landlock-run: " line and exits 125 stays an ordinary failure.
+inline constexpr int kStatusFd = 3;
+bool takes_status_fd(const ConfinedArgv& confined);
+std::vector<std::string> with_status_fd(const std::vector<std::string>& argv);
+
+}  // namespace dsh::sandbox::consumer

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+// SandboxBashExecutor with real processes (spec §5.2-5.3, §7.4): fake runners written as
+// scripts, the real landlock-run for the out-of-band failure channel, the real provider end to
+// end. Every file effect is checked from outside.
+#include "bash_executor.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "dsh/sandbox/errors.h"
+#include "dsh/sandbox/local_provider.h"
+#include "scripts.h"
+#include "temp_dir.h"
+
+namespace dsh::sandbox::consumer {
+namespace {
+
+using Argv = std::vector<std::string>;
+using dsh::testing::TempDir;
+using dsh::testing::write_script;
+
+class FakeProvider final : public SandboxProvider {
+ public:
+  using Wrap = std::function<ConfinedArgv(std::span<const std::string>)>;
+  explicit FakeProvider(Wrap wrap) : wrap_(std::move(wrap)) {}
+  int calls = 0;
+
+ private:
+  ConfinedArgv confine_validated(std::span<const std::string> argv, const SandboxPolicy&) override {
+    ++calls;
+    return wrap_(argv);
+  }
+  Wrap wrap_;
+};
+
+// A runner that runs what follows its "--" unconfined: enough to exercise classification.
+constexpr const char* kPassThrough = "while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"";
+
+ConfinedArgv wrap_with(const std::string& runner, std::span<const std::string> argv,
+                       Argv denial = {"permission denied"},
+                       std::vector<RunnerFailureRule> rules = {
+                           {std::vector<int>{125}, {"fake-runner: "}, std::nullopt}}) {
+  ConfinedArgv confined{
+      {runner, "--"}, SandboxEnforcement::kFull, std::move(denial), std::move(rules)};
+  confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
+  confined.backend = "fake";
+  return confined;
+}
+
+class BashExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ::chmod(dir_.path().c_str(), 0755); }
+  RunSpec spec(const std::string& command, SandboxMode mode = SandboxMode::kReadOnly) {
+    RunSpec spec;
+    spec.argv = {"/bin/sh", "-c", command};
+    spec.policy = {mode, dir_.path(), std::nullopt};
+    spec.process.workdir = dir_.path();
+    spec.process.grace_ms = 200;
+    return spec;
+  }
+  std::string runner(const std::string& body = kPassThrough) {
+    return write_script(dir_ / "fake-runner", body);
+  }
+  TempDir dir_;
+};
+
+TEST_F(BashExecutorTest, DangerFullAccessNeverCallsTheProvider) {
+  FakeProvider provider([](std::span<const std::string>) -> ConfinedArgv {
+    throw std::logic_error("the provider must not be called");
+  });
+  SandboxBashExecutor executor(provider);
+  const RunOutcome outcome = executor.run(spec("exit 3", SandboxMode::kDangerFullAccess));
+  EXPECT_EQ(outcome.process.exit_code, 3);
+  EXPECT_EQ(provider.calls, 0);
+  EXPECT_EQ(outcome.sandbox.mode, SandboxMode::kDangerFullAccess);
+  EXPECT_FALSE(outcome.sandbox.denied);
+  EXPECT_EQ(outcome.sandbox.enforcement, std::nullopt);
+}
+
+TEST_F(BashExecutorTest, ProviderUnavailabilityPropagatesUnchangedAndNothingRuns) {
+  FakeProvider provider([](std::span<const std::string>) -> ConfinedArgv {
+    throw SandboxUnavailableError(ConfinedSandboxMode::kReadOnly, "probe said no");
+  });
+  SandboxBashExecutor executor(provider);
+  try {
+    (void)executor.run(spec("touch " + (dir_ / "marker")));
+    FAIL() << "expected SANDBOX_UNAVAILABLE";
+  } catch (const SandboxUnavailableError& error) {
+    EXPECT_EQ(error.detail(), "probe said no");
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+void expect_unavailable_naming(SandboxBashExecutor& executor, const RunSpec& run_spec,
+                               const std::string& part) {
+  try {
+    (void)executor.run(run_spec);
+    ADD_FAILURE() << "expected SANDBOX_UNAVAILABLE";
+  } catch (const SandboxUnavailableError& error) {
+    EXPECT_EQ(error.code(), "SANDBOX_UNAVAILABLE");
+    EXPECT_NE(std::string(error.what()).find(part), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(BashExecutorTest, MissingRunnerIsUnavailableNamingItAndTheCommandNeverRan) {
+  const std::string missing = dir_ / "no-such-runner";
+  FakeProvider provider(
+      [&](std::span<const std::string> argv) { return wrap_with(missing, argv); });
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")),
+                            "Runner failure: spawn " + missing + " ENOENT");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+TEST_F(BashExecutorTest, NonExecutableRunnerIsUnavailable) {
+  const std::string path = runner();
+  ::chmod(path.c_str(), 0644);
+  FakeProvider provider([&](std::span<const std::string> argv) { return wrap_with(path, argv); });
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")), "EACCES");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+TEST_F(BashExecutorTest, MissingWorkdirStaysAnOrdinaryStartFailure) {
+  const std::string path = runner();
+  FakeProvider provider([&](std::span<const std::string> argv) { return wrap_with(path, argv); });
+  SandboxBashExecutor executor(provider);
+  RunSpec run_spec = spec("true");
+  run_spec.process.workdir = dir_ / "missing";
+  const RunOutcome outcome = executor.run(run_spec);
+  ASSERT_TRUE(outcome.process.spawn_error.has_value());
+  EXPECT_EQ(outcome.process.spawn_error->stage, exec::SpawnStage::kWorkdir);
+}
+
+TEST_F(BashExecutorTest, RunnerFailureLineAtItsExitCodeIsUnavailableWithTheLine) {
+  const std::string path = runner("echo 'fake-runner: refused the profile' >&2; exit 125");
+  FakeProvider provider([&](std::span<const std::string> argv) { return wrap_with(path, argv); });
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(executor, spec("true"),
+                            "Runner failure: fake-runner: refused the profile");
+}
+
+TEST_F(BashExecutorTest, RunnerFailureOutranksDenialWords) {
+  const std::string path =
+      runner("echo 'fake-runner: cannot open rule path: /x: Permission denied' >&2; exit 125");
+  FakeProvider provider([&](std::span<const std::string> argv) { return wrap_with(path, argv); });
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(executor, spec("true"), "cannot open rule path");
+}
+
+TEST_F(BashExecutorTest, DenialNeedsANonzeroExitAndThisBackendsOwnSignatures) {
+  const std::string path = runner();
+  FakeProvider unix_dialect(
+      [&](std::span<const std::string> argv) { return wrap_with(path, argv); });
+  FakeProvider bwrap_dialect([&](std::span<const std::string> argv) {
+    return wrap_with(path, argv, {"read-only file system"});
+  });
+  const RunSpec denied = spec("echo 'sh: /x: Permission denied' >&2; exit 1");
+  EXPECT_TRUE(SandboxBashExecutor(unix_dialect).run(denied).sandbox.denied);
+  EXPECT_FALSE(SandboxBashExecutor(bwrap_dialect).run(denied).sandbox.denied);
+  const RunSpec clean = spec("echo 'Permission denied' >&2; exit 0");
+  EXPECT_FALSE(SandboxBashExecutor(unix_dialect).run(clean).sandbox.denied);
+  const RunSpec missing = spec("echo 'No such file or directory' >&2; exit 1");
+  EXPECT_FALSE(SandboxBashExecutor(unix_dialect).run(missing).sandbox.denied);
+}
+
+TEST_F(BashExecutorTest, ChildExits125And126And127StayOrdinary) {
+  const std::string path = runner();
+  FakeProvider provider([&](std::span<const std::string> argv) { return wrap_with(path, argv); });
+  SandboxBashExecutor executor(provider);
+  for (const int code : {125, 126, 127}) {
+    const RunOutcome outcome = executor.run(spec("exit " + std::to_string(code)));
+    EXPECT_EQ(outcome.process.exit_code, code);
+    EXPECT_FALSE(outcome.sandbox.denied);
+  }
+}
+
+TEST_F(BashExecutorTest, FactsCarryTheBackendsEnforcement) {
+  const std::string path = runner();
+  FakeProvider provider([&](std::span<const std::string> argv) {
+    ConfinedArgv confined = wrap_with(path, argv);
+    confined.enforcement = SandboxEnforcement::kPartial;
+    return confined;
+  });
+  const RunOutcome outcome = SandboxBashExecutor(provider).run(spec("true"));
+  EXPECT_EQ(outcome.sandbox.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(outcome.sandbox.backend, "fake");
+}
+
+// The real launcher as the outermost runner: its failure channel is out of band.
+ConfinedArgv landlock_wrap(Argv launcher_args, std::span<const std::string> argv) {
+  ConfinedArgv confined{
+      {LANDLOCK_RUN_PATH},
+      SandboxEnforcement::kFull,
+      {"permission denied"},
+      {{std::vector<int>{125},
+        {"landlock-run: "},
+        std::vector<std::string>{"landlock-run: partial enforcement (older Landlock ABI)"}}}};
+  confined.argv.insert(confined.argv.end(), launcher_args.begin(), launcher_args.end());
+  confined.argv.emplace_back("--");
+  confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
+  confined.backend = "landlock";
+  return confined;
+}
+
+TEST_F(BashExecutorTest, ACommandSpoofingALauncherLineIsAnOrdinaryFailure) {
+  FakeProvider provider([](std::span<const std::string> argv) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, argv);
+  });
+  SandboxBashExecutor executor(provider);
+  const RunOutcome outcome =
+      executor.run(spec("echo 'landlock-run: exec failed: spoofed' >&2; exit 125"));
+  EXPECT_EQ(outcome.process.exit_code, 125);
+  EXPECT_FALSE(outcome.sandbox.denied);
+}
+
+TEST_F(BashExecutorTest, TheLaunchersOwnRefusalIsUnavailableAndTheCommandNeverRan) {
+  FakeProvider provider([](std::span<const std::string> argv) {
+    return landlock_wrap({"--ro", "/no/such/dsh-grant"}, argv);
+  });
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")),
+                            "Runner failure: landlock-run: cannot open rule path");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+TEST_F(BashExecutorTest, RealProviderReadOnlyDenialIsClassifiedAndTheFileAbsent) {
+  LocalSandboxHooks hooks;
+  hooks.launcher_path = LANDLOCK_RUN_PATH;
+  LocalSandboxProvider provider({}, hooks);
+  SandboxBashExecutor executor(provider);
+  const RunOutcome denied = executor.run(spec("echo x > " + (dir_ / "denied")));
+  EXPECT_NE(denied.process.exit_code, 0);
+  EXPECT_TRUE(denied.sandbox.denied) << denied.process.err.tail;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "denied"));
+  const RunOutcome written =
+      executor.run(spec("echo x > " + (dir_ / "written"), SandboxMode::kWorkspaceWrite));
+  EXPECT_EQ(written.process.exit_code, 0) << written.process.err.tail;
+  EXPECT_FALSE(written.sandbox.denied);
+  std::ifstream file(dir_ / "written");
+  std::string line;
+  EXPECT_TRUE(std::getline(file, line) && line == "x");
+}
+
+}  // namespace
+}  // namespace dsh::sandbox::consumer

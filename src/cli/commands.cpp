@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commands.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,61 +10,11 @@
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/roots.h"
 #include "json_codec.h"
-#include "probe_cache.h"
+#include "setup.h"
 
 namespace dsh::sandbox::cli {
 
 namespace {
-
-struct Setup {
-  LocalSandboxConfig provider;
-  SandboxMode mode = SandboxMode::kReadOnly;  // the fail-safe default
-};
-
-// The config file holds the provider's keys and the default mode.
-Setup load_setup(const std::string& path) {
-  Setup setup;
-  if (path.empty()) return setup;
-  std::ifstream file(path);
-  if (!file) {
-    throw InvalidSandboxInputError(
-        fmt::format("config file \"{}\" cannot be read; check the path", path));
-  }
-  std::stringstream contents;
-  contents << file.rdbuf();
-  const std::string text = contents.str();
-  auto provider = config_from_json(text);
-  if (!provider) {
-    throw InvalidSandboxInputError(
-        fmt::format("config file \"{}\": {}", path, provider.error().message));
-  }
-  setup.provider = std::move(provider).value();
-  const nlohmann::json document = nlohmann::json::parse(text);
-  if (document.contains("mode")) {
-    const nlohmann::json& mode = document["mode"];
-    if (!mode.is_string()) {
-      throw InvalidSandboxInputError(
-          fmt::format("config file \"{}\": mode must be a string", path));
-    }
-    setup.mode = parse_sandbox_mode(mode.get<std::string>()).value();
-  }
-  return setup;
-}
-
-// An absolute existing directory, resolved realpath-first.
-std::string workspace_root(const std::string& given) {
-  const std::string spelled = given.empty() ? working_directory() : given;
-  if (spelled.empty() || spelled.front() != '/') {
-    throw InvalidSandboxInputError(fmt::format(
-        "--workspace \"{}\" is not an absolute path; pass an absolute directory", spelled));
-  }
-  struct stat info {};
-  if (::stat(spelled.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    throw InvalidSandboxInputError(fmt::format(
-        "--workspace \"{}\" is not an existing directory; create it or pass another", spelled));
-  }
-  return resolve_workspace_root(spelled);
-}
 
 SandboxPolicy confined_policy(const Options& options, SandboxMode default_mode) {
   const SandboxMode mode =
@@ -81,10 +26,6 @@ SandboxPolicy confined_policy(const Options& options, SandboxMode default_mode) 
   }
   return {*confined, workspace_root(options.workspace), std::nullopt,
           parse_network_policy(options.network).value()};
-}
-
-LocalSandboxProvider make_provider(const LocalSandboxConfig& config) {
-  return LocalSandboxProvider(config, {}, local::make_user_verdict_store(config));
 }
 
 nlohmann::json report_json(const BackendReport& report) {

@@ -11,16 +11,24 @@ namespace dsh::sandbox::cli {
 inline constexpr int kFailureExit = 125;
 
 struct Options {
-  std::string mode;       // empty: the config's mode, else read-only
+  std::string mode;       // empty: the session's mode, else the config's, else read-only
   std::string workspace;  // empty: the working directory
   std::string network = "inherit";
   std::string config_path;
   bool json = false;
   std::vector<std::string> argv;
+  // run only
+  std::string command;           // -c COMMAND: the bash consumer
+  double timeout_seconds = 120;  // at most 600
+  std::string escalate = "never";
+  std::string format;  // "agent": the tool render a harness hands to a model
+  std::string session_path;
 };
 
 // Prints the ConfinedArgv as JSON (the reference's field names); runs nothing.
 int confine(const Options& options);
+// Runs ARGV (or bash -c COMMAND) confined, streams its output, exits with its status.
+int run(const Options& options);
 // Reports each backend of this platform's chain: usable or not, enforcement, why, how to fix.
 int probe(const Options& options);
 

@@ -24,6 +24,16 @@ int run(int argc, char** argv) {
   CLI::App* confine = app.add_subcommand("confine", "print the confined argv as JSON; run nothing");
   add_policy_options(*confine, options);
   confine->add_option("argv", options.argv, "-- ARGV...")->required();
+  CLI::App* run = app.add_subcommand("run", "run ARGV (or -c COMMAND) confined");
+  add_policy_options(*run, options);
+  run->add_option("-c", options.command, "a bash command line: bash -c COMMAND");
+  run->add_option("--timeout", options.timeout_seconds, "seconds (default 120, at most 600)");
+  run->add_option("--escalate", options.escalate, "ask | never")
+      ->check(CLI::IsMember({"ask", "never"}));
+  run->add_option("--format", options.format, "agent: the render a harness hands to a model");
+  run->add_option("--session", options.session_path, "JSONL session log");
+  run->add_flag("--json", options.json, "print one result object");
+  run->add_option("argv", options.argv, "-- ARGV...");
   CLI::App* probe = app.add_subcommand("probe", "report each backend of this host's chain");
   probe->add_option("--config", options.config_path, "JSON config file");
   probe->add_flag("--json", options.json, "print one JSON object");
@@ -33,6 +43,7 @@ int run(int argc, char** argv) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help
     return dsh::sandbox::cli::fail(std::string(error.what()) + "; see dsh-sandbox --help");
   }
+  if (run->parsed()) return dsh::sandbox::cli::run(options);
   return confine->parsed() ? dsh::sandbox::cli::confine(options)
                            : dsh::sandbox::cli::probe(options);
 }

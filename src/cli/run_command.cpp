@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// `dsh-sandbox run`: the bash consumer as a command. Exit status: the command's own, 128+N for
+// a signal, 124 on timeout; 125 with one "dsh-sandbox: " line when the sandbox is unavailable,
+// its runner failed, or the input was bad (the command did not run).
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bash_executor.h"
+#include "commands.h"
+#include "dsh/sandbox/errors.h"
+#include "dsh/sandbox/escalation.h"
+#include "dsh/sandbox/policy_service.h"
+#include "render.h"
+#include "setup.h"
+
+namespace dsh::sandbox::cli {
+
+namespace {
+
+using consumer::RunOutcome;
+using consumer::RunSpec;
+
+constexpr int kTimeoutExit = 124;
+
+std::vector<std::string> command_argv(const Options& options) {
+  if (options.command.empty() == options.argv.empty()) {
+    throw InvalidSandboxInputError(
+        "run: give the command either as -c 'COMMAND' or after -- as ARGV..., exactly once");
+  }
+  if (!options.command.empty()) return {"bash", "-c", options.command};
+  return options.argv;
+}
+
+// The session log named by --session: opened when it exists, else created for this workspace.
+std::optional<SessionLog> open_session(const std::string& path, const std::string& root) {
+  if (path.empty()) return std::nullopt;
+  if (std::filesystem::exists(path)) return SessionLog::open(path);
+  return SessionLog::create(path, std::filesystem::path(path).stem().string(), root);
+}
+
+// --mode is the approved mode; then the session's last sandbox/mode event; then the config.
+SandboxExecutionPolicy resolve_policy(const Options& options, const Setup& setup,
+                                      const std::optional<SessionLog>& session) {
+  const SandboxPolicyService service(
+      {std::string(wire_name(setup.mode)), workspace_root(options.workspace)});
+  SandboxPolicyRequest request;
+  if (session) request.session = &*session;
+  if (!options.mode.empty()) request.mode = parse_sandbox_mode(options.mode).value();
+  SandboxExecutionPolicy policy = service.resolve(request);
+  policy.network = parse_network_policy(options.network).value();
+  return policy;
+}
+
+void write_stream(std::FILE* stream, std::string_view chunk) {
+  std::fwrite(chunk.data(), 1, chunk.size(), stream);
+  std::fflush(stream);
+}
+
+RunSpec make_spec(const Options& options, SandboxExecutionPolicy policy) {
+  RunSpec spec;
+  spec.argv = command_argv(options);
+  spec.policy = std::move(policy);
+  spec.process.timeout_ms = options.timeout_seconds * 1000;
+  if (!options.json && options.format.empty()) {  // live output for a person
+    spec.process.on_stdout = [](std::string_view chunk) { write_stream(stdout, chunk); };
+    spec.process.on_stderr = [](std::string_view chunk) { write_stream(stderr, chunk); };
+  }
+  return spec;
+}
+
+// Asks on the terminal; any answer but yes is a rejection.
+class TerminalApprover final : public Approver {
+ public:
+  EscalationOutcome request(const ApprovalRequest& request) override {
+    fmt::print(stderr, "dsh-sandbox: {}. Retry this command once? [y/N] ", request.reason);
+    std::fflush(stderr);
+    std::string answer;
+    if (!std::getline(std::cin, answer)) return EscalationOutcome::kCancelled;
+    return answer == "y" || answer == "yes" ? EscalationOutcome::kAllowedOnce
+                                            : EscalationOutcome::kRejected;
+  }
+};
+
+// The narrowest wider mode, when a person at this terminal approves it; nullopt otherwise.
+std::optional<SandboxMode> approved_retry(const Options& options, const RunOutcome& outcome) {
+  const auto wider = wider_modes(outcome.sandbox.mode);
+  if (options.escalate != "ask" || !outcome.sandbox.denied || wider.empty() ||
+      ::isatty(STDIN_FILENO) == 0 || ::isatty(STDERR_FILENO) == 0) {
+    return std::nullopt;
+  }
+  TerminalApprover approver;
+  EscalationRequest request{wider.front(), "the sandbox denied it under the current mode",
+                            std::string(wire_name(outcome.sandbox.mode)), "dsh-sandbox"};
+  request.tool_name = "run";
+  try {
+    return approve_escalation(request, &approver);
+  } catch (const EscalationError& refusal) {
+    fmt::print(stderr, "dsh-sandbox: {}\n", refusal.what());
+    return std::nullopt;
+  }
+}
+
+int exit_status(const exec::Result& process) {
+  if (process.timed_out) return kTimeoutExit;
+  if (process.signal) return 128 + *process.signal;
+  if (process.spawn_error) return process.spawn_error->error == ENOENT ? 127 : 126;
+  return process.exit_code.value_or(kFailureExit);
+}
+
+nlohmann::json result_json(const RunOutcome& outcome, bool runner_failed) {
+  const exec::Result& process = outcome.process;
+  const auto optional_int = [](std::optional<int> value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  return {{"mode", wire_name(outcome.sandbox.mode)},
+          {"backend", outcome.sandbox.backend.empty() ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(outcome.sandbox.backend)},
+          {"enforcement", outcome.sandbox.enforcement
+                              ? nlohmann::json(wire_name(*outcome.sandbox.enforcement))
+                              : nlohmann::json(nullptr)},
+          {"exitCode", optional_int(process.exit_code)},
+          {"signal", process.signal ? nlohmann::json(consumer::signal_name(*process.signal))
+                                    : nlohmann::json(nullptr)},
+          {"timedOut", process.timed_out},
+          {"denied", outcome.sandbox.denied},
+          {"runnerFailed", runner_failed},
+          {"stdout", process.out.tail},
+          {"stderr", process.err.tail},
+          {"durationMs", process.duration.count()}};
+}
+
+void report(const Options& options, const RunOutcome& outcome) {
+  if (options.json) {
+    fmt::print(
+        "{}\n",
+        result_json(outcome, false).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else if (options.format == "agent") {
+    const bool advertised = !wider_modes(outcome.sandbox.mode).empty();
+    fmt::print("{}\n",
+               consumer::render_for_agent(outcome, advertised,
+                                          static_cast<long long>(options.timeout_seconds * 1000)));
+  } else {
+    if (outcome.process.spawn_error) {
+      fmt::print(stderr, "dsh-sandbox: cannot start the command: {}\n",
+                 outcome.process.spawn_error->message());
+    }
+  }
+}
+
+// For a person: the denial marker right after the command's own stderr, before any question.
+void mark_denial(const Options& options, const RunOutcome& outcome) {
+  if (!options.json && options.format.empty() && outcome.sandbox.denied) {
+    fmt::print(stderr, "{}\n", sandbox_denial_marker(outcome.sandbox.mode));
+  }
+}
+
+int runner_failed(const Options& options, const SandboxUnavailableError& error) {
+  if (options.format == "agent") fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
+  return fail(error.what());
+}
+
+}  // namespace
+
+int run(const Options& options) {
+  try {
+    if (!options.format.empty() && options.format != "agent") {
+      throw InvalidSandboxInputError(
+          fmt::format("run: unknown --format \"{}\"; expected agent", options.format));
+    }
+    const Setup setup = load_setup(options.config_path);
+    const std::optional<SessionLog> session =
+        open_session(options.session_path, workspace_root(options.workspace));
+    RunSpec spec = make_spec(options, resolve_policy(options, setup, session));
+    LocalSandboxProvider provider = make_provider(setup.provider);
+    consumer::SandboxBashExecutor executor(provider);
+    RunOutcome outcome;
+    try {
+      outcome = executor.run(spec);
+      mark_denial(options, outcome);
+      if (const std::optional<SandboxMode> wider = approved_retry(options, outcome)) {
+        spec.policy.mode = *wider;  // this one retry only; nothing is persisted
+        outcome = executor.run(spec);
+        mark_denial(options, outcome);
+      }
+    } catch (const SandboxUnavailableError& error) {
+      // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
+      provider.invalidate_verdict();
+      return runner_failed(options, error);
+    }
+    report(options, outcome);
+    return exit_status(outcome.process);
+  } catch (const SandboxError& error) {
+    return fail(error.what());
+  }
+}
+
+}  // namespace dsh::sandbox::cli

@@ -14,24 +14,21 @@ echo "\$ dsh-sandbox probe"
 "$build/bin/dsh-sandbox" probe || true
 echo
 
-demo="$(mktemp -d /tmp/dsh-demo-XXXXXX)"
+# Under /var/tmp, not /tmp: bwrap gives workspace-write a private /tmp, where a write beside the
+# workspace would land in a throwaway tmpfs instead of being refused.
+demo="$(mktemp -d /var/tmp/dsh-demo-XXXXXX)"
 trap 'rm -rf "$demo"' EXIT
 workspace="$demo/workspace"
 outside="$demo/outside.txt"
 mkdir "$workspace"
 command="echo allowed > $workspace/inside.txt; echo denied > $outside"
 
-# Until `dsh-sandbox run` lands (issue 5) the demo drives the Landlock launcher directly with
-# the workspace-write grants the provider will give it.
-launcher="$build/bin/landlock-run"
-confined=("$launcher" --ro / --rw /dev/null --rw "$workspace" -- bash -c "$command")
-echo "\$ ${confined[*]:0:7} -- bash -c '$command'"
+echo "\$ dsh-sandbox run --mode workspace-write --workspace $workspace -c '$command'"
 set +e
-"${confined[@]}"
+"$build/bin/dsh-sandbox" run --mode workspace-write --workspace "$workspace" -c "$command"
 code=$?
 set -e
 echo "[exit code: $code]"
-
 echo
 echo "checked from outside the sandbox:"
 verdict=0

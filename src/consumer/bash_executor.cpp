@@ -83,34 +83,98 @@ std::vector<std::string> with_status_fd(const std::vector<std::string>& argv) {
   return out;
 }
 
-RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
-  exec::Request request = spec.process;
+// The launcher's status pipe; its write end is mapped into the child and closed here.
+struct StatusChannel {
+  Pipe pipe;
+};
+
+namespace {
+
+// One wrap, ready to spawn: the request, the facts it classifies against, its status channel.
+struct Prepared {
+  exec::Request request;
+  std::optional<ConfinedArgv> confined;  // absent under danger-full-access
+  std::unique_ptr<StatusChannel> status;
+};
+
+Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
+  Prepared prepared{spec.process, std::nullopt, nullptr};
   const std::optional<SandboxPolicy> policy = to_sandbox_policy(spec.policy);
   if (!policy) {  // danger-full-access: an explicit unconfined mode; the provider is not asked
-    request.argv = spec.argv;
-    return {exec::run(request), {spec.policy.mode}};
+    prepared.request.argv = spec.argv;
+    return prepared;
   }
-  const ConfinedArgv confined = provider_.confine(spec.argv, *policy);
-  Pipe status;
-  const bool out_of_band = takes_status_fd(confined) && open_pipe(status);
-  request.argv = out_of_band ? with_status_fd(confined.argv) : confined.argv;
-  if (out_of_band) request.fds.push_back({status.write.get(), kStatusFd});
-  RunOutcome outcome{exec::run(request), {spec.policy.mode}};
-  status.write.reset();
-  const exec::Result& result = outcome.process;
-  if (result.spawn_error) {
-    if (is_runner_spawn_failure(*result.spawn_error, confined.argv.front(), request.workdir)) {
-      throw SandboxUnavailableError(policy->mode, result.spawn_error->message());
-    }
-    return outcome;  // an ordinary start failure: the caller sees spawn_error
+  prepared.confined = provider.confine(spec.argv, *policy);
+  auto status = std::make_unique<StatusChannel>();
+  if (takes_status_fd(*prepared.confined) && open_pipe(status->pipe)) {
+    prepared.request.argv = with_status_fd(prepared.confined->argv);
+    prepared.request.fds.push_back({status->pipe.write.get(), kStatusFd});
+    prepared.status = std::move(status);
+  } else {
+    prepared.request.argv = prepared.confined->argv;
   }
-  if (auto failure = runner_failure(result, confined, out_of_band ? &status.read : nullptr)) {
-    throw SandboxUnavailableError(policy->mode, *failure);
+  return prepared;
+}
+
+// Throws when the runner itself could not be started (spec §5.3).
+void check_runner_started(const std::optional<exec::SpawnError>& error, const Prepared& prepared,
+                          SandboxMode mode) {
+  if (!error || !prepared.confined) return;
+  if (is_runner_spawn_failure(*error, prepared.confined->argv.front(), prepared.request.workdir)) {
+    throw SandboxUnavailableError(*to_confined_mode(mode), error->message());
   }
+}
+
+// The facts of a settled run; nullopt detail when the runner did not fail.
+std::optional<std::string> settle(RunOutcome& outcome, const std::optional<ConfinedArgv>& confined,
+                                  StatusChannel* status) {
+  if (status != nullptr) status->pipe.write.reset();
+  if (!confined || outcome.process.spawn_error) return std::nullopt;
+  std::optional<std::string> failure =
+      runner_failure(outcome.process, *confined, status != nullptr ? &status->pipe.read : nullptr);
+  outcome.sandbox.enforcement = confined->enforcement;
+  outcome.sandbox.backend = confined->backend;
   outcome.sandbox.denied =
-      matches_signature(result.exit_code, result.err.tail, confined.denial_signatures);
-  outcome.sandbox.enforcement = confined.enforcement;
-  outcome.sandbox.backend = confined.backend;
+      !failure && matches_signature(outcome.process.exit_code, outcome.process.err.tail,
+                                    confined->denial_signatures);
+  return failure;
+}
+
+}  // namespace
+
+RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
+  Prepared prepared = prepare(provider_, spec);
+  RunOutcome outcome{exec::run(prepared.request), {spec.policy.mode}};
+  if (prepared.status) prepared.status->pipe.write.reset();
+  check_runner_started(outcome.process.spawn_error, prepared, spec.policy.mode);
+  if (auto failure = settle(outcome, prepared.confined, prepared.status.get())) {
+    throw SandboxUnavailableError(*to_confined_mode(spec.policy.mode), *failure);
+  }
+  return outcome;
+}
+
+BackgroundJob SandboxBashExecutor::start(const RunSpec& spec) {
+  Prepared prepared = prepare(provider_, spec);
+  exec::Job job = exec::start(prepared.request);
+  if (prepared.status) prepared.status->pipe.write.reset();
+  check_runner_started(job.spawn_error(), prepared, spec.policy.mode);
+  return {std::move(job), spec.policy.mode, std::move(prepared.confined),
+          std::move(prepared.status)};
+}
+
+BackgroundJob::BackgroundJob(exec::Job job, SandboxMode mode, std::optional<ConfinedArgv> confined,
+                             std::unique_ptr<StatusChannel> status)
+    : job_(std::move(job)),
+      mode_(mode),
+      confined_(std::move(confined)),
+      status_(std::move(status)) {}
+BackgroundJob::BackgroundJob(BackgroundJob&&) noexcept = default;
+BackgroundJob& BackgroundJob::operator=(BackgroundJob&&) noexcept = default;
+BackgroundJob::~BackgroundJob() = default;
+
+RunOutcome BackgroundJob::wait() {
+  RunOutcome outcome{job_.wait(), {mode_}};
+  outcome.sandbox.runner_failed = settle(outcome, confined_, status_.get()).has_value();
   return outcome;
 }
 

@@ -6,6 +6,7 @@
 // thrown as SANDBOX_UNAVAILABLE). Runner failure is checked before denial, always.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +39,31 @@ struct RunOutcome {
   SandboxFacts sandbox;
 };
 
+struct StatusChannel;  // landlock-run's --status-fd pipe (bash_executor.cpp)
+
+// A background command with its own wrap's facts, so overlapping jobs under different policies
+// or backends each classify against their own dialect, never the latest one (spec §5.4).
+class BackgroundJob {
+ public:
+  BackgroundJob(exec::Job job, SandboxMode mode, std::optional<ConfinedArgv> confined,
+                std::unique_ptr<StatusChannel> status);
+  BackgroundJob(BackgroundJob&&) noexcept;
+  BackgroundJob& operator=(BackgroundJob&&) noexcept;
+  ~BackgroundJob();
+
+  pid_t pid() const { return job_.pid(); }
+  void kill() { job_.kill(); }
+  // Blocks until settled. A runner failure is a fact here (runner_failed), not an exception:
+  // a background job has no caller waiting to catch it.
+  RunOutcome wait();
+
+ private:
+  exec::Job job_;
+  SandboxMode mode_;
+  std::optional<ConfinedArgv> confined_;  // absent under danger-full-access
+  std::unique_ptr<StatusChannel> status_;
+};
+
 class SandboxBashExecutor {
  public:
   explicit SandboxBashExecutor(SandboxProvider& provider) : provider_(provider) {}
@@ -45,6 +71,10 @@ class SandboxBashExecutor {
   // Foreground. Throws what the provider throws (SandboxUnavailableError, invalid input)
   // unchanged, and SandboxUnavailableError when the runner cannot be spawned or failed.
   RunOutcome run(const RunSpec& spec);
+
+  // Background. Throws what the provider throws, and SandboxUnavailableError when the runner
+  // cannot be spawned; any later runner failure is reported by BackgroundJob::wait().
+  BackgroundJob start(const RunSpec& spec);
 
  private:
   SandboxProvider& provider_;

@@ -229,6 +229,67 @@ TEST_F(BashExecutorTest, TheLaunchersOwnRefusalIsUnavailableAndTheCommandNeverRa
   EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
 }
 
+TEST_F(BashExecutorTest, BackgroundDenialIsClassifiedAgainstTheJobsOwnDialect) {
+  const std::string path = runner();
+  FakeProvider unix_dialect(
+      [&](std::span<const std::string> argv) { return wrap_with(path, argv); });
+  FakeProvider bwrap_dialect([&](std::span<const std::string> argv) {
+    return wrap_with(path, argv, {"read-only file system"});
+  });
+  SandboxBashExecutor unix_executor(unix_dialect);
+  SandboxBashExecutor bwrap_executor(bwrap_dialect);
+  const RunSpec denied = spec("sleep 0.2; echo 'sh: /x: Permission denied' >&2; exit 1");
+  BackgroundJob first = unix_executor.start(denied);
+  BackgroundJob second = bwrap_executor.start(denied);  // overlapping, another dialect
+  const RunOutcome second_outcome = second.wait();
+  const RunOutcome first_outcome = first.wait();
+  EXPECT_TRUE(first_outcome.sandbox.denied);
+  EXPECT_FALSE(second_outcome.sandbox.denied);
+  EXPECT_FALSE(first_outcome.sandbox.runner_failed);
+}
+
+TEST_F(BashExecutorTest, BackgroundRunnerFailureIsAFactAndOutranksDenial) {
+  const std::string path =
+      runner("echo 'fake-runner: cannot open rule path: /x: Permission denied' >&2; exit 125");
+  FakeProvider provider([&](std::span<const std::string> argv) { return wrap_with(path, argv); });
+  BackgroundJob job = SandboxBashExecutor(provider).start(spec("true"));
+  const RunOutcome outcome = job.wait();
+  EXPECT_TRUE(outcome.sandbox.runner_failed);
+  EXPECT_FALSE(outcome.sandbox.denied);
+}
+
+TEST_F(BashExecutorTest, BackgroundMissingRunnerThrowsAtStart) {
+  const std::string missing = dir_ / "no-such-runner";
+  FakeProvider provider(
+      [&](std::span<const std::string> argv) { return wrap_with(missing, argv); });
+  SandboxBashExecutor executor(provider);
+  EXPECT_THROW((void)executor.start(spec("touch " + (dir_ / "marker"))), SandboxUnavailableError);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+TEST_F(BashExecutorTest, BackgroundKillIsNeverADenial) {
+  const std::string path = runner();
+  FakeProvider provider([&](std::span<const std::string> argv) { return wrap_with(path, argv); });
+  BackgroundJob job =
+      SandboxBashExecutor(provider).start(spec("echo 'Permission denied' >&2; sleep 30"));
+  ::usleep(200000);
+  job.kill();
+  const RunOutcome outcome = job.wait();
+  EXPECT_TRUE(outcome.process.signal.has_value());
+  EXPECT_FALSE(outcome.sandbox.denied);
+  EXPECT_FALSE(outcome.sandbox.runner_failed);
+}
+
+TEST_F(BashExecutorTest, BackgroundLauncherRefusalIsRunnerFailedThroughTheStatusChannel) {
+  FakeProvider provider([](std::span<const std::string> argv) {
+    return landlock_wrap({"--ro", "/no/such/dsh-grant"}, argv);
+  });
+  BackgroundJob job = SandboxBashExecutor(provider).start(spec("touch " + (dir_ / "marker")));
+  const RunOutcome outcome = job.wait();
+  EXPECT_TRUE(outcome.sandbox.runner_failed);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
 TEST_F(BashExecutorTest, RealProviderReadOnlyDenialIsClassifiedAndTheFileAbsent) {
   LocalSandboxHooks hooks;
   hooks.launcher_path = LANDLOCK_RUN_PATH;

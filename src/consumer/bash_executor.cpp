@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <system_error>
 
 #include "dsh/sandbox/errors.h"
 #include "text.h"
@@ -37,19 +39,16 @@ bool usable_directory(const std::string& path) {
          ::access(dir.c_str(), X_OK) == 0;
 }
 
-// The runner's own failure, or nullopt: out of band when the launcher reports there, in band
-// (the backend's rules over the stderr tail) otherwise.
-std::optional<std::string> runner_failure(const exec::Result& result, const ConfinedArgv& confined,
-                                          const UniqueFd* status) {
-  if (status != nullptr) {
-    std::string line = read_status(*status);
-    if (line.empty()) return std::nullopt;
-    return line;
+// The first stderr line bwrap wrote, as the runner-failure detail.
+std::string bwrap_line(const std::string& stderr_text) {
+  std::size_t start = 0;
+  while (start < stderr_text.size()) {
+    const std::size_t end = std::min(stderr_text.find('\n', start), stderr_text.size());
+    const std::string_view line(stderr_text.data() + start, end - start);
+    if (line.starts_with("bwrap: ")) return std::string(line);
+    start = end + 1;
   }
-  const auto match =
-      classify_runner_failure(result.exit_code, result.err.tail, confined.runner_failure_rules);
-  if (!match) return std::nullopt;
-  return match->detail;
+  return "bwrap: exited before running the command";
 }
 
 }  // namespace
@@ -75,17 +74,42 @@ bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view run
          usable_directory(workdir);
 }
 
-bool takes_status_fd(const ConfinedArgv& confined) { return confined.backend == "landlock"; }
+RunnerPositions runner_positions(const ConfinedArgv& confined) {
+  if (confined.backend == "landlock") return {std::nullopt, 0};
+  if (confined.backend == "bwrap") return {0, std::nullopt};
+  if (confined.backend == "bwrap+landlock") {
+    // bwrap's profile never contains a bare "--" (roots are absolute): the first one ends it.
+    const auto separator = std::find(confined.argv.begin(), confined.argv.end(), "--");
+    return {0, static_cast<std::size_t>(separator - confined.argv.begin()) + 1};
+  }
+  return {};  // runnerCommand, Seatbelt, windows-acl: in-band rules only
+}
 
-std::vector<std::string> with_status_fd(const std::vector<std::string>& argv) {
-  std::vector<std::string> out = {argv.front(), "--status-fd", std::to_string(kStatusFd)};
-  out.insert(out.end(), argv.begin() + 1, argv.end());
+std::vector<std::string> with_status_fds(const std::vector<std::string>& argv,
+                                         const RunnerPositions& positions) {
+  std::vector<std::string> out;
+  out.reserve(argv.size() + 4);
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    out.push_back(argv[i]);
+    if (i == positions.bwrap) {
+      out.insert(out.end(), {"--json-status-fd", std::to_string(kBwrapStatusFd)});
+    } else if (i == positions.launcher) {
+      out.insert(out.end(), {"--status-fd", std::to_string(kLauncherStatusFd)});
+    }
+  }
   return out;
 }
 
-// The launcher's status pipe; its write end is mapped into the child and closed here.
+// The status pipes of the wrap's runners; their write ends are mapped into the child and
+// closed here once it started.
 struct StatusChannel {
-  Pipe pipe;
+  std::optional<Pipe> bwrap;
+  std::optional<Pipe> launcher;
+
+  void close_write_ends() {
+    if (bwrap) bwrap->write.reset();
+    if (launcher) launcher->write.reset();
+  }
 };
 
 namespace {
@@ -105,14 +129,19 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
     return prepared;
   }
   prepared.confined = provider.confine(spec.argv, *policy);
+  prepared.request.argv = prepared.confined->argv;
+  const RunnerPositions positions = runner_positions(*prepared.confined);
+  if (!positions.bwrap && !positions.launcher) return prepared;
   auto status = std::make_unique<StatusChannel>();
-  if (takes_status_fd(*prepared.confined) && open_pipe(status->pipe)) {
-    prepared.request.argv = with_status_fd(prepared.confined->argv);
-    prepared.request.fds.push_back({status->pipe.write.get(), kStatusFd});
-    prepared.status = std::move(status);
-  } else {
-    prepared.request.argv = prepared.confined->argv;
-  }
+  const auto open_channel = [&](std::optional<Pipe>& channel, int target) {
+    channel.emplace();
+    if (!open_pipe(*channel)) throw std::system_error(errno, std::generic_category(), "pipe2");
+    prepared.request.fds.push_back({channel->write.get(), target});
+  };
+  if (positions.bwrap) open_channel(status->bwrap, kBwrapStatusFd);
+  if (positions.launcher) open_channel(status->launcher, kLauncherStatusFd);
+  prepared.request.argv = with_status_fds(prepared.confined->argv, positions);
+  prepared.status = std::move(status);
   return prepared;
 }
 
@@ -125,13 +154,36 @@ void check_runner_started(const std::optional<exec::SpawnError>& error, const Pr
   }
 }
 
+// Out of band: the launcher's own line, or bwrap's missing exit report. A signal death or a
+// timeout is never a runner failure (spec §1.2), whatever the channels say.
+std::optional<std::string> reported_failure(const exec::Result& result, StatusChannel& status) {
+  if (!result.exit_code || *result.exit_code == 0) return std::nullopt;
+  if (status.launcher) {
+    std::string line = read_status(status.launcher->read);
+    if (!line.empty()) return line;
+  }
+  if (status.bwrap && read_status(status.bwrap->read).find("\"exit-code\"") == std::string::npos) {
+    return bwrap_line(result.err.tail);
+  }
+  return std::nullopt;
+}
+
+// In band: the backend's rules over the stderr tail.
+std::optional<std::string> ruled_failure(const exec::Result& result, const ConfinedArgv& confined) {
+  const auto match =
+      classify_runner_failure(result.exit_code, result.err.tail, confined.runner_failure_rules);
+  if (!match) return std::nullopt;
+  return match->detail;
+}
+
 // The facts of a settled run; nullopt detail when the runner did not fail.
 std::optional<std::string> settle(RunOutcome& outcome, const std::optional<ConfinedArgv>& confined,
                                   StatusChannel* status) {
-  if (status != nullptr) status->pipe.write.reset();
+  if (status != nullptr) status->close_write_ends();
   if (!confined || outcome.process.spawn_error) return std::nullopt;
-  std::optional<std::string> failure =
-      runner_failure(outcome.process, *confined, status != nullptr ? &status->pipe.read : nullptr);
+  std::optional<std::string> failure = status != nullptr
+                                           ? reported_failure(outcome.process, *status)
+                                           : ruled_failure(outcome.process, *confined);
   outcome.sandbox.enforcement = confined->enforcement;
   outcome.sandbox.backend = confined->backend;
   outcome.sandbox.denied =
@@ -145,7 +197,6 @@ std::optional<std::string> settle(RunOutcome& outcome, const std::optional<Confi
 RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
   Prepared prepared = prepare(provider_, spec);
   RunOutcome outcome{exec::run(prepared.request), {spec.policy.mode}};
-  if (prepared.status) prepared.status->pipe.write.reset();
   check_runner_started(outcome.process.spawn_error, prepared, spec.policy.mode);
   if (auto failure = settle(outcome, prepared.confined, prepared.status.get())) {
     throw SandboxUnavailableError(*to_confined_mode(spec.policy.mode), *failure);
@@ -156,7 +207,7 @@ RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
 BackgroundJob SandboxBashExecutor::start(const RunSpec& spec) {
   Prepared prepared = prepare(provider_, spec);
   exec::Job job = exec::start(prepared.request);
-  if (prepared.status) prepared.status->pipe.write.reset();
+  if (prepared.status) prepared.status->close_write_ends();
   check_runner_started(job.spawn_error(), prepared, spec.policy.mode);
   return {std::move(job), spec.policy.mode, std::move(prepared.confined),
           std::move(prepared.status)};

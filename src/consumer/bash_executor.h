@@ -39,7 +39,7 @@ struct RunOutcome {
   SandboxFacts sandbox;
 };
 
-struct StatusChannel;  // landlock-run's --status-fd pipe (bash_executor.cpp)
+struct StatusChannel;  // the runners' out-of-band status pipes (bash_executor.cpp)
 
 // A background command with its own wrap's facts, so overlapping jobs under different policies
 // or backends each classify against their own dialect, never the latest one (spec §5.4).
@@ -90,11 +90,26 @@ bool matches_signature(std::optional<int> exit_code, std::string_view stderr_tex
 bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view runner,
                              const std::string& workdir);
 
-// landlock-run's out-of-band failure channel: when it is the outermost runner, `--status-fd N`
-// goes right after it; only the launcher ever writes there, so a command that merely prints a
-// "landlock-run: " line and exits 125 stays an ordinary failure.
-inline constexpr int kStatusFd = 3;
-bool takes_status_fd(const ConfinedArgv& confined);
-std::vector<std::string> with_status_fd(const std::vector<std::string>& argv);
+// The runners' out-of-band channels, used instead of the in-band stderr rules whenever every
+// layer of the wrap has one, so a command that merely prints a runner's line and exits with its
+// status stays an ordinary failure:
+// - landlock-run `--status-fd N`: only the launcher writes there, and only when it failed;
+// - bwrap `--json-status-fd N`: bwrap reports {"exit-code": N} once the command it started has
+//   exited; a bwrap that exits without that line failed before or while setting up (its pre-
+//   clone failures write nothing, a failed mount in the child writes only "child-pid").
+// The descriptors are passed through bwrap to the launcher inside it.
+inline constexpr int kBwrapStatusFd = 3;
+inline constexpr int kLauncherStatusFd = 4;
+
+// Where each runner's program name sits in a confined argv, or nullopt.
+struct RunnerPositions {
+  std::optional<std::size_t> bwrap;
+  std::optional<std::size_t> launcher;
+};
+RunnerPositions runner_positions(const ConfinedArgv& confined);
+
+// `argv` with `flag N` inserted right after each runner's program name.
+std::vector<std::string> with_status_fds(const std::vector<std::string>& argv,
+                                         const RunnerPositions& positions);
 
 }  // namespace dsh::sandbox::consumer

@@ -229,6 +229,52 @@ TEST_F(BashExecutorTest, TheLaunchersOwnRefusalIsUnavailableAndTheCommandNeverRa
   EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
 }
 
+// The real bwrap as the outermost runner: its exit report is the out-of-band channel.
+ConfinedArgv bwrap_wrap(Argv extra, std::span<const std::string> argv) {
+  ConfinedArgv confined{{"/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
+                         "--proc", "/proc", "--die-with-parent"},
+                        SandboxEnforcement::kFull,
+                        {"read-only file system"},
+                        {{std::nullopt, {"bwrap: "}, std::nullopt}}};
+  confined.argv.insert(confined.argv.end(), extra.begin(), extra.end());
+  confined.argv.emplace_back("--");
+  confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
+  confined.backend = "bwrap";
+  return confined;
+}
+
+TEST_F(BashExecutorTest, ACommandSpoofingABwrapLineIsAnOrdinaryFailure) {
+  FakeProvider provider([](std::span<const std::string> argv) { return bwrap_wrap({}, argv); });
+  const RunOutcome outcome = SandboxBashExecutor(provider).run(
+      spec("echo 'bwrap: Creating new namespace failed' >&2; exit 1"));
+  EXPECT_EQ(outcome.process.exit_code, 1);
+  EXPECT_FALSE(outcome.sandbox.denied);
+}
+
+TEST_F(BashExecutorTest, BwrapFailingToSetUpIsUnavailableAndTheCommandNeverRan) {
+  FakeProvider provider([](std::span<const std::string> argv) {
+    return bwrap_wrap({"--bind", "/no/such/dsh-source", "/mnt"}, argv);
+  });
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")),
+                            "Runner failure: bwrap: Can't find source path");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+TEST_F(BashExecutorTest, LayeredWrapGetsBothChannelsInPlace) {
+  ConfinedArgv layered =
+      bwrap_wrap({}, std::vector<std::string>{"/opt/landlock-run", "--ro", "/", "--", "true"});
+  layered.backend = "bwrap+landlock";
+  const RunnerPositions positions = runner_positions(layered);
+  ASSERT_TRUE(positions.bwrap && positions.launcher);
+  const Argv argv = with_status_fds(layered.argv, positions);
+  EXPECT_EQ(Argv(argv.begin(), argv.begin() + 3),
+            (Argv{"/usr/bin/bwrap", "--json-status-fd", "3"}));
+  const auto launcher = std::find(argv.begin(), argv.end(), "/opt/landlock-run");
+  ASSERT_NE(launcher, argv.end());
+  EXPECT_EQ(Argv(launcher, launcher + 3), (Argv{"/opt/landlock-run", "--status-fd", "4"}));
+}
+
 TEST_F(BashExecutorTest, BackgroundDenialIsClassifiedAgainstTheJobsOwnDialect) {
   const std::string path = runner();
   FakeProvider unix_dialect(

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Harness of the `dsh-sandbox run` integration suite: spawns the real CLI (build/bin, beside the
+// real landlock-run) on the real kernel, optionally with stdin and stderr on a fresh pseudo-
+// terminal (the escalation question), and judges every effect from outside: files on the host,
+// /proc of the processes the command left behind.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace dsh::cli_run_it {
+
+inline const char* DshSandbox() { return DSH_SANDBOX_PATH; }
+
+// One finished CLI call: raw wait status plus everything it wrote.
+struct CliResult {
+  int status = -1;
+  std::string out;
+  std::string err;  // on a terminal run: the terminal transcript (stderr, echoed input)
+  std::chrono::milliseconds elapsed{0};
+  bool ExitedWith(int code) const;
+  std::string Describe() const;
+};
+
+// A started `dsh-sandbox ARGS...`, stdin /dev/null, stdout and stderr captured.
+class Started {
+ public:
+  explicit Started(const std::vector<std::string>& args);
+  ~Started();
+  Started(const Started&) = delete;
+  Started& operator=(const Started&) = delete;
+  pid_t pid() const { return pid_; }
+  CliResult Wait();
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int err_ = -1;
+  std::chrono::steady_clock::time_point start_;
+  bool waited_ = false;
+};
+
+// `dsh-sandbox ARGS...` to completion, stdin /dev/null.
+CliResult Cli(const std::vector<std::string>& args);
+
+// `dsh-sandbox ARGS...` with stdin and stderr on a pseudo-terminal (its controlling terminal)
+// and stdout captured apart. When the transcript shows the "[y/N] " question, `answer` is typed.
+// Killed after 30 s so a hang fails instead of blocking the suite.
+CliResult CliOnTerminal(const std::vector<std::string>& args, const std::string& answer);
+
+// A private directory under /var/tmp, not /tmp: bwrap's workspace-write mounts a fresh tmpfs on
+// /tmp, so a sibling of a workspace under /tmp would be writable (and ephemeral) inside.
+class WorkDir {
+ public:
+  WorkDir();
+  ~WorkDir();
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+  std::string Mkdir(const std::string& name, int mode = 0755) const;  // returns the path
+
+ private:
+  std::string path_;
+};
+
+// stem-<pid>-<counter>: the caller and nobody legs run concurrently and never collide.
+std::string Unique(const std::string& stem);
+bool IsRoot();
+bool Exists(const std::string& path);
+std::string ReadFile(const std::string& path);  // "" when absent
+void WriteFile(const std::string& path, const std::string& content, int mode = 0644);
+std::vector<std::string> ListDir(const std::string& path);  // sorted names, no . or ..
+std::vector<std::string> Lines(const std::string& text);
+nlohmann::json ParseJson(const std::string& text);  // fails the test (null) when not JSON
+
+// Whether this host can run the suite: Landlock enforced, bwrap able to create its sandbox,
+// bash and script present. Empty when it can.
+std::string MissingHostFeature();
+
+// Processes whose /proc/<pid>/cmdline starts with `prefix`, and the state letter of a pid from
+// /proc/<pid>/stat ('\0' when gone).
+std::vector<pid_t> ProcessesNamed(const std::string& prefix);
+std::string Cmdline(pid_t pid);  // argv joined by spaces, "" when gone
+char ProcessState(pid_t pid);
+
+}  // namespace dsh::cli_run_it

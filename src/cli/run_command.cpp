@@ -59,9 +59,11 @@ SandboxExecutionPolicy resolve_policy(const Options& options, const Setup& setup
   return policy;
 }
 
+// Live output; a closed stdout (a pipe whose reader left) must not stop the run it reports on.
 void write_stream(std::FILE* stream, std::string_view chunk) {
-  std::fwrite(chunk.data(), 1, chunk.size(), stream);
-  std::fflush(stream);
+  if (std::fwrite(chunk.data(), 1, chunk.size(), stream) == chunk.size()) {
+    (void)std::fflush(stream);
+  }
 }
 
 RunSpec make_spec(const Options& options, SandboxExecutionPolicy policy) {
@@ -81,7 +83,7 @@ class TerminalApprover final : public Approver {
  public:
   EscalationOutcome request(const ApprovalRequest& request) override {
     fmt::print(stderr, "dsh-sandbox: {}. Retry this command once? [y/N] ", request.reason);
-    std::fflush(stderr);
+    (void)std::fflush(stderr);
     std::string answer;
     if (!std::getline(std::cin, answer)) return EscalationOutcome::kCancelled;
     return answer == "y" || answer == "yes" ? EscalationOutcome::kAllowedOnce

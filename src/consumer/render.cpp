@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "render.h"
 
-#include <string.h>  // sigabbrev_np (glibc 2.32)
+#include <cstring>  // sigabbrev_np (glibc 2.32, a GNU extension of string.h)
 
 #include <fmt/format.h>
 

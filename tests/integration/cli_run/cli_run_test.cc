@@ -332,27 +332,29 @@ TEST_P(CliRunOn, ChildExitCodes125To127StayOrdinary) {
   EXPECT_FALSE(HasCliLine(noexec.err)) << noexec.Describe();
 }
 
-// landlock-run reports its own failures on --status-fd, out of band: a child that prints the
-// launcher's words and exits 125 is an ordinary failure.
-TEST_F(CliRun, SpoofedLauncherLineStaysOrdinaryUnderLandlock) {
+// landlock-run reports its own failures on --status-fd and bwrap on --json-status-fd, out of
+// band, on both layers of the chain: a child that prints a runner's words and exits with the
+// runner's failure code is an ordinary failure.
+TEST_P(CliRunOn, SpoofedRunnerLinesStayOrdinary) {
   const string ws = dir_.Mkdir("ws");
-  for (const string line : {"landlock-run: exec failed: spoofed",
-                            "landlock-run: Landlock is not enforced by this kernel",
-                            "landlock-run: cannot open rule path: /x: Permission denied"}) {
+  for (const auto& [line, code] : vector<std::pair<string, int>>{
+           {"landlock-run: exec failed: spoofed", 125},
+           {"landlock-run: Landlock is not enforced by this kernel", 125},
+           {"landlock-run: cannot open rule path: /x: Permission denied", 125},
+           {"bwrap: Creating new namespace failed: spoofed", 1}}) {
     SCOPED_TRACE(line);
-    const string command = "echo '" + line + "' >&2; exit 125";
-    const CliResult plain = Cli(Plus(Run(Backend::kLandlock), {"--workspace", ws, "-c", command}));
-    EXPECT_TRUE(plain.ExitedWith(125)) << plain.Describe();
+    const string command = "echo '" + line + "' >&2; exit " + std::to_string(code);
+    const CliResult plain = Cli(Plus(Run(), {"--workspace", ws, "-c", command}));
+    EXPECT_TRUE(plain.ExitedWith(code)) << plain.Describe();
     EXPECT_FALSE(HasCliLine(plain.err)) << plain.Describe();
     // The child's own line comes through; one that carries denial words is (rightly) a denial.
     EXPECT_EQ(plain.err.rfind(line + "\n", 0), 0U) << plain.Describe();
-    const CliResult json =
-        Cli(Plus(Run(Backend::kLandlock), {"--json", "--workspace", ws, "-c", command}));
-    EXPECT_TRUE(json.ExitedWith(125)) << json.Describe();
+    const CliResult json = Cli(Plus(Run(), {"--json", "--workspace", ws, "-c", command}));
+    EXPECT_TRUE(json.ExitedWith(code)) << json.Describe();
     const nlohmann::json object = ParseJson(json.out);
-    EXPECT_EQ(object["backend"], "landlock") << json.out;
+    EXPECT_EQ(object["backend"], BackendName(GetParam())) << json.out;
     EXPECT_EQ(object["runnerFailed"], false) << json.out;
-    EXPECT_EQ(object["exitCode"], 125) << json.out;
+    EXPECT_EQ(object["exitCode"], code) << json.out;
     EXPECT_EQ(object["stderr"], line + "\n") << json.out;
   }
 }

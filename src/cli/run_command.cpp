@@ -164,8 +164,14 @@ void mark_denial(const Options& options, const RunOutcome& outcome) {
   }
 }
 
-int runner_failed(const Options& options, const SandboxUnavailableError& error) {
+// The command did not run: 125 and one line, plus the machine-readable forms when asked for.
+int runner_failed(const Options& options, SandboxMode mode, const SandboxUnavailableError& error) {
   if (options.format == "agent") fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
+  if (options.json) {
+    RunOutcome not_run;
+    not_run.sandbox.mode = mode;
+    fmt::print("{}\n", result_json(not_run, true).dump());
+  }
   return fail(error.what());
 }
 
@@ -195,7 +201,7 @@ int run(const Options& options) {
     } catch (const SandboxUnavailableError& error) {
       // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
       provider.invalidate_verdict();
-      return runner_failed(options, error);
+      return runner_failed(options, spec.policy.mode, error);
     }
     report(options, outcome);
     return exit_status(outcome.process);

@@ -6,15 +6,17 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <memory>
 
 #include "dsh/sandbox/roots.h"
+#include "paths.h"
 #include "temp_dir.h"
 
 namespace dsh::sandbox {
 namespace {
 
 namespace fs = std::filesystem;
+using dsh::testing::CwdGuard;
+using dsh::testing::native_realpath;
 using dsh::testing::ScopedEnv;
 using dsh::testing::TempDir;
 
@@ -32,23 +34,6 @@ std::string workspace_write_text(std::string_view quoted_root) {
          "file sandbox may modify files under the session workspace: " +
          std::string(quoted_root) + ". Some platform temporary areas may also be writable.";
 }
-
-std::string native_realpath(const std::string& path) {
-  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
-                                                       &std::free);
-  return resolved ? std::string(resolved.get()) : std::string();
-}
-
-class CwdGuard {
- public:
-  explicit CwdGuard(const std::string& dir) : old_(fs::current_path()) { fs::current_path(dir); }
-  ~CwdGuard() { fs::current_path(old_); }
-  CwdGuard(const CwdGuard&) = delete;
-  CwdGuard& operator=(const CwdGuard&) = delete;
-
- private:
-  fs::path old_;
-};
 
 class PolicyServiceTest : public ::testing::Test {
  protected:

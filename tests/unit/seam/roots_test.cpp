@@ -6,36 +6,20 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <memory>
 
+#include "paths.h"
 #include "temp_dir.h"
 
 namespace dsh::sandbox {
 namespace {
 
 namespace fs = std::filesystem;
+using dsh::testing::CwdGuard;
+using dsh::testing::native_realpath;
 using dsh::testing::ScopedEnv;
 using dsh::testing::TempDir;
 using namespace std::string_literals;
-
-std::string native_realpath(const std::string& path) {
-  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
-                                                       &std::free);
-  return resolved ? std::string(resolved.get()) : std::string();
-}
-
-class CwdGuard {
- public:
-  explicit CwdGuard(const std::string& dir) : old_(fs::current_path()) { fs::current_path(dir); }
-  ~CwdGuard() { fs::current_path(old_); }
-  CwdGuard(const CwdGuard&) = delete;
-  CwdGuard& operator=(const CwdGuard&) = delete;
-
- private:
-  fs::path old_;
-};
 
 TEST(CanonicalPath, EqualsTheNativeRealpathOfATempDir) {
   TempDir dir;

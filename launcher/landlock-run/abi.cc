@@ -11,9 +11,9 @@ int EffectiveAbi(long kernel_abi, int max_abi) {
   return capped > 1000 ? 1000 : static_cast<int>(capped);
 }
 
-std::uint64_t HandledFsForAbi(int abi) {
+uint64_t HandledFsForAbi(int abi) {
   if (abi < 1) return 0;
-  std::uint64_t handled = kFsAbi1;
+  uint64_t handled = kFsAbi1;
   // Each step adds the rights its ABI introduced (sandboxer.c's fallthrough, inverted).
   if (abi >= 2) handled |= kFsRefer;     // Linux 5.19
   if (abi >= 3) handled |= kFsTruncate;  // Linux 6.2
@@ -21,16 +21,14 @@ std::uint64_t HandledFsForAbi(int abi) {
   return handled;                        // ABI 6 and 7 added no filesystem right
 }
 
-std::uint64_t HandledNetForAbi(int abi) {
-  return abi >= kNetAbi ? (kNetBindTcp | kNetConnectTcp) : 0;
-}
+uint64_t HandledNetForAbi(int abi) { return abi >= kNetAbi ? (kNetBindTcp | kNetConnectTcp) : 0; }
 
-std::uint64_t ScopesForAbi(int abi) {
+uint64_t ScopesForAbi(int abi) {
   return abi >= kScopeAbi ? (kScopeAbstractUnixSocket | kScopeSignal) : 0;
 }
 
-std::uint64_t RuleAccess(std::uint64_t handled, bool read_write, bool is_directory) {
-  std::uint64_t access = read_write ? handled : (kFsReadOnly & handled);
+uint64_t RuleAccess(uint64_t handled, bool read_write, bool is_directory) {
+  uint64_t access = read_write ? handled : (kFsReadOnly & handled);
   if (!is_directory) access &= kFsFileCompatible;
   return access;
 }

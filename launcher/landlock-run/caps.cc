@@ -3,12 +3,11 @@
 // Landlock forbids mount() in a domain, but not module loading, raw I/O or chown of any file.
 #include "caps.h"
 
+#include <errno.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include <cerrno>
 
 namespace landlock_run {
 namespace {

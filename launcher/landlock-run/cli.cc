@@ -3,8 +3,8 @@
 // the Options it returns (and the caller's grant storage).
 #include "cli.h"
 
-#include <cstdio>
-#include <cstring>
+#include <stdio.h>
+#include <string.h>
 
 namespace landlock_run {
 namespace {
@@ -56,17 +56,17 @@ constexpr FlagSpec kFlags[] = {
 
 const FlagSpec* FindFlag(const char* arg) {
   for (const FlagSpec& spec : kFlags) {
-    if (std::strcmp(spec.name, arg) == 0) return &spec;
+    if (strcmp(spec.name, arg) == 0) return &spec;
   }
   return nullptr;
 }
 
 // Decimal, no sign, at most 9 digits so it always fits an int. Returns -1 when malformed.
 int ParseNumber(const char* text) {
-  const std::size_t length = std::strlen(text);
+  const size_t length = strlen(text);
   if (length == 0 || length > 9) return -1;
   int value = 0;
-  for (std::size_t i = 0; i < length; ++i) {
+  for (size_t i = 0; i < length; ++i) {
     if (text[i] < '0' || text[i] > '9') return -1;
     value = value * 10 + (text[i] - '0');
   }
@@ -74,7 +74,7 @@ int ParseNumber(const char* text) {
 }
 
 bool IsSoleOnly(const char* arg) {
-  return std::strcmp(arg, "--probe") == 0 || std::strcmp(arg, "--features") == 0;
+  return strcmp(arg, "--probe") == 0 || strcmp(arg, "--features") == 0;
 }
 
 Options Fail(Options options, UsageError error, const char* arg) {
@@ -90,17 +90,17 @@ Options ParseArgs(int argc, const char* const* argv, Grant* grant_storage) {
   Options options;
   options.grants = grant_storage;
   // --probe and --features are valid only as the sole argument (argc == 2).
-  if (argc == 2 && std::strcmp(argv[1], "--probe") == 0) {
+  if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
     options.action = Action::kProbe;
     return options;
   }
-  if (argc == 2 && std::strcmp(argv[1], "--features") == 0) {
+  if (argc == 2 && strcmp(argv[1], "--features") == 0) {
     options.action = Action::kFeatures;
     return options;
   }
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
-    if (std::strcmp(arg, "--") == 0) {
+    if (strcmp(arg, "--") == 0) {
       if (i + 1 >= argc) return Fail(options, UsageError::kMissingCommand, nullptr);
       options.action = Action::kRun;
       options.command_index = i + 1;
@@ -125,26 +125,26 @@ Options ParseArgs(int argc, const char* const* argv, Grant* grant_storage) {
   return Fail(options, UsageError::kMissingCommand, nullptr);  // no `--` at all
 }
 
-int FormatUsageError(const Options& options, char* out, std::size_t size) {
+int FormatUsageError(const Options& options, char* out, size_t size) {
   const char* arg = options.error_arg != nullptr ? options.error_arg : "";
-  const bool wants_path = std::strcmp(arg, "--ro") == 0 || std::strcmp(arg, "--rw") == 0;
+  const bool wants_path = strcmp(arg, "--ro") == 0 || strcmp(arg, "--rw") == 0;
   switch (options.error) {
     case UsageError::kProbeNotAlone:
-      return std::snprintf(out, size, "usage error: %s takes no other arguments", arg);
+      return snprintf(out, size, "usage error: %s takes no other arguments", arg);
     case UsageError::kMissingValue:
-      return std::snprintf(out, size, "usage error: %s requires a %s", arg,
-                           wants_path ? "path" : "number");
+      return snprintf(out, size, "usage error: %s requires a %s", arg,
+                      wants_path ? "path" : "number");
     case UsageError::kBadNumber:
-      return std::snprintf(out, size, "usage error: %s requires a number", arg);
+      return snprintf(out, size, "usage error: %s requires a number", arg);
     case UsageError::kRepeated:
-      return std::snprintf(out, size, "usage error: %s given more than once", arg);
+      return snprintf(out, size, "usage error: %s given more than once", arg);
     case UsageError::kUnknownArgument:
-      return std::snprintf(out, size, "usage error: unknown argument: %s", arg);
+      return snprintf(out, size, "usage error: unknown argument: %s", arg);
     case UsageError::kMissingCommand:
     case UsageError::kNone:
       break;
   }
-  return std::snprintf(out, size, "usage error: missing `-- <argv>...` command");
+  return snprintf(out, size, "usage error: missing `-- <argv>...` command");
 }
 
 void SanitizeLine(char* text) {

@@ -9,7 +9,7 @@
 // --rw take the next argument as a path whatever it is, `--` included, as the reference does.
 #pragma once
 
-#include <cstddef>
+#include <stddef.h>
 
 namespace landlock_run {
 
@@ -35,7 +35,7 @@ struct Options {
   UsageError error = UsageError::kNone;
   const char* error_arg = nullptr;  // the offending flag or argument, for the message
   Grant* grants = nullptr;          // caller-provided storage, argc entries suffice
-  std::size_t grant_count = 0;
+  size_t grant_count = 0;
   bool deny_network = false;
   bool deny_metadata = false;
   bool scope_ipc = false;
@@ -50,7 +50,7 @@ Options ParseArgs(int argc, const char* const* argv, Grant* grant_storage);
 
 // The text after "landlock-run: " for a usage error (one line, no newline), written into `out`.
 // Returns the formatted length (snprintf semantics).
-int FormatUsageError(const Options& options, char* out, std::size_t size);
+int FormatUsageError(const Options& options, char* out, size_t size);
 
 // Replaces every control byte in the NUL-terminated `text` with '?', so a path or argument that
 // contains a newline can never turn the one failure line into two (or forge a second one).

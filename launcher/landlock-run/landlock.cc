@@ -2,12 +2,11 @@
 // Landlock syscalls (raw: glibc 2.36 has no wrappers).
 #include "landlock.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include <cerrno>
 
 namespace landlock_run {
 namespace {
@@ -25,7 +24,7 @@ int CreateRuleset(const RulesetAttr& attr) {
   return ErrnoOr(syscall(kSysCreateRuleset, &attr, sizeof(attr), 0U));
 }
 
-int AddPathRule(int ruleset_fd, const char* path, std::uint64_t handled_fs, bool read_write,
+int AddPathRule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read_write,
                 RuleStage* stage) {
   *stage = RuleStage::kOpen;
   const int fd = open(path, O_PATH | O_CLOEXEC);

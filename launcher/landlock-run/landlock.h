@@ -3,7 +3,7 @@
 // negative errno; none prints or exits (main.cc owns the failure lines).
 #pragma once
 
-#include <cstdint>
+#include <stdint.h>
 
 #include "abi.h"
 
@@ -19,7 +19,7 @@ enum class RuleStage { kOpen, kAddRule };
 
 // Opens `path` O_PATH|O_CLOEXEC (fail-closed: an unopenable grant root never narrows silently)
 // and adds a path-beneath rule for it. On failure returns a negative errno and sets *stage.
-int AddPathRule(int ruleset_fd, const char* path, std::uint64_t handled_fs, bool read_write,
+int AddPathRule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read_write,
                 RuleStage* stage);
 
 // landlock_restrict_self(fd, 0): enforce on the calling thread and all its future children.

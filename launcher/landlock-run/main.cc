@@ -39,16 +39,20 @@
 //    allowed by the filter's default.
 // 8. execvp(ARGV). Single-threaded throughout: Landlock and seccomp (no TSYNC) bind only the
 //    calling thread.
+//
+// BUILD: the shipped binary links musl statically and no C++ runtime at all (CMakeLists.txt says
+// why), and the same sources also build against glibc for the tests and the fuzzer. So every
+// launcher source uses C headers and C library calls only: no std::, no <initializer_list>, no
+// new/delete, and it is compiled without exceptions, RTTI and thread-safe statics.
+#include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstdarg>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <initializer_list>
 
 #include "abi.h"
 #include "caps.h"
@@ -62,26 +66,26 @@ namespace {
 constexpr int kLauncherFailure = 125;
 int g_status_fd = -1;  // the only mutable global: where Fail() also reports
 
-void WriteAll(int fd, const char* data, std::size_t size) {
+void WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
     const ssize_t n = write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     data += n;
-    size -= static_cast<std::size_t>(n);
+    size -= static_cast<size_t>(n);
   }
 }
 
 // One sanitized line, "landlock-run: " + message, to stderr and the status fd; then exit 125.
 [[noreturn]] __attribute__((format(printf, 1, 2))) void Fail(const char* format, ...) {
   char line[4096] = "landlock-run: ";
-  const std::size_t prefix = std::strlen(line);
+  const size_t prefix = strlen(line);
   va_list args;
   va_start(args, format);
-  std::vsnprintf(line + prefix, sizeof(line) - prefix - 1, format, args);
+  vsnprintf(line + prefix, sizeof(line) - prefix - 1, format, args);
   va_end(args);
   SanitizeLine(line);
-  const std::size_t length = std::strlen(line);
+  const size_t length = strlen(line);
   line[length] = '\n';
   WriteAll(STDERR_FILENO, line, length + 1);
   if (g_status_fd >= 0) WriteAll(g_status_fd, line, length + 1);
@@ -93,7 +97,7 @@ void WriteAll(int fd, const char* data, std::size_t size) {
 }
 
 [[noreturn]] void FailRuleset(int negative_errno) {
-  Fail("landlock ruleset error: %s", std::strerror(-negative_errno));
+  Fail("landlock ruleset error: %s", strerror(-negative_errno));
 }
 
 void AdoptStatusFd(int fd) {
@@ -101,7 +105,7 @@ void AdoptStatusFd(int fd) {
   // 0-2 belong to the command; marking them close-on-exec would take its stdio away.
   if (fd <= STDERR_FILENO) Fail("usage error: --status-fd must be 3 or above");
   if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
-    Fail("cannot use status fd %d: %s", fd, std::strerror(errno));
+    Fail("cannot use status fd %d: %s", fd, strerror(errno));
   }
   g_status_fd = fd;
 }
@@ -113,14 +117,15 @@ int BuildRuleset(const Options& options, int abi) {
   const int ruleset = CreateRuleset(attr);
   if (ruleset < 0) FailRuleset(ruleset);
   // Read-only grants first, then read-write, each in argv order (the reference's order).
-  for (const bool read_write : {false, true}) {
-    for (std::size_t i = 0; i < options.grant_count; ++i) {
+  constexpr bool kPasses[] = {false, true};  // an array, not a braced list: no <initializer_list>
+  for (const bool read_write : kPasses) {
+    for (size_t i = 0; i < options.grant_count; ++i) {
       const Grant& grant = options.grants[i];
       if (grant.read_write != read_write) continue;
       RuleStage stage = RuleStage::kOpen;
       const int rc = AddPathRule(ruleset, grant.path, attr.handled_access_fs, read_write, &stage);
       if (rc < 0 && stage == RuleStage::kOpen) {
-        Fail("cannot open rule path: %s: %s", grant.path, std::strerror(-rc));
+        Fail("cannot open rule path: %s: %s", grant.path, strerror(-rc));
       }
       if (rc < 0) FailRuleset(rc);
     }
@@ -154,7 +159,7 @@ int RunProbe() {
   options.grant_count = 1;
   Enforce(BuildRuleset(options, abi));
   const char* line = ProbeReportLine(abi);
-  WriteAll(STDOUT_FILENO, line, std::strlen(line));
+  WriteAll(STDOUT_FILENO, line, strlen(line));
   return 0;
 }
 
@@ -164,14 +169,14 @@ int RunFeatures() {
   const long kernel_abi = QueryKernelAbi();
   const int abi = EffectiveAbi(kernel_abi, -1);
   const bool seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
-  std::printf(
+  printf(
       "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
       "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
       "cap_drop=1\nstatus_fd=1\n",
       abi, abi < 1 ? "none" : (IsPartial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
       seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
       seccomp ? 1 : 0);
-  return std::fflush(stdout) == 0 ? 0 : kLauncherFailure;
+  return fflush(stdout) == 0 ? 0 : kLauncherFailure;
 }
 
 [[noreturn]] void RunConfined(const Options& options, char* const* argv) {
@@ -184,19 +189,19 @@ int RunFeatures() {
   SetNoNewPrivs();
   const int ruleset = BuildRuleset(options, abi);
   if (const int rc = DropCapabilities(); rc < 0) {
-    Fail("cannot drop capabilities: %s", std::strerror(-rc));
+    Fail("cannot drop capabilities: %s", strerror(-rc));
   }
   Enforce(ruleset);
   const FilterChoice filter{options.deny_network, options.deny_metadata};
   if (const int rc = InstallFilter(filter); rc < 0) {
-    Fail("seccomp filter error: %s", std::strerror(-rc));
+    Fail("seccomp filter error: %s", strerror(-rc));
   }
   if (IsPartial(abi)) {
     static const char kNotice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
     WriteAll(STDERR_FILENO, kNotice, sizeof(kNotice) - 1);
   }
   execvp(argv[options.command_index], argv + options.command_index);
-  Fail("exec failed: %s", std::strerror(errno));
+  Fail("exec failed: %s", strerror(errno));
 }
 
 }  // namespace
@@ -205,7 +210,7 @@ int RunFeatures() {
 int main(int argc, char** argv) {
   using namespace landlock_run;
   // argc entries always suffice: every grant consumes at least two arguments.
-  Grant* storage = static_cast<Grant*>(std::calloc(static_cast<std::size_t>(argc), sizeof(Grant)));
+  Grant* storage = static_cast<Grant*>(calloc(static_cast<size_t>(argc), sizeof(Grant)));
   if (storage == nullptr) Fail("out of memory");
   const Options options = ParseArgs(argc, argv, storage);
   switch (options.action) {

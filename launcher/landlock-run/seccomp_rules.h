@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The single source of truth for every seccomp rule the launcher installs: PURE data, read by
-// seccomp.cc to build the filter and by the unit tests to check it. Each rule fails one syscall
-// (optionally only for one argument value) with an explicit errno; everything else is allowed,
-// because Landlock, not seccomp, is the filesystem boundary. Syscalls newer than Debian 12's
-// headers are defined by number below; since Linux 5.1 new syscalls share one number on every
+// seccomp_filter.cc to build the filter and by the unit tests to check it. Each rule fails one
+// syscall (optionally only for one argument value) with an explicit errno; everything else is
+// allowed, because Landlock, not seccomp, is the filesystem boundary. Syscalls newer than Debian
+// 12's headers are defined by number below; since Linux 5.1 new syscalls share one number on every
 // architecture, so those numbers are portable.
 #pragma once
 
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/syscall.h>
-
-#include <cerrno>
-#include <cstddef>
-#include <cstdint>
 
 #ifndef __NR_io_uring_setup  // Linux 5.1
 #define __NR_io_uring_setup 425
@@ -43,17 +42,17 @@ struct SyscallRule {
   int err;
   ArgMatch match;
   unsigned arg;
-  std::uint64_t value;
+  uint64_t value;
 };
 
 // Terminal ioctl commands (x86_64/arm64 values, asm-generic/ioctls.h).
-inline constexpr std::uint64_t kTiocsti = 0x5412;    // push a byte into a tty's input queue
-inline constexpr std::uint64_t kTioclinux = 0x541C;  // VT ioctls, incl. selection paste
+inline constexpr uint64_t kTiocsti = 0x5412;    // push a byte into a tty's input queue
+inline constexpr uint64_t kTioclinux = 0x541C;  // VT ioctls, incl. selection paste
 // Inode-flag ioctls (chattr): metadata writes Landlock does not govern.
-inline constexpr std::uint64_t kFsIocSetflags = 0x40086602;
-inline constexpr std::uint64_t kFsIoc32Setflags = 0x40046602;
-inline constexpr std::uint64_t kFsIocFssetxattr = 0x401c5820;
-inline constexpr std::uint64_t kAfUnix = 1;
+inline constexpr uint64_t kFsIocSetflags = 0x40086602;
+inline constexpr uint64_t kFsIoc32Setflags = 0x40046602;
+inline constexpr uint64_t kFsIocFssetxattr = 0x401c5820;
+inline constexpr uint64_t kAfUnix = 1;
 
 // Always installed. legacy_tiocsti=1 kernels let any process holding a tty fd type into the
 // caller's terminal (CVE-2017-5226's class); Landlock's IOCTL_DEV does not cover an inherited

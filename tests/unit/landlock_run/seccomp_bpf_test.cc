@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The launcher's seccomp filter, built by libseccomp from the rule table and evaluated here
+// The launcher's seccomp filter, generated from the rule table and evaluated here
 // in-process (a small classic-BPF interpreter, after sandbox2's bpf_evaluator) against synthetic
 // seccomp_data: nothing is loaded, so every corner (foreign arch, x32, high argument bits) is
 // reachable hermetically.
@@ -40,7 +40,7 @@ std::uint32_t LoadWord(const seccomp_data& data, std::uint32_t offset) {
   return word;
 }
 
-// Runs the classic BPF subset libseccomp emits. Returns the filter's return value, or nullopt
+// Runs the classic BPF subset seccomp filters use. Returns the filter's return value, or nullopt
 // on an instruction it does not know (the test then fails rather than guessing).
 std::optional<std::uint32_t> Evaluate(const std::vector<sock_filter>& program,
                                       const seccomp_data& data) {
@@ -191,6 +191,64 @@ TEST_F(LandlockRunSeccomp, DenyMetadataCoversNewerSyscallsByNumber) {
   EXPECT_EQ(Verdict(meta, Call(__NR_utimensat)), Errno(EPERM));
   EXPECT_EQ(Verdict(meta, Call(__NR_openat)), kAllow);
   EXPECT_EQ(Verdict(meta, Call(464 /* getxattrat */)), kAllow);
+}
+
+TEST_F(LandlockRunSeccomp, NotEqualComparesAllSixtyFourBits) {
+  const FilterChoice net{true, false};
+  // Right low word, wrong high word: still refused, whichever high bits are set.
+  for (const std::uint64_t high : {1ULL, 0x80000000ULL, 0xffffffffULL}) {
+    EXPECT_EQ(Verdict(net, Call(__NR_socket, (high << 32) | kAfUnix)), Errno(EACCES)) << high;
+    EXPECT_EQ(Verdict(net, Call(__NR_socketpair, (high << 32) | kAfUnix)), Errno(EACCES)) << high;
+  }
+  // Wrong low word, zero high word.
+  EXPECT_EQ(Verdict(net, Call(__NR_socket, 0xffffffffULL)), Errno(EACCES));
+  EXPECT_EQ(Verdict(net, Call(__NR_socket, kAfUnix, 0xdeadbeefULL)), kAllow);  // only args[0]
+}
+
+TEST_F(LandlockRunSeccomp, EveryRuleOnOneSyscallApplies) {
+  // ioctl carries two terminal rules and three metadata rules, in that order: each must still
+  // see the syscall number after its predecessors loaded an argument.
+  const FilterChoice meta{false, true};
+  for (const std::uint64_t cmd :
+       {kTiocsti, kTioclinux, kFsIocSetflags, kFsIoc32Setflags, kFsIocFssetxattr}) {
+    EXPECT_EQ(Verdict(meta, Call(__NR_ioctl, 3, cmd)), Errno(EPERM)) << cmd;
+    EXPECT_EQ(Verdict(all_, Call(__NR_ioctl, 3, (0xabcdULL << 32) | cmd)), Errno(EPERM)) << cmd;
+  }
+  EXPECT_EQ(Verdict(none_, Call(__NR_ioctl, 3, kFsIocSetflags)), kAllow);
+  EXPECT_EQ(Verdict(all_, Call(__NR_ioctl, 3, 0x5413 /* TIOCGWINSZ */)), kAllow);
+  // A rule's argument must not leak into the next syscall's match: fchmod's args[1] equal to an
+  // ioctl command changes nothing, and an allowed ioctl is not mistaken for a later syscall.
+  EXPECT_EQ(Verdict(all_, Call(__NR_fchmod, 3, kTiocsti)), Errno(EPERM));
+  EXPECT_EQ(Verdict(all_, Call(__NR_getpid, 0, kTiocsti)), kAllow);
+  EXPECT_EQ(Verdict(all_, Call(__NR_ioctl, __NR_socket, __NR_socket)), kAllow);
+}
+
+TEST_F(LandlockRunSeccomp, ProgramIsWellFormedForTheKernelChecker) {
+  // What seccomp's checker (sk_chk_filter plus seccomp_check_filter) insists on: a non-empty
+  // program under BPF_MAXINSNS, every jump forward and inside it, loads only within
+  // seccomp_data, and a RET as the last instruction.
+  for (const FilterChoice& choice :
+       {none_, FilterChoice{true, false}, FilterChoice{false, true}, all_}) {
+    const std::vector<sock_filter> program = Export(choice);
+    ASSERT_FALSE(program.empty());
+    EXPECT_LE(program.size(), static_cast<std::size_t>(BPF_MAXINSNS));
+    EXPECT_EQ(program.back().code, BPF_RET | BPF_K);
+    EXPECT_EQ(program.back().k, kAllow);
+    // The first instruction loads the architecture: nothing is decided before it is checked.
+    EXPECT_EQ(program.front().code, BPF_LD | BPF_W | BPF_ABS);
+    EXPECT_EQ(program.front().k, offsetof(seccomp_data, arch));
+    for (std::size_t pc = 0; pc < program.size(); ++pc) {
+      const sock_filter& op = program[pc];
+      if (BPF_CLASS(op.code) == BPF_JMP) {
+        EXPECT_LT(pc + 1 + op.jt, program.size()) << pc;
+        EXPECT_LT(pc + 1 + op.jf, program.size()) << pc;
+      }
+      if (BPF_CLASS(op.code) == BPF_LD) {
+        EXPECT_EQ(op.k % 4, 0U) << pc;
+        EXPECT_LE(op.k + 4, sizeof(seccomp_data)) << pc;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -27,7 +27,9 @@ int CreateRuleset(const RulesetAttr& attr) {
 int AddPathRule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read_write,
                 RuleStage* stage) {
   *stage = RuleStage::kOpen;
-  const int fd = open(path, O_PATH | O_CLOEXEC);
+  // openat, not open: musl's open() follows every O_CLOEXEC open with an fcntl(F_SETFD) for
+  // kernels before 2.6.23, one wasted syscall per grant; its openat() does not.
+  const int fd = openat(AT_FDCWD, path, O_PATH | O_CLOEXEC);
   if (fd < 0) return -errno;
   struct stat info {};
   if (fstat(fd, &info) != 0) {

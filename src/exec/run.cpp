@@ -9,6 +9,7 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -206,10 +207,10 @@ class Pump {
   // Reads one chunk into the capture and the callback: the read's result (0 at EOF).
   ssize_t pump(const UniqueFd& fd, StreamCapture& capture, const OutputCallback& callback) {
     ssize_t n = 0;
-    while ((n = ::read(fd.get(), buffer_.data(), buffer_.size())) < 0 && errno == EINTR) {
+    while ((n = ::read(fd.get(), buffer_.get(), kReadChunk)) < 0 && errno == EINTR) {
     }
     if (n <= 0) return n;
-    const std::string_view chunk(buffer_.data(), static_cast<std::size_t>(n));
+    const std::string_view chunk(buffer_.get(), static_cast<std::size_t>(n));
     capture.append(chunk);
     if (callback) callback(chunk);
     return n;
@@ -233,7 +234,9 @@ class Pump {
   Launch& launched_;
   StreamCapture out_;
   StreamCapture err_;
-  std::vector<char> buffer_ = std::vector<char>(std::size_t{64} * 1024);
+  // Not zero-filled: clearing 64 KiB was 8 % of the instructions of a `dsh-sandbox run`.
+  static constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
+  std::unique_ptr<char[]> buffer_ = std::make_unique_for_overwrite<char[]>(kReadChunk);
   Cause cause_ = Cause::kNone;
   bool settled_ = false;
   bool killed_ = false;

@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -15,7 +14,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -177,36 +175,6 @@ CliResult CliOnTerminal(const std::vector<std::string>& args, const std::string&
   ::close(master);
   return result;
 }
-
-WorkDir::WorkDir() {
-  std::string pattern = "/var/tmp/dsh-cli-run-XXXXXX";
-  if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  EXPECT_FALSE(path_.empty()) << "mkdtemp under /var/tmp failed: " << std::strerror(errno);
-}
-
-WorkDir::~WorkDir() {
-  if (path_.empty()) return;
-  const auto remove = [](const char* path, const struct stat*, int, FTW*) {
-    ::chmod(path, 0700);
-    return ::remove(path);
-  };
-  ::nftw(path_.c_str(), remove, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-std::string WorkDir::Mkdir(const std::string& name, int mode) const {
-  const std::string path = *this / name;
-  EXPECT_EQ(::mkdir(path.c_str(), static_cast<mode_t>(mode)), 0)
-      << path << ": " << std::strerror(errno);
-  ::chmod(path.c_str(), static_cast<mode_t>(mode));  // past the umask
-  return path;
-}
-
-std::string Unique(const std::string& stem) {
-  static std::atomic<int> counter{0};
-  return stem + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
-}
-
-bool IsRoot() { return ::geteuid() == 0; }
 
 bool Exists(const std::string& path) {
   struct stat info {};

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "work_dir.h"
+
 namespace dsh::cli_run_it {
 
 inline const char* DshSandbox() { return DSH_SANDBOX_PATH; }
@@ -53,25 +55,10 @@ CliResult Cli(const std::vector<std::string>& args);
 // Killed after 30 s so a hang fails instead of blocking the suite.
 CliResult CliOnTerminal(const std::vector<std::string>& args, const std::string& answer);
 
-// A private directory under /var/tmp, not /tmp: bwrap's workspace-write mounts a fresh tmpfs on
-// /tmp, so a sibling of a workspace under /tmp would be writable (and ephemeral) inside.
-class WorkDir {
- public:
-  WorkDir();
-  ~WorkDir();
-  WorkDir(const WorkDir&) = delete;
-  WorkDir& operator=(const WorkDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  std::string Mkdir(const std::string& name, int mode = 0755) const;  // returns the path
+using testing::IsRoot;
+using testing::Unique;
+using testing::WorkDir;
 
- private:
-  std::string path_;
-};
-
-// stem-<pid>-<counter>: the caller and nobody legs run concurrently and never collide.
-std::string Unique(const std::string& stem);
-bool IsRoot();
 bool Exists(const std::string& path);
 std::string ReadFile(const std::string& path);  // "" when absent
 void WriteFile(const std::string& path, const std::string& content, int mode = 0644);

@@ -2,13 +2,11 @@
 #include "local_harness.h"
 
 #include <dirent.h>
-#include <ftw.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -33,35 +31,6 @@ std::string ParamLabel(const ::testing::TestParamInfo<Backend>& info) {
 }
 
 std::string MissingBwrapPath() { return "/nonexistent/dsh-local-it/bwrap"; }
-
-std::string Unique(const std::string& stem) {
-  static std::atomic<int> counter{0};
-  return stem + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
-}
-
-bool IsRoot() { return ::geteuid() == 0; }
-
-WorkDir::WorkDir(const std::string& base) {
-  std::string pattern = base + "/dsh-local-XXXXXX";
-  if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  EXPECT_FALSE(path_.empty()) << "mkdtemp under " << base << " failed: " << std::strerror(errno);
-}
-
-WorkDir::~WorkDir() {
-  if (path_.empty()) return;
-  const auto remove = [](const char* path, const struct stat*, int, FTW*) {
-    ::chmod(path, 0700);
-    return ::remove(path);
-  };
-  ::nftw(path_.c_str(), remove, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-std::string WorkDir::Mkdir(const std::string& name, int mode) const {
-  const std::string path = *this / name;
-  EXPECT_EQ(::mkdir(path.c_str(), static_cast<mode_t>(mode)), 0)
-      << path << ": " << std::strerror(errno);
-  return path;
-}
 
 void CopyProgram(const std::string& program, const std::string& path) {
   std::error_code error;

@@ -15,6 +15,7 @@
 #include "dsh/sandbox/confined_argv.h"
 #include "dsh/sandbox/local_provider.h"
 #include "harness.h"
+#include "work_dir.h"
 
 namespace dsh::local_it {
 
@@ -36,27 +37,9 @@ std::string ParamLabel(const ::testing::TestParamInfo<Backend>& info);
 // A path no file will ever occupy: a missing bwrap.
 std::string MissingBwrapPath();
 
-// stem-<pid>-<counter>: the caller and nobody legs run concurrently and never collide.
-std::string Unique(const std::string& stem);
-
-bool IsRoot();
-
-// A private directory (mkdtemp, 0700 unless chmod'ed) under `base`, removed recursively.
-// Workspaces live under /var/tmp, not /tmp: bwrap's workspace-write mounts a fresh tmpfs on
-// /tmp, so a sibling of a workspace under /tmp would be writable (and ephemeral) inside.
-class WorkDir {
- public:
-  explicit WorkDir(const std::string& base = "/var/tmp");
-  ~WorkDir();
-  WorkDir(const WorkDir&) = delete;
-  WorkDir& operator=(const WorkDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  std::string Mkdir(const std::string& name, int mode = 0700) const;  // returns the path
-
- private:
-  std::string path_;
-};
+using testing::IsRoot;
+using testing::Unique;
+using testing::WorkDir;
 
 // A copy of ll_probe in `dir` (0755). Under workspace-write bwrap mounts a fresh tmpfs on /tmp,
 // so a build tree under /tmp would hide the probe from the confined command.

@@ -102,8 +102,7 @@ TEST(LocalProviderChain, BwrapAndLandlockUsableLayerTheLauncherInsideBwrap) {
   const profiles::LandlockFeatures abi7{SandboxEnforcement::kFull, 7, true, true, true};
   EXPECT_EQ(Argv(confined.argv.begin() + 1, confined.argv.end()),
             concat({profiles::bwrap_args(kRo),
-                    {"--ro-bind", "/opt/dsh/landlock-run", "/opt/dsh/landlock-run", "--",
-                     "/opt/dsh/landlock-run"},
+                    {"--", "/opt/dsh/landlock-run"},
                     profiles::landlock_args(kRo, abi7),
                     {"--"},
                     kCommand}));

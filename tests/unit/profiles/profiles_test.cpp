@@ -144,9 +144,7 @@ TEST(Wrap, BwrapAloneIsFullWithTheBwrapDialect) {
 TEST(Wrap, BwrapLayeredOverLandlockRunsTheLauncherInsideTheNamespace) {
   const ConfinedArgv confined = wrap_of({SandboxBackend::kBwrap, kAbi7}, kWw);
   Argv expected = {"/usr/bin/bwrap"};
-  for (const Argv& part : {bwrap_args(kWw),
-                           Argv{"--ro-bind", "/opt/dsh/landlock-run", "/opt/dsh/landlock-run", "--",
-                                "/opt/dsh/landlock-run"},
+  for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run"},
                            landlock_args(kWw, kAbi7), Argv{"--", "bash", "-c", "echo hi"}}) {
     expected.insert(expected.end(), part.begin(), part.end());
   }
@@ -294,6 +292,25 @@ TEST(Wrap, BwrapKeepsALauncherUnderTmpVisibleOverTheTmpfs) {
       index_of(confined.argv, {"--ro-bind", "/tmp/b/landlock-run", "/tmp/b/landlock-run"});
   ASSERT_GE(tmpfs, 0);
   EXPECT_LT(tmpfs, bind);
+}
+
+TEST(Wrap, BwrapBindsTheLauncherOnlyWhereAProfileMountCoversIt) {
+  for (const SandboxPolicy& policy : {kRo, kWw}) {
+    const ConfinedArgv confined =
+        wrap({SandboxBackend::kBwrap, kAbi7}, with_launcher("/opt/dsh/landlock-run"), kCommand,
+             policy, {}, "/tmp/user");
+    EXPECT_EQ(confined.backend, "bwrap+landlock");
+    EXPECT_EQ(std::count(confined.argv.begin(), confined.argv.end(), "/opt/dsh/landlock-run"), 1);
+  }
+  const ConfinedArgv read_only =
+      wrap({SandboxBackend::kBwrap, kAbi7}, with_launcher("/tmp/b/landlock-run"), kCommand, kRo, {},
+           "/tmp/user");
+  EXPECT_EQ(std::count(read_only.argv.begin(), read_only.argv.end(), "/tmp/b/landlock-run"), 1);
+  const ConfinedArgv under_dev =
+      wrap({SandboxBackend::kBwrap, kAbi7}, with_launcher("/dev/shm/landlock-run"), kCommand, kRo,
+           {}, "/tmp/user");
+  EXPECT_GE(
+      index_of(under_dev.argv, {"--ro-bind", "/dev/shm/landlock-run", "/dev/shm/landlock-run"}), 0);
 }
 
 TEST(Wrap, RogueBackendValueThrowsInsteadOfWrapping) {

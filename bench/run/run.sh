@@ -75,6 +75,16 @@ print(j["backend"] + "\t" + " ".join(j["argv"]))'
 IFS=$'\t' read -r natural_backend natural_argv < <(confined)
 IFS=$'\t' read -r forced_backend forced_argv < <(confined --config "$landlock_cfg")
 echo "natural backend: $natural_backend; with $landlock_cfg: $forced_backend" >&2
+# The same CLI installed without landlock-run beside it: the bwrap backend with no Landlock layer.
+bwrap_only_dir="$results/bwrap-only"
+mkdir -p "$bwrap_only_dir" && cp "$cli" "$bwrap_only_dir/dsh-sandbox"
+run_bwrap="$bwrap_only_dir/dsh-sandbox run --mode read-only -- /bin/true"
+# The floor under any wrapper process (fork_exec_wait.c), built static against glibc and musl.
+floor_glibc="$results/fork-exec-wait-glibc"
+floor_musl="$results/fork-exec-wait-musl"
+cc -O2 -static -o "$floor_glibc" "$repo/bench/run/fork_exec_wait.c"
+command -v musl-gcc >/dev/null || { echo "musl-gcc is required (apt-get install musl-tools)" >&2; exit 1; }
+musl-gcc -O2 -static -o "$floor_musl" "$repo/bench/run/fork_exec_wait.c"
 run_natural="$cli run --mode read-only -- /bin/true"
 run_landlock="$cli run --mode read-only --config $landlock_cfg -- /bin/true"
 
@@ -89,20 +99,22 @@ usable() {  # usable NAME CMD...
   return 1
 }
 fast=(-n bare /bin/true -n 'bwrap alone' "$bwrap_alone" -n 'landlock-run alone' "$landlock_alone"
-      -n 'runner argv, bwrap+landlock' "$natural_argv" -n 'runner argv, landlock' "$forced_argv")
+      -n 'runner argv, bwrap+landlock' "$natural_argv" -n 'runner argv, landlock' "$forced_argv"
+      -n 'floor: fork+exec+wait, static glibc' "$floor_glibc /bin/true"
+      -n 'floor: fork+exec+wait, static musl' "$floor_musl /bin/true")
 anchors=(-n bare /bin/true -n 'bwrap alone' "$bwrap_alone")
 if [ "$has_run" = 1 ]; then
-  for c in "$run_natural" "$run_landlock"; do
+  for c in "$run_natural" "$run_landlock" "$run_bwrap"; do
     # shellcheck disable=SC2086  # the command is split into words as hyperfine -N splits it
     usable "$c" $c || { echo "dsh-sandbox run fails; stopping" >&2; exit 1; }
     # shellcheck disable=SC2086
     echo "$c --json: $(${c/ run / run --json } | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j.get("backend"), j.get("enforcement"), "exit", j.get("exitCode"))')" >&2
   done
-  # The ladder under `run`: the CLI's start-up alone (--help), then `confine` (config, cached
-  # verdict, the wrap; spawns nothing), then `run` (the supervisor, the runner, the command).
-  fast+=(-n 'dsh-sandbox --help' "$cli --help"
-         -n 'dsh-sandbox confine, landlock' "$cli confine --mode read-only --config $landlock_cfg -- /bin/true"
-         -n 'dsh-sandbox run, bwrap+landlock' "$run_natural" -n 'dsh-sandbox run, landlock' "$run_landlock")
+  # The ladder under `run`: `confine` (start-up, config, cached verdict, the wrap; spawns
+  # nothing), then `run` (the supervisor, the runner, the command).
+  fast+=(-n 'dsh-sandbox confine, landlock' "$cli confine --mode read-only --config $landlock_cfg -- /bin/true"
+         -n 'dsh-sandbox run, bwrap+landlock' "$run_natural" -n 'dsh-sandbox run, landlock' "$run_landlock"
+         -n 'dsh-sandbox run, bwrap' "$run_bwrap")
   anchors+=(-n 'dsh-sandbox run, bwrap+landlock' "$run_natural" -n 'dsh-sandbox run, landlock' "$run_landlock")
 fi
 peers=()
@@ -144,13 +156,18 @@ for path in sys.argv[1:]:
     print(f"{path}  ({len(rows['bare'])} runs per command)")
     for name, ts in rows.items():
         m = statistics.median(ts)
-        print(f"  {name:32s} median {m * 1e6:9.1f} us  (p25 {q(ts, .25) * 1e6:9.1f}, p75 {q(ts, .75) * 1e6:9.1f})"
+        print(f"  {name:40s} median {m * 1e6:9.1f} us  (p25 {q(ts, .25) * 1e6:9.1f}, p75 {q(ts, .75) * 1e6:9.1f})"
               f"  ratio {m / bare:7.2f}x")
-    if "dsh-sandbox run, landlock" in rows:
-        med = {k: statistics.median(v) for k, v in rows.items()}
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    if "dsh-sandbox run, landlock" in med:
         ll = med["dsh-sandbox run, landlock"] / bare
-        bw = (med["dsh-sandbox run, bwrap+landlock"] - med["bwrap alone"]) * 1e3
         print(f"  target landlock <= 2x bare: {ll:.2f}x -> {'met' if ll <= 2 else 'MISSED'}")
-        print(f"  target bwrap backend <= bwrap alone + 1 ms: +{bw:.2f} ms -> {'met' if bw <= 1 else 'MISSED'}")
+    for backend, runner in (("bwrap", "bwrap alone"),
+                            ("bwrap+landlock", "bwrap alone"),
+                            ("bwrap+landlock", "runner argv, bwrap+landlock")):
+        if f"dsh-sandbox run, {backend}" in med and runner in med:
+            extra = (med[f"dsh-sandbox run, {backend}"] - med[runner]) * 1e3
+            print(f"  target run on {backend} <= {runner} + 1 ms: +{extra:.2f} ms"
+                  f" -> {'met' if extra <= 1 else 'MISSED'}")
 PY
 if [ -s "$results/unavailable.txt" ]; then echo "not timed:"; cat "$results/unavailable.txt"; fi

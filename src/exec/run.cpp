@@ -207,10 +207,10 @@ class Pump {
   // Reads one chunk into the capture and the callback: the read's result (0 at EOF).
   ssize_t pump(const UniqueFd& fd, StreamCapture& capture, const OutputCallback& callback) {
     ssize_t n = 0;
-    while ((n = ::read(fd.get(), buffer_.get(), kReadChunk)) < 0 && errno == EINTR) {
+    while ((n = ::read(fd.get(), buffer_->data(), kReadChunk)) < 0 && errno == EINTR) {
     }
     if (n <= 0) return n;
-    const std::string_view chunk(buffer_.get(), static_cast<std::size_t>(n));
+    const std::string_view chunk(buffer_->data(), static_cast<std::size_t>(n));
     capture.append(chunk);
     if (callback) callback(chunk);
     return n;
@@ -236,7 +236,8 @@ class Pump {
   StreamCapture err_;
   // Not zero-filled: clearing 64 KiB was 8 % of the instructions of a `dsh-sandbox run`.
   static constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
-  std::unique_ptr<char[]> buffer_ = std::make_unique_for_overwrite<char[]>(kReadChunk);
+  std::unique_ptr<std::array<char, kReadChunk>> buffer_ =
+      std::make_unique_for_overwrite<std::array<char, kReadChunk>>();
   Cause cause_ = Cause::kNone;
   bool settled_ = false;
   bool killed_ = false;

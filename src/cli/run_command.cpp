@@ -71,6 +71,9 @@ RunSpec make_spec(const Options& options, SandboxExecutionPolicy policy) {
   spec.argv = command_argv(options);
   spec.policy = std::move(policy);
   spec.process.timeout_ms = options.timeout_seconds * 1000;
+  // This process runs one command at a time and nothing else: it can be the command tree's
+  // reaper itself, one process fewer per run than a forked supervisor.
+  spec.process.caller_supervises = true;
   if (!options.json && options.format.empty()) {  // live output for a person
     spec.process.on_stdout = [](std::string_view chunk) { write_stream(stdout, chunk); };
     spec.process.on_stderr = [](std::string_view chunk) { write_stream(stderr, chunk); };

@@ -3,7 +3,8 @@
 // (spec §5.5, issue 5 point 1). Each command runs in its own process group under a tiny
 // forked supervisor that is the command tree's child subreaper, so whatever the command leaves
 // behind (a setsid'd or double-forked descendant) is ended when the command exits, times out
-// or is aborted, as bwrap's PID namespace ends it. The caller's process is never a subreaper.
+// or is aborted, as bwrap's PID namespace ends it. The caller's process is never a subreaper,
+// unless it asks to supervise the command itself (Request::caller_supervises, the CLI's choice).
 #pragma once
 
 #include <sys/types.h>
@@ -69,6 +70,13 @@ struct Request {
   std::uint64_t max_spill_bytes = kDefaultMaxSpillBytes;  // beyond this the spill is discarded
   std::string spill_root;  // where private spill dirs go; empty: $TMPDIR or /tmp
   std::vector<FdMapping> fds;
+  // run() only: the calling process supervises the command itself instead of forking a per-run
+  // supervisor. It becomes a child subreaper (PR_SET_CHILD_SUBREAPER) for the run, reaps its
+  // children through a signalfd and forks the command itself: one process fewer per run.
+  // For a single-threaded process with no other children that runs one command at a time (the
+  // CLI): waitpid(-1) reaps every child the process has, and /proc/thread-self/children must
+  // list them all.
+  bool caller_supervises = false;
   OutputCallback on_stdout;  // live chunks, on the thread that pumps (run's, or the job's)
   OutputCallback on_stderr;
   std::shared_ptr<AbortSignal> abort;

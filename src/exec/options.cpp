@@ -41,6 +41,9 @@ sandbox::Result<void> validate(const Request& request, bool foreground) {
   if (!std::isfinite(request.grace_ms) || request.grace_ms < 0) {
     return InvalidInput{"request.graceMs must be a non-negative finite number"};
   }
+  if (request.caller_supervises && !foreground) {
+    return InvalidInput{"request.callerSupervises applies to run(), not to a background job"};
+  }
   if (request.stdout_max_bytes == 0 || request.stderr_max_bytes == 0) {
     return InvalidInput{"request.maxOutputBytes must be positive"};
   }

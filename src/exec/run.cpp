@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "caller_supervisor.h"
 #include "capture.h"
 #include "exec.h"
 #include "supervisor.h"
@@ -38,9 +39,10 @@ std::vector<std::string> ambient_environment() {
   return out;
 }
 
-// A started supervisor and the parent's ends of its pipes. If the owner gives up early (an
-// exception from a callback, a Job destroyed unwaited), closing the control pipe tells the
-// supervisor to kill the whole tree; the destructor then reaps the supervisor.
+// A started supervisor and the parent's ends of its pipes, or the caller's own supervision
+// (Request::caller_supervises). If the owner gives up early (an exception from a callback, a Job
+// destroyed unwaited), closing the control pipe tells the supervisor to kill the whole tree and
+// the destructor reaps it; a CallerSupervisor ends the tree in its own destructor.
 struct Launch {
   Launch() = default;
   ~Launch() {
@@ -56,7 +58,9 @@ struct Launch {
         status(std::move(other.status)),
         out(std::move(other.out)),
         err(std::move(other.err)),
-        setup_error(std::move(other.setup_error)) {}
+        setup_error(std::move(other.setup_error)),
+        caller(std::move(other.caller)),
+        first(other.first) {}
   Launch& operator=(Launch&&) = delete;
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
@@ -67,6 +71,23 @@ struct Launch {
   UniqueFd out;
   UniqueFd err;
   std::optional<SpawnError> setup_error;
+  std::unique_ptr<detail::CallerSupervisor> caller;
+  std::optional<Message> first;  // with `caller`: how the start went, known at once
+
+  int watch_fd() const { return caller ? caller->fd() : status.get(); }
+
+  // After watch_fd() polled readable: the next message; kLost when the supervisor died without
+  // a word; nullopt when the caller's supervision has nothing to report yet.
+  std::optional<Message> read_news() const;
+
+  void control_tree(char command) const {
+    if (caller) {
+      caller->control(command);
+      return;
+    }
+    while (::write(control.get(), &command, 1) < 0 && errno == EINTR) {
+    }
+  }
 };
 
 Launch launch(const Request& request) {
@@ -75,9 +96,10 @@ Launch launch(const Request& request) {
   Pipe status;
   Pipe out;
   Pipe err;
+  const bool forked = !request.caller_supervises;
   UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (null_fd.get() < 0 || !open_pipe(control) || !open_pipe(status) || !open_pipe(out) ||
-      !open_pipe(err)) {
+  if (null_fd.get() < 0 || (forked && (!open_pipe(control) || !open_pipe(status))) ||
+      !open_pipe(out) || !open_pipe(err)) {
     launched.setup_error = SpawnError{SpawnStage::kSetup, errno, ""};
     return launched;
   }
@@ -85,6 +107,13 @@ Launch launch(const Request& request) {
   detail::SpawnPlan plan(request,
                          build_environment(ambient_environment(), request.env, request.managed_env),
                          stdio, control.read.get(), status.write.get());
+  launched.out = std::move(out.read);
+  launched.err = std::move(err.read);
+  if (!forked) {
+    launched.caller = std::make_unique<detail::CallerSupervisor>();
+    launched.first = launched.caller->start(plan);
+    return launched;
+  }
   const pid_t pid = detail::fork_supervisor(plan);
   if (pid < 0) {
     launched.setup_error = SpawnError{SpawnStage::kSetup, -pid, ""};
@@ -93,8 +122,6 @@ Launch launch(const Request& request) {
   launched.supervisor = pid;
   launched.control = std::move(control.write);
   launched.status = std::move(status.read);
-  launched.out = std::move(out.read);
-  launched.err = std::move(err.read);
   return launched;
 }
 
@@ -105,9 +132,11 @@ bool read_message(int fd, Message& message) {
   return n == static_cast<ssize_t>(sizeof message);
 }
 
-void send_control(const Launch& launched, char command) {
-  while (::write(launched.control.get(), &command, 1) < 0 && errno == EINTR) {
-  }
+std::optional<Message> Launch::read_news() const {
+  if (caller) return caller->collect();
+  Message message;
+  if (read_message(status.get(), message)) return message;
+  return Message{MessageKind::kLost};
 }
 
 SpawnError spawn_error_of(const Request& request, const Message& message) {
@@ -135,6 +164,7 @@ class Pump {
       return;
     }
     settled_ = true;
+    if (message.kind == MessageKind::kLost) return;  // nothing more will come, nor any status
     if (message.kind == MessageKind::kSpawnFailed) {
       result.spawn_error = spawn_error_of(request_, message);
     } else if (WIFEXITED(message.value)) {
@@ -154,7 +184,7 @@ class Pump {
       if (cause_ == Cause::kNone && deadline && now >= *deadline) escalate(Cause::kTimeout);
       if (cause_ != Cause::kNone && !kill_at) kill_at = now + grace;
       if (kill_at && now >= *kill_at && !killed_) {
-        send_control(launched_, detail::kKill);
+        launched_.control_tree(detail::kKill);
         killed_ = true;
       }
       const auto wake = cause_ == Cause::kNone ? deadline : (killed_ ? std::nullopt : kill_at);
@@ -173,7 +203,7 @@ class Pump {
  private:
   void escalate(Cause cause) {
     cause_ = cause;  // the first cause wins: timed_out and aborted never both hold
-    send_control(launched_, detail::kTerminate);
+    launched_.control_tree(detail::kTerminate);
   }
 
   static int poll_timeout(std::optional<Clock::time_point> wake) {
@@ -186,18 +216,13 @@ class Pump {
                  Result& result) {
     std::vector<pollfd> fds = {{out_open_ ? launched_.out.get() : -1, POLLIN, 0},
                                {err_open_ ? launched_.err.get() : -1, POLLIN, 0},
-                               {launched_.status.get(), POLLIN, 0}};
+                               {launched_.watch_fd(), POLLIN, 0}};
     for (const int fd : abort_fds) fds.push_back({fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), poll_timeout(wake)) < 0) return;  // EINTR: go round
     if (fds[0].revents != 0) out_open_ = pump_open(launched_.out, out_, request_.on_stdout);
     if (fds[1].revents != 0) err_open_ = pump_open(launched_.err, err_, request_.on_stderr);
     if (fds[2].revents != 0) {
-      Message message;
-      if (read_message(launched_.status.get(), message)) {
-        handle(message, result);
-      } else {
-        settled_ = true;  // the supervisor died without a word: nothing more will come
-      }
+      if (const std::optional<Message> news = launched_.read_news()) handle(*news, result);
     }
     for (std::size_t i = 3; i < fds.size(); ++i) {
       if (fds[i].revents != 0 && cause_ == Cause::kNone) escalate(Cause::kAbort);
@@ -254,6 +279,11 @@ std::chrono::milliseconds since(Clock::time_point start) {
 
 Result run(const Request& request) {
   validate(request, true).value();
+  if (request.caller_supervises && !detail::single_threaded()) {
+    throw InvalidSandboxInputError(
+        "request.callerSupervises needs a single-threaded caller: other threads' children "
+        "would be reaped, and orphans might reparent to a thread the run never lists");
+  }
   const auto timeout = resolve_timeout(request.timeout_ms, request.max_timeout_ms).value();
   Result result;
   if (request.abort && request.abort->aborted()) {  // cancellation wins: nothing is spawned
@@ -268,7 +298,9 @@ Result run(const Request& request) {
   }
   std::vector<int> abort_fds;
   if (request.abort) abort_fds.push_back(request.abort->fd());
-  Pump(request, launched).run(start + timeout, abort_fds, result);
+  Pump pump(request, launched);
+  if (launched.first) pump.handle(*launched.first, result);
+  pump.run(start + timeout, abort_fds, result);
   result.duration = since(start);
   return result;
 }

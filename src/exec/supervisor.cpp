@@ -70,11 +70,6 @@ void close_all_except(const std::vector<int>& keep) {
 
 // ---- the command, between fork and exec ----
 
-struct ExecFailure {
-  std::int32_t stage;
-  std::int32_t error;
-};
-
 [[noreturn]] void fail_exec(int error_fd, SpawnStage stage, int error) {
   const ExecFailure failure{static_cast<std::int32_t>(stage), error};
   write_all(error_fd, &failure, sizeof failure);
@@ -112,6 +107,8 @@ bool install_fds(SpawnPlan& plan, int& error_fd) {
   return true;
 }
 
+}  // namespace
+
 // execvp's candidate loop, after chdir so a relative argv[0] is relative to the workdir: go on
 // past ENOENT/ENOTDIR-like misses, remember EACCES, stop at anything else.
 [[noreturn]] void exec_command(SpawnPlan& plan, int error_fd) {
@@ -136,7 +133,9 @@ bool install_fds(SpawnPlan& plan, int& error_fd) {
   fail_exec(error_fd, SpawnStage::kProgram, denied && error != ENOEXEC ? EACCES : error);
 }
 
-// ---- the supervisor ----
+// ---- ending the tree ----
+
+namespace {
 
 // SIGKILLs every direct child listed in /proc/thread-self/children (Linux 3.5+ with
 // CONFIG_PROC_CHILDREN; the supervisor is single-threaded, so its one thread has them all).
@@ -161,13 +160,8 @@ void kill_children() {
   ::close(fd);
 }
 
-struct Leader {
-  pid_t pid = 0;
-  bool reaped = false;
-  int status = 0;
-};
+}  // namespace
 
-// Reaps every child that has exited. Returns true when none is left (ECHILD).
 bool reap_exited(Leader& leader) {
   while (true) {
     int status = 0;
@@ -187,9 +181,6 @@ void drain_signalfd(int signal_fd) {
   }
 }
 
-// Ends the whole tree: SIGKILL to the leader's group while the leader is unreaped (its pgid
-// cannot be reused then), and to every child; killed processes' children reparent here and are
-// killed on the next pass. Done when waitpid says no child is left.
 void end_tree(Leader& leader, int signal_fd) {
   while (true) {
     if (!leader.reaped) ::kill(-leader.pid, SIGKILL);
@@ -200,6 +191,10 @@ void end_tree(Leader& leader, int signal_fd) {
     drain_signalfd(signal_fd);
   }
 }
+
+// ---- the supervisor ----
+
+namespace {
 
 // Waits for the leader to exit, reaping orphans as they die and obeying control bytes.
 void supervise_leader(Leader& leader, int control_read, int signal_fd) {
@@ -218,16 +213,6 @@ void supervise_leader(Leader& leader, int control_read, int signal_fd) {
     ::kill(-leader.pid, command == kTerminate ? SIGTERM : SIGKILL);
     if (command != kTerminate) end_tree(leader, signal_fd);
   }
-}
-
-// Returns the command's start failure, or an empty one (stage -1) once exec succeeded and
-// closed the close-on-exec pipe.
-ExecFailure read_exec_failure(int error_read) {
-  ExecFailure failure{-1, 0};
-  ssize_t n = 0;
-  while ((n = ::read(error_read, &failure, sizeof failure)) < 0 && errno == EINTR) {
-  }
-  return n == static_cast<ssize_t>(sizeof failure) ? failure : ExecFailure{-1, 0};
 }
 
 [[noreturn]] void supervise(SpawnPlan& plan) {
@@ -283,6 +268,14 @@ ExecFailure read_exec_failure(int error_read) {
 char* mutable_chars(std::string& text) { return text.data(); }
 
 }  // namespace
+
+ExecFailure read_exec_failure(int error_read) {
+  ExecFailure failure{-1, 0};
+  ssize_t n = 0;
+  while ((n = ::read(error_read, &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  return n == static_cast<ssize_t>(sizeof failure) ? failure : ExecFailure{-1, 0};
+}
 
 SpawnPlan::SpawnPlan(const Request& request, std::vector<std::string> env,
                      const std::array<int, 3>& stdio, int control_read_fd, int status_write_fd)

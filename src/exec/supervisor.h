@@ -18,7 +18,8 @@ namespace dsh::sandbox::exec::detail {
 
 // Supervisor -> parent, over the status pipe. Each is one write of a few bytes (< PIPE_BUF),
 // so it arrives whole.
-enum class MessageKind : std::int32_t { kStarted = 1, kSpawnFailed = 2, kExited = 3 };
+// kLost is never sent: the parent's own note that the status pipe closed without a kExited.
+enum class MessageKind : std::int32_t { kStarted = 1, kSpawnFailed = 2, kExited = 3, kLost = 4 };
 
 struct Message {
   MessageKind kind = MessageKind::kExited;
@@ -53,5 +54,36 @@ struct SpawnPlan {
 // Forks the supervisor. Returns its pid, or -errno. The supervisor reads control bytes from
 // plan.control_read and writes Messages to plan.status_write.
 pid_t fork_supervisor(SpawnPlan& plan);
+
+// The command's side, between fork and exec: its own process group, default signals, the fd
+// mappings, the workdir, exec. A failure is written to `error_fd` as an ExecFailure, then 127.
+[[noreturn]] void exec_command(SpawnPlan& plan, int error_fd);
+
+struct ExecFailure {
+  std::int32_t stage;  // SpawnStage, or -1: none
+  std::int32_t error;  // errno
+};
+
+// The command's start failure from the close-on-exec pipe exec_command writes to, or stage -1
+// once exec succeeded and closed it.
+ExecFailure read_exec_failure(int error_read);
+
+// The command (its process group's leader) and, once reaped, its wait status.
+struct Leader {
+  pid_t pid = 0;
+  bool reaped = false;
+  int status = 0;
+};
+
+// Reaps every child of the calling process that has exited. True when none is left (ECHILD).
+bool reap_exited(Leader& leader);
+
+void drain_signalfd(int signal_fd);
+
+// Ends the whole tree: SIGKILL to the leader's group while the leader is unreaped (its pgid
+// cannot be reused then), and to every child of the calling thread (/proc/thread-self/children);
+// killed processes' children reparent to the subreaper and are killed on the next pass. Done
+// when waitpid says no child is left. The caller must be a single-threaded child subreaper.
+void end_tree(Leader& leader, int signal_fd);
 
 }  // namespace dsh::sandbox::exec::detail

@@ -47,17 +47,32 @@ void expect_both_gone(const TempDir& dir) {
       << "double-forked grandchild " << orphan_pid << " survived";
 }
 
-TEST(Survivors, NoneAfterANormalExit) {
+// Foreground runs, under the forked per-run supervisor and with the caller as the supervisor.
+class ForegroundSurvivors : public ::testing::TestWithParam<bool> {
+ protected:
+  Request request_for(const std::string& script) const {
+    Request request = sh(script);
+    request.caller_supervises = GetParam();
+    return request;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Supervisor, ForegroundSurvivors, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return std::string(param.param ? "CallerSupervises" : "Forked");
+                         });
+
+TEST_P(ForegroundSurvivors, NoneAfterANormalExit) {
   TempDir dir;
-  const Result result = run(sh(escapees(dir, "exit 0")));
+  const Result result = run(request_for(escapees(dir, "exit 0")));
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.out.tail, "ready\n");
   expect_both_gone(dir);
 }
 
-TEST(Survivors, NoneAfterATimeout) {
+TEST_P(ForegroundSurvivors, NoneAfterATimeout) {
   TempDir dir;
-  Request request = sh(escapees(dir, "sleep 300"));
+  Request request = request_for(escapees(dir, "sleep 300"));
   request.timeout_ms = 5'000;  // the escapees start within milliseconds; 5 s is generous
   request.grace_ms = 200;
   const Result result = run(request);
@@ -66,10 +81,10 @@ TEST(Survivors, NoneAfterATimeout) {
   expect_both_gone(dir);
 }
 
-TEST(Survivors, NoneAfterAnAbort) {
+TEST_P(ForegroundSurvivors, NoneAfterAnAbort) {
   TempDir dir;
   auto abort = std::make_shared<AbortSignal>();
-  Request request = sh(escapees(dir, "sleep 300"));
+  Request request = request_for(escapees(dir, "sleep 300"));
   request.abort = abort;
   request.grace_ms = 200;
   request.on_stdout = [&](std::string_view chunk) {

@@ -281,8 +281,8 @@ Result run(const Request& request) {
   validate(request, true).value();
   if (request.caller_supervises && !detail::single_threaded()) {
     throw InvalidSandboxInputError(
-        "request.callerSupervises needs a single-threaded caller: other threads' children "
-        "would be reaped, and orphans might reparent to a thread the run never lists");
+        "request.callerSupervises needs a single-threaded caller and /proc: other threads' "
+        "children would be reaped, and orphans might reparent to a thread the run never lists");
   }
   const auto timeout = resolve_timeout(request.timeout_ms, request.max_timeout_ms).value();
   Result result;

@@ -138,7 +138,8 @@ bool install_fds(SpawnPlan& plan, int& error_fd) {
 namespace {
 
 // SIGKILLs every direct child listed in /proc/thread-self/children (Linux 3.5+ with
-// CONFIG_PROC_CHILDREN; the supervisor is single-threaded, so its one thread has them all).
+// CONFIG_PROC_CHILDREN; the supervisor, like a caller_supervises caller, is single-threaded, so
+// its one thread has them all).
 void kill_children() {
   const int fd = ::open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;

@@ -209,13 +209,6 @@ std::vector<std::string> ListDir(const std::string& path) {
   return names;
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);) lines.push_back(line);
-  return lines;
-}
-
 nlohmann::json ParseJson(const std::string& text) {
   try {
     return nlohmann::json::parse(text);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "text.h"
 #include "work_dir.h"
 
 namespace dsh::cli_run_it {
@@ -63,7 +64,7 @@ bool Exists(const std::string& path);
 std::string ReadFile(const std::string& path);  // "" when absent
 void WriteFile(const std::string& path, const std::string& content, int mode = 0644);
 std::vector<std::string> ListDir(const std::string& path);  // sorted names, no . or ..
-std::vector<std::string> Lines(const std::string& text);
+using testing::Lines;
 nlohmann::json ParseJson(const std::string& text);  // fails the test (null) when not JSON
 
 // Whether this host can run the suite: Landlock enforced, bwrap able to create its sandbox,

@@ -95,13 +95,19 @@ TEST_P(ForegroundSurvivors, NoneAfterAnAbort) {
   expect_both_gone(dir);
 }
 
-TEST(Survivors, NoneAfterABackgroundKill) {
-  TempDir dir;
+// A background job whose escapees are both running (their pid files written).
+Job start_with_escapees(const TempDir& dir) {
   Request request = sh(escapees(dir, "sleep 300"));
   request.grace_ms = 200;
   Job job = start(request);
-  ASSERT_TRUE(wait_for_file(dir / "setsid.pid"));
-  ASSERT_TRUE(wait_for_file(dir / "orphan.pid"));
+  EXPECT_TRUE(wait_for_file(dir / "setsid.pid"));
+  EXPECT_TRUE(wait_for_file(dir / "orphan.pid"));
+  return job;
+}
+
+TEST(Survivors, NoneAfterABackgroundKill) {
+  TempDir dir;
+  Job job = start_with_escapees(dir);
   job.kill();
   const Result result = job.wait();
   EXPECT_TRUE(result.aborted);
@@ -110,13 +116,7 @@ TEST(Survivors, NoneAfterABackgroundKill) {
 
 TEST(Survivors, NoneWhenABackgroundJobIsDroppedUnwaited) {
   TempDir dir;
-  {
-    Request request = sh(escapees(dir, "sleep 300"));
-    request.grace_ms = 200;
-    Job job = start(request);
-    ASSERT_TRUE(wait_for_file(dir / "setsid.pid"));
-    ASSERT_TRUE(wait_for_file(dir / "orphan.pid"));
-  }
+  { const Job job = start_with_escapees(dir); }
   expect_both_gone(dir);
 }
 

@@ -101,13 +101,6 @@ std::string Lower(std::string text) {
   return text;
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);) lines.push_back(line);
-  return lines;
-}
-
 std::string HostPidNamespace() {
   char target[256] = {};
   const ssize_t n = ::readlink("/proc/self/ns/pid", target, sizeof(target) - 1);

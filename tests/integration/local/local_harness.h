@@ -15,6 +15,7 @@
 #include "dsh/sandbox/confined_argv.h"
 #include "dsh/sandbox/local_provider.h"
 #include "harness.h"
+#include "text.h"
 #include "work_dir.h"
 
 namespace dsh::local_it {
@@ -73,7 +74,7 @@ nlohmann::json ParseJson(const std::string& text);
 void ExpectOneCliErrorLine(const RunResult& result);
 
 std::string Lower(std::string text);
-std::vector<std::string> Lines(const std::string& text);
+using testing::Lines;
 
 // readlink(/proc/self/ns/pid) of the test itself.
 std::string HostPidNamespace();

@@ -154,42 +154,72 @@ void check_runner_started(const std::optional<exec::SpawnError>& error, const Pr
   }
 }
 
+// What a run's runners said, out of band or in band: that the runner failed (the command never
+// ran), or that the sandbox was in place and the kernel refused to execute the command itself.
+struct RunnerReport {
+  std::optional<std::string> failure;
+  std::optional<int> exec_refused;  // the command's status as a shell reports it: 127 or 126
+};
+
+// strerror(ENOENT) in the C locale, the same text in glibc (bwrap) and musl (landlock-run);
+// neither runner calls setlocale.
+constexpr std::string_view kNotFound = "No such file or directory";
+
+// A runner's line for its exec of the command: "<prefix>...: <strerror>". The exec is the
+// runner's last step, after every restriction is in place; a shell reports the same refusal as
+// 127 (not found) or 126 (found, not executable), and so does danger-full-access.
+std::optional<int> exec_refusal(std::string_view line, std::string_view prefix) {
+  if (!line.starts_with(prefix)) return std::nullopt;
+  const std::size_t colon = line.rfind(": ");
+  const std::string_view reason = colon == std::string_view::npos ? "" : line.substr(colon + 2);
+  return reason == kNotFound ? 127 : 126;
+}
+
 // Out of band: the launcher's own line, or bwrap's missing exit report. A signal death or a
 // timeout is never a runner failure (spec §1.2), whatever the channels say.
-std::optional<std::string> reported_failure(const exec::Result& result, StatusChannel& status) {
-  if (!result.exit_code || *result.exit_code == 0) return std::nullopt;
+RunnerReport reported(const exec::Result& result, StatusChannel& status) {
+  if (!result.exit_code || *result.exit_code == 0) return {};
   if (status.launcher) {
     std::string line = read_status(status.launcher->read);
-    if (!line.empty()) return line;
+    // The launcher is always the innermost runner: its exec is of the command itself.
+    if (auto refused = exec_refusal(line, "landlock-run: exec failed: ")) return {{}, refused};
+    if (!line.empty()) return {std::move(line), std::nullopt};
   }
   if (status.bwrap && read_status(status.bwrap->read).find("\"exit-code\"") == std::string::npos) {
-    return bwrap_line(result.err.tail);
+    std::string line = bwrap_line(result.err.tail);
+    // bwrap execs the command itself only without the launcher; in the layered wrap its exec is
+    // of the launcher, and a launcher bwrap cannot execute is a broken runner.
+    if (!status.launcher) {
+      if (auto refused = exec_refusal(line, "bwrap: execvp ")) return {{}, refused};
+    }
+    return {std::move(line), std::nullopt};
   }
-  return std::nullopt;
+  return {};
 }
 
 // In band: the backend's rules over the stderr tail.
-std::optional<std::string> ruled_failure(const exec::Result& result, const ConfinedArgv& confined) {
+RunnerReport ruled(const exec::Result& result, const ConfinedArgv& confined) {
   const auto match =
       classify_runner_failure(result.exit_code, result.err.tail, confined.runner_failure_rules);
-  if (!match) return std::nullopt;
-  return match->detail;
+  if (!match) return {};
+  return {match->detail, std::nullopt};
 }
 
-// The facts of a settled run; nullopt detail when the runner did not fail.
+// The facts of a settled run; nullopt detail when the runner did not fail. A command the kernel
+// refused to execute gets a shell's status and is no denial: every mode grants execute on /.
 std::optional<std::string> settle(RunOutcome& outcome, const std::optional<ConfinedArgv>& confined,
                                   StatusChannel* status) {
   if (status != nullptr) status->close_write_ends();
   if (!confined || outcome.process.spawn_error) return std::nullopt;
-  std::optional<std::string> failure = status != nullptr
-                                           ? reported_failure(outcome.process, *status)
-                                           : ruled_failure(outcome.process, *confined);
+  RunnerReport report =
+      status != nullptr ? reported(outcome.process, *status) : ruled(outcome.process, *confined);
+  if (report.exec_refused) outcome.process.exit_code = report.exec_refused;
   outcome.sandbox.enforcement = confined->enforcement;
   outcome.sandbox.backend = confined->backend;
-  outcome.sandbox.denied =
-      !failure && matches_signature(outcome.process.exit_code, outcome.process.err.tail,
-                                    confined->denial_signatures);
-  return failure;
+  outcome.sandbox.denied = !report.failure && !report.exec_refused &&
+                           matches_signature(outcome.process.exit_code, outcome.process.err.tail,
+                                             confined->denial_signatures);
+  return std::move(report.failure);
 }
 
 }  // namespace

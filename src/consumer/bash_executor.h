@@ -35,6 +35,9 @@ struct SandboxFacts {
 };
 
 struct RunOutcome {
+  // The command's result. When a runner reports that the kernel refused to execute the command
+  // itself (the sandbox in place), exit_code is a shell's 127 (not found) or 126, not the
+  // runner's own status (docs/consumer.md).
   exec::Result process;
   SandboxFacts sandbox;
 };

@@ -332,6 +332,28 @@ TEST_P(CliRunOn, ChildExitCodes125To127StayOrdinary) {
   EXPECT_FALSE(HasCliLine(noexec.err)) << noexec.Describe();
 }
 
+// `-- ARGV` has no shell in front: the runner execs the program itself, after every restriction
+// is in place. Its refusal is the command's 127/126, as bash reports it and as
+// danger-full-access does, never "no sandbox backend is usable".
+TEST_P(CliRunOn, AProgramTheKernelRefusesToExecuteExits127Or126) {
+  const string ws = dir_.Mkdir("ws");
+  WriteFile(ws + "/noexec", "#!/bin/sh\n", 0644);
+  for (const auto& [program, code] : vector<std::pair<string, int>>{
+           {"/nonexistent/dsh-cli-run/program", 127}, {ws + "/noexec", 126}}) {
+    SCOPED_TRACE(program);
+    const CliResult plain = Cli(Plus(Run(), {"--workspace", ws, "--", program}));
+    EXPECT_TRUE(plain.ExitedWith(code)) << plain.Describe();
+    EXPECT_FALSE(HasCliLine(plain.err)) << plain.Describe();
+    const CliResult json = Cli(Plus(Run(), {"--json", "--workspace", ws, "--", program}));
+    EXPECT_TRUE(json.ExitedWith(code)) << json.Describe();
+    const nlohmann::json object = ParseJson(json.out);
+    EXPECT_EQ(object["exitCode"], code) << json.out;
+    EXPECT_EQ(object["runnerFailed"], false) << json.out;
+    EXPECT_EQ(object["denied"], false) << json.out;
+    EXPECT_EQ(object["backend"], BackendName(GetParam())) << json.out;
+  }
+}
+
 // landlock-run reports its own failures on --status-fd and bwrap on --json-status-fd, out of
 // band, on both layers of the chain: a child that prints a runner's words and exits with the
 // runner's failure code is an ordinary failure.

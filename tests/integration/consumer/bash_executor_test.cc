@@ -63,6 +63,12 @@ class BashExecutorTest : public ::testing::Test {
     spec.process.grace_ms = 200;
     return spec;
   }
+  // The command's argv as given, no shell in front (the CLI's `-- ARGV`).
+  RunSpec program(Argv argv) {
+    RunSpec result = spec("");
+    result.argv = std::move(argv);
+    return result;
+  }
   std::string runner(const std::string& body = kPassThrough) {
     return write_script(dir_ / "fake-runner", body);
   }
@@ -275,6 +281,66 @@ TEST_F(BashExecutorTest, LayeredWrapGetsBothChannelsInPlace) {
   EXPECT_EQ(Argv(launcher, launcher + 3), (Argv{"/opt/landlock-run", "--status-fd", "4"}));
 }
 
+// With the sandbox in place, the kernel refusing to execute the command itself is the
+// command's failure, as a shell reports it: 127 when missing, 126 when not executable; neither a
+// runner failure nor a denial (every mode grants execute on /).
+void expect_exec_refusals(SandboxBashExecutor& executor, const RunSpec& missing,
+                          const RunSpec& not_executable) {
+  const RunOutcome not_found = executor.run(missing);
+  EXPECT_EQ(not_found.process.exit_code, 127) << not_found.process.err.tail;
+  EXPECT_FALSE(not_found.sandbox.denied);
+  const RunOutcome refused = executor.run(not_executable);
+  EXPECT_EQ(refused.process.exit_code, 126) << refused.process.err.tail;
+  EXPECT_FALSE(refused.sandbox.denied) << refused.process.err.tail;
+}
+
+TEST_F(BashExecutorTest, TheLauncherRefusedTheCommandsExecIsTheCommandsFailure) {
+  FakeProvider provider([](std::span<const std::string> argv) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, argv);
+  });
+  SandboxBashExecutor executor(provider);
+  const std::string noexec = write_script(dir_ / "noexec", "true");
+  ASSERT_EQ(::chmod(noexec.c_str(), 0644), 0);
+  expect_exec_refusals(executor, program({dir_ / "no-such-program"}), program({noexec}));
+}
+
+TEST_F(BashExecutorTest, BwrapRefusedTheCommandsExecIsTheCommandsFailure) {
+  FakeProvider provider([](std::span<const std::string> argv) { return bwrap_wrap({}, argv); });
+  SandboxBashExecutor executor(provider);
+  const std::string noexec = write_script(dir_ / "noexec", "true");
+  ASSERT_EQ(::chmod(noexec.c_str(), 0644), 0);
+  expect_exec_refusals(executor, program({dir_ / "no-such-program"}), program({noexec}));
+}
+
+// The layered wrap: the launcher inside bwrap reports the command's refusal; bwrap's own exec is
+// of the launcher, so a launcher it cannot execute is a broken runner, not a missing command.
+ConfinedArgv layered_wrap(const std::string& launcher, std::span<const std::string> argv) {
+  Argv inner{launcher, "--ro", "/", "--rw", "/dev/null", "--"};
+  inner.insert(inner.end(), argv.begin(), argv.end());
+  ConfinedArgv confined = bwrap_wrap({}, inner);
+  confined.backend = "bwrap+landlock";
+  return confined;
+}
+
+TEST_F(BashExecutorTest, LayeredWrapReportsTheCommandsRefusalThroughTheLauncher) {
+  FakeProvider provider(
+      [](std::span<const std::string> argv) { return layered_wrap(LANDLOCK_RUN_PATH, argv); });
+  SandboxBashExecutor executor(provider);
+  const std::string noexec = write_script(dir_ / "noexec", "true");
+  ASSERT_EQ(::chmod(noexec.c_str(), 0644), 0);
+  expect_exec_refusals(executor, program({dir_ / "no-such-program"}), program({noexec}));
+}
+
+TEST_F(BashExecutorTest, LayeredWrapWhoseLauncherBwrapCannotExecuteIsUnavailable) {
+  FakeProvider provider([](std::span<const std::string> argv) {
+    return layered_wrap("/no/such/dsh-landlock-run", argv);
+  });
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(executor, program({"/usr/bin/touch", dir_ / "marker"}),
+                            "Runner failure: bwrap: execvp /no/such/dsh-landlock-run");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
 TEST_F(BashExecutorTest, BackgroundDenialIsClassifiedAgainstTheJobsOwnDialect) {
   const std::string path = runner();
   FakeProvider unix_dialect(
@@ -334,6 +400,17 @@ TEST_F(BashExecutorTest, BackgroundLauncherRefusalIsRunnerFailedThroughTheStatus
   const RunOutcome outcome = job.wait();
   EXPECT_TRUE(outcome.sandbox.runner_failed);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+TEST_F(BashExecutorTest, BackgroundCommandTheLauncherCouldNotExecuteIsNoRunnerFailure) {
+  FakeProvider provider([](std::span<const std::string> argv) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, argv);
+  });
+  BackgroundJob job = SandboxBashExecutor(provider).start(program({dir_ / "no-such-program"}));
+  const RunOutcome outcome = job.wait();
+  EXPECT_EQ(outcome.process.exit_code, 127);
+  EXPECT_FALSE(outcome.sandbox.runner_failed);
+  EXPECT_FALSE(outcome.sandbox.denied);
 }
 
 TEST_F(BashExecutorTest, RealProviderReadOnlyDenialIsClassifiedAndTheFileAbsent) {

@@ -142,21 +142,32 @@ nlohmann::json result_json(const RunOutcome& outcome, bool runner_failed) {
           {"durationMs", process.duration.count()}};
 }
 
+// Why the command never started, when it did not: the program or the workdir was refused.
+std::optional<std::string> start_failure(const RunOutcome& outcome) {
+  const auto& error = outcome.process.spawn_error;
+  if (!error) return std::nullopt;
+  // A workdir the caller could enter that bwrap cannot: only its own view hides it.
+  const bool hidden =
+      error->stage == exec::SpawnStage::kWorkdir && outcome.sandbox.backend.starts_with("bwrap");
+  return fmt::format("cannot start the command: {}{}", error->message(),
+                     hidden ? "; the directory is not visible inside the sandbox (workspace-write "
+                              "gives bwrap a private /tmp): run from inside the workspace"
+                            : "");
+}
+
 void report(const Options& options, const RunOutcome& outcome) {
+  const std::optional<std::string> failure = start_failure(outcome);
   if (options.json) {
     fmt::print(
         "{}\n",
         result_json(outcome, false).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else if (options.format == "agent") {
     const bool advertised = !wider_modes(outcome.sandbox.mode).empty();
-    fmt::print("{}\n",
-               consumer::render_for_agent(outcome, advertised,
-                                          static_cast<long long>(options.timeout_seconds * 1000)));
-  } else {
-    if (outcome.process.spawn_error) {
-      fmt::print(stderr, "dsh-sandbox: cannot start the command: {}\n",
-                 outcome.process.spawn_error->message());
-    }
+    const auto timeout_ms = static_cast<long long>(options.timeout_seconds * 1000);
+    fmt::print("{}\n", failure ? consumer::render_error_for_agent(*failure)
+                               : consumer::render_for_agent(outcome, advertised, timeout_ms));
+  } else if (failure) {
+    fmt::print(stderr, "dsh-sandbox: {}\n", *failure);
   }
 }
 

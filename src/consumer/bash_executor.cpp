@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <filesystem>
 #include <system_error>
 
 #include "dsh/sandbox/errors.h"
@@ -85,14 +86,16 @@ RunnerPositions runner_positions(const ConfinedArgv& confined) {
   return {};  // runnerCommand, Seatbelt, windows-acl: in-band rules only
 }
 
-std::vector<std::string> with_status_fds(const std::vector<std::string>& argv,
-                                         const RunnerPositions& positions) {
+std::vector<std::string> with_runner_flags(const std::vector<std::string>& argv,
+                                           const RunnerPositions& positions,
+                                           const std::string& bwrap_workdir) {
   std::vector<std::string> out;
-  out.reserve(argv.size() + 4);
+  out.reserve(argv.size() + 6);
   for (std::size_t i = 0; i < argv.size(); ++i) {
     out.push_back(argv[i]);
     if (i == positions.bwrap) {
-      out.insert(out.end(), {"--json-status-fd", std::to_string(kBwrapStatusFd)});
+      out.insert(out.end(),
+                 {"--json-status-fd", std::to_string(kBwrapStatusFd), "--chdir", bwrap_workdir});
     } else if (i == positions.launcher) {
       out.insert(out.end(), {"--status-fd", std::to_string(kLauncherStatusFd)});
     }
@@ -105,6 +108,7 @@ std::vector<std::string> with_status_fds(const std::vector<std::string>& argv,
 struct StatusChannel {
   std::optional<Pipe> bwrap;
   std::optional<Pipe> launcher;
+  std::string bwrap_workdir;  // bwrap's --chdir
 
   void close_write_ends() {
     if (bwrap) bwrap->write.reset();
@@ -120,6 +124,19 @@ struct Prepared {
   std::optional<ConfinedArgv> confined;  // absent under danger-full-access
   std::unique_ptr<StatusChannel> status;
 };
+
+// The directory the command must run in, absolute, as bwrap's --chdir needs it.
+std::string absolute_workdir(const RunSpec& spec) {
+  const std::string& workdir = spec.process.workdir;
+  if (workdir.starts_with('/')) return workdir;
+  std::error_code error;
+  const std::filesystem::path cwd = std::filesystem::current_path(error);
+  if (error) {
+    throw InvalidSandboxInputError("the current directory cannot be resolved (" + error.message() +
+                                   "); run from an existing directory");
+  }
+  return workdir.empty() ? cwd.string() : (cwd / workdir).string();
+}
 
 Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   Prepared prepared{spec.process, std::nullopt, nullptr};
@@ -140,7 +157,9 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   };
   if (positions.bwrap) open_channel(status->bwrap, kBwrapStatusFd);
   if (positions.launcher) open_channel(status->launcher, kLauncherStatusFd);
-  prepared.request.argv = with_status_fds(prepared.confined->argv, positions);
+  if (positions.bwrap) status->bwrap_workdir = absolute_workdir(spec);
+  prepared.request.argv =
+      with_runner_flags(prepared.confined->argv, positions, status->bwrap_workdir);
   prepared.status = std::move(status);
   return prepared;
 }
@@ -159,6 +178,7 @@ void check_runner_started(const std::optional<exec::SpawnError>& error, const Pr
 struct RunnerReport {
   std::optional<std::string> failure;
   std::optional<int> exec_refused;  // the command's status as a shell reports it: 127 or 126
+  std::optional<exec::SpawnError> workdir;  // bwrap's view hides the workdir: it never ran
 };
 
 // strerror(ENOENT) in the C locale, the same text in glibc (bwrap) and musl (landlock-run);
@@ -182,17 +202,23 @@ RunnerReport reported(const exec::Result& result, StatusChannel& status) {
   if (status.launcher) {
     std::string line = read_status(status.launcher->read);
     // The launcher is always the innermost runner: its exec is of the command itself.
-    if (auto refused = exec_refusal(line, "landlock-run: exec failed: ")) return {{}, refused};
-    if (!line.empty()) return {std::move(line), std::nullopt};
+    if (auto refused = exec_refusal(line, "landlock-run: exec failed: ")) return {{}, refused, {}};
+    if (!line.empty()) return {std::move(line), std::nullopt, {}};
   }
   if (status.bwrap && read_status(status.bwrap->read).find("\"exit-code\"") == std::string::npos) {
     std::string line = bwrap_line(result.err.tail);
     // bwrap execs the command itself only without the launcher; in the layered wrap its exec is
     // of the launcher, and a launcher bwrap cannot execute is a broken runner.
     if (!status.launcher) {
-      if (auto refused = exec_refusal(line, "bwrap: execvp ")) return {{}, refused};
+      if (auto refused = exec_refusal(line, "bwrap: execvp ")) return {{}, refused, {}};
     }
-    return {std::move(line), std::nullopt};
+    // Our --chdir, refused inside bwrap's view: the same fact as a workdir exec cannot enter.
+    constexpr std::string_view kChdir = "bwrap: Can't chdir to ";
+    if (line.starts_with(kChdir)) {
+      const int code = exec_refusal(line, kChdir) == 127 ? ENOENT : EACCES;
+      return {{}, {}, exec::SpawnError{exec::SpawnStage::kWorkdir, code, status.bwrap_workdir}};
+    }
+    return {std::move(line), std::nullopt, {}};
   }
   return {};
 }
@@ -202,7 +228,7 @@ RunnerReport ruled(const exec::Result& result, const ConfinedArgv& confined) {
   const auto match =
       classify_runner_failure(result.exit_code, result.err.tail, confined.runner_failure_rules);
   if (!match) return {};
-  return {match->detail, std::nullopt};
+  return {match->detail, std::nullopt, {}};
 }
 
 // The facts of a settled run; nullopt detail when the runner did not fail. A command the kernel
@@ -214,9 +240,14 @@ std::optional<std::string> settle(RunOutcome& outcome, const std::optional<Confi
   RunnerReport report =
       status != nullptr ? reported(outcome.process, *status) : ruled(outcome.process, *confined);
   if (report.exec_refused) outcome.process.exit_code = report.exec_refused;
+  if (report.workdir) {
+    outcome.process.exit_code.reset();
+    outcome.process.spawn_error = std::move(report.workdir);
+  }
   outcome.sandbox.enforcement = confined->enforcement;
   outcome.sandbox.backend = confined->backend;
   outcome.sandbox.denied = !report.failure && !report.exec_refused &&
+                           !outcome.process.spawn_error &&
                            matches_signature(outcome.process.exit_code, outcome.process.err.tail,
                                              confined->denial_signatures);
   return std::move(report.failure);

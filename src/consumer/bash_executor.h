@@ -111,8 +111,11 @@ struct RunnerPositions {
 };
 RunnerPositions runner_positions(const ConfinedArgv& confined);
 
-// `argv` with `flag N` inserted right after each runner's program name.
-std::vector<std::string> with_status_fds(const std::vector<std::string>& argv,
-                                         const RunnerPositions& positions);
+// `argv` with each runner's status flag inserted right after its program name, and for bwrap
+// `--chdir WORKDIR` too: without it a bwrap whose view hides the caller's directory (the private
+// /tmp of workspace-write) runs the command in $HOME instead, silently.
+std::vector<std::string> with_runner_flags(const std::vector<std::string>& argv,
+                                           const RunnerPositions& positions,
+                                           const std::string& bwrap_workdir);
 
 }  // namespace dsh::sandbox::consumer

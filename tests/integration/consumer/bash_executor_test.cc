@@ -273,9 +273,10 @@ TEST_F(BashExecutorTest, LayeredWrapGetsBothChannelsInPlace) {
   layered.backend = "bwrap+landlock";
   const RunnerPositions positions = runner_positions(layered);
   ASSERT_TRUE(positions.bwrap && positions.launcher);
-  const Argv argv = with_status_fds(layered.argv, positions);
+  const Argv argv = with_runner_flags(layered.argv, positions, "/work");
   EXPECT_EQ(Argv(argv.begin(), argv.begin() + 3),
             (Argv{"/usr/bin/bwrap", "--json-status-fd", "3"}));
+  EXPECT_EQ(Argv(argv.begin() + 3, argv.begin() + 5), (Argv{"--chdir", "/work"}));
   const auto launcher = std::find(argv.begin(), argv.end(), "/opt/landlock-run");
   ASSERT_NE(launcher, argv.end());
   EXPECT_EQ(Argv(launcher, launcher + 3), (Argv{"/opt/landlock-run", "--status-fd", "4"}));
@@ -310,6 +311,35 @@ TEST_F(BashExecutorTest, BwrapRefusedTheCommandsExecIsTheCommandsFailure) {
   const std::string noexec = write_script(dir_ / "noexec", "true");
   ASSERT_EQ(::chmod(noexec.c_str(), 0644), 0);
   expect_exec_refusals(executor, program({dir_ / "no-such-program"}), program({noexec}));
+}
+
+// bwrap falls back to $HOME when its view hides the caller's directory; with our --chdir the
+// command never runs instead, and the result says the workdir was refused, as exec says it.
+TEST_F(BashExecutorTest, AWorkdirBwrapsViewHidesIsRefusedAndTheCommandNeverRuns) {
+  const std::filesystem::path out = dir_ / "out";
+  const std::filesystem::path hidden = dir_ / "hidden";
+  std::filesystem::create_directories(hidden / "wd");
+  std::filesystem::create_directory(out);
+  FakeProvider provider([&](std::span<const std::string> argv) {
+    return bwrap_wrap({"--bind", out, out, "--tmpfs", hidden}, argv);
+  });
+  SandboxBashExecutor executor(provider);
+  RunSpec run_spec = program({"/bin/sh", "-c", "pwd > " + (out / "marker").string()});
+  run_spec.process.workdir = hidden / "wd";
+  const RunOutcome outcome = executor.run(run_spec);
+  ASSERT_TRUE(outcome.process.spawn_error.has_value()) << outcome.process.err.tail;
+  EXPECT_EQ(outcome.process.spawn_error->stage, exec::SpawnStage::kWorkdir);
+  EXPECT_EQ(outcome.process.spawn_error->error, ENOENT);
+  EXPECT_EQ(outcome.process.spawn_error->path, hidden / "wd");
+  EXPECT_FALSE(outcome.process.exit_code.has_value());
+  EXPECT_FALSE(outcome.sandbox.denied);
+  EXPECT_FALSE(std::filesystem::exists(out / "marker"));
+  // Control: a workdir inside the view is where the command runs.
+  run_spec.process.workdir = out;
+  EXPECT_EQ(executor.run(run_spec).process.exit_code, 0);
+  std::ifstream marker(out / "marker");
+  std::string line;
+  EXPECT_TRUE(std::getline(marker, line) && line == out.string()) << line;
 }
 
 // The layered wrap: the launcher inside bwrap reports the command's refusal; bwrap's own exec is

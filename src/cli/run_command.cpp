@@ -166,9 +166,10 @@ void report(const Options& options, const RunOutcome& outcome) {
     const auto timeout_ms = static_cast<long long>(options.timeout_seconds * 1000);
     fmt::print("{}\n", failure ? consumer::render_error_for_agent(*failure)
                                : consumer::render_for_agent(outcome, advertised, timeout_ms));
-  } else if (failure) {
-    fmt::print(stderr, "dsh-sandbox: {}\n", *failure);
+    return;
   }
+  // On stderr with --json too, as a runner failure's line is: the object has no field for it.
+  if (failure) fmt::print(stderr, "dsh-sandbox: {}\n", *failure);
 }
 
 // For a person: the denial marker right after the command's own stderr, before any question.

@@ -582,6 +582,27 @@ TEST_P(CliRunOn, AgentRenderEndsWithTheExitCodeAfterTheDenialMarker) {
   EXPECT_EQ(clean.out, "(no output)\n");
 }
 
+// A command that never started says why on every output: one "dsh-sandbox: " line (with --json
+// too, whose object has no field for it), and an Error line as the whole agent render.
+TEST_F(CliRun, AStartFailureIsExplainedInEachFormat) {
+  const string program = "/nonexistent/dsh-cli-run/program";
+  const string why = "cannot start the command: spawn " + program + " ENOENT";
+  const vector<string> run = {"run", "--mode", "danger-full-access", "--"};
+  const CliResult plain = Cli(Plus(run, {program}));
+  EXPECT_TRUE(plain.ExitedWith(127)) << plain.Describe();
+  EXPECT_EQ(plain.err.rfind("dsh-sandbox: " + why, 0), 0U) << plain.Describe();
+  const CliResult json =
+      Cli(Plus({"run", "--json", "--mode", "danger-full-access", "--"}, {program}));
+  EXPECT_TRUE(json.ExitedWith(127)) << json.Describe();
+  EXPECT_TRUE(ParseJson(json.out)["exitCode"].is_null()) << json.out;
+  EXPECT_EQ(Lines(json.err),
+            vector<string>{"dsh-sandbox: " + why + " (No such file or directory)"});
+  const CliResult agent =
+      Cli(Plus({"run", "--format", "agent", "--mode", "danger-full-access", "--"}, {program}));
+  EXPECT_TRUE(agent.ExitedWith(127)) << agent.Describe();
+  EXPECT_EQ(agent.out, "Error: " + why + " (No such file or directory)\n") << agent.Describe();
+}
+
 class CliBadInput : public CliRun {
  protected:
   void SetUp() override {

@@ -150,8 +150,9 @@ std::optional<std::string> start_failure(const RunOutcome& outcome) {
   const bool hidden =
       error->stage == exec::SpawnStage::kWorkdir && outcome.sandbox.backend.starts_with("bwrap");
   return fmt::format("cannot start the command: {}{}", error->message(),
-                     hidden ? "; the directory is not visible inside the sandbox (workspace-write "
-                              "gives bwrap a private /tmp): run from inside the workspace"
+                     hidden ? "; bwrap's view of the filesystem hides that directory (its own "
+                              "/dev and /proc, and a private /tmp under workspace-write): run "
+                              "from a directory the sandbox shows, such as the workspace"
                             : "");
 }
 

@@ -3,9 +3,11 @@
 // real bwrap, the real landlock-run and real bash, on both backends of the chain, as root and as
 // nobody. Every case attacks from inside and judges from outside: the files on the host, the
 // exit status, the one-line errors, /proc of whatever the command tried to leave behind.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 #include <thread>
@@ -13,6 +15,7 @@
 #include "cli_run_harness.h"
 #include "dsh/sandbox/policy_service.h"
 #include "must_run.h"
+#include "paths.h"
 
 namespace dsh::cli_run_it {
 namespace {
@@ -352,6 +355,33 @@ TEST_P(CliRunOn, AProgramTheKernelRefusesToExecuteExits127Or126) {
     EXPECT_EQ(object["denied"], false) << json.out;
     EXPECT_EQ(object["backend"], BackendName(GetParam())) << json.out;
   }
+}
+
+// The caller's directory is where the command runs, or it does not run. bwrap's own /dev hides
+// /dev/shm: bwrap would fall back to $HOME unless told --chdir; Landlock hides nothing.
+TEST_P(CliRunOn, TheCommandRunsInTheCallersDirectoryOrNotAtAll) {
+  const string ws = dir_.Mkdir("ws");
+  const string elsewhere = "/dev/shm/" + Unique("dsh-cli-run-cwd");
+  ASSERT_EQ(::mkdir(elsewhere.c_str(), 0700), 0) << elsewhere << ": " << std::strerror(errno);
+  CliResult result;
+  {
+    const testing::CwdGuard in(elsewhere);
+    result = Cli(Plus(Run(), {"--mode", "workspace-write", "--workspace", ws, "--", "/bin/sh", "-c",
+                              "pwd > " + ws + "/marker"}));
+  }
+  ::rmdir(elsewhere.c_str());
+  if (GetParam() == Backend::kLandlock) {
+    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+    EXPECT_EQ(Lines(ReadFile(ws + "/marker")), vector<string>{elsewhere});
+    return;
+  }
+  EXPECT_TRUE(result.ExitedWith(127)) << result.Describe();
+  EXPECT_NE(result.err.find("dsh-sandbox: cannot start the command: chdir " + elsewhere),
+            string::npos)
+      << result.Describe();
+  EXPECT_NE(result.err.find("bwrap's view of the filesystem hides that directory"), string::npos)
+      << result.Describe();
+  EXPECT_FALSE(Exists(ws + "/marker"));
 }
 
 // landlock-run reports its own failures on --status-fd and bwrap on --json-status-fd, out of

@@ -23,9 +23,11 @@ outside="$demo/outside.txt"
 mkdir "$workspace"
 command="echo allowed > $workspace/inside.txt; echo denied > $outside"
 
-echo "\$ dsh-sandbox run --mode workspace-write --workspace $workspace -c '$command'"
+# From inside the workspace: a command runs in the caller's directory or not at all, and bwrap's
+# view hides a checkout under /tmp (workspace-write's private /tmp) that is not the workspace.
+echo "\$ cd $workspace && dsh-sandbox run --mode workspace-write --workspace $workspace -c '$command'"
 set +e
-"$build/bin/dsh-sandbox" run --mode workspace-write --workspace "$workspace" -c "$command"
+(cd "$workspace" && "$build/bin/dsh-sandbox" run --mode workspace-write --workspace "$workspace" -c "$command")
 code=$?
 set -e
 echo "[exit code: $code]"

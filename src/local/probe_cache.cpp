@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "probe_cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -48,10 +52,47 @@ std::string read_owned_file(const std::string& path) {
   return text;
 }
 
+// 64-bit FNV-1a: a stable file name for a key. A collision only makes two keys share a file (the
+// key inside decides), never serves one key's verdict to another.
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (const char c : text) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  return hash;
+}
+
+constexpr std::string_view kEntryPrefix = "verdict-";
+// Installs, builds and configs alive at once; each rebuild of dsh-sandbox is a new key.
+constexpr std::size_t kMaxEntries = 8;
+
+// Removes the oldest entries beyond kMaxEntries; `keep` (just written) is never one of them.
+void prune_entries(const std::string& directory, const std::string& keep) {
+  DIR* dir = ::opendir(directory.c_str());
+  if (dir == nullptr) return;
+  std::vector<std::pair<std::int64_t, std::string>> entries;  // mtime (ns), path
+  // glibc marks readdir MT-Unsafe only for a shared stream (race:dirstream); this one is local.
+  while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe)
+    const std::string_view name = entry->d_name;
+    if (!name.starts_with(kEntryPrefix) || !name.ends_with(".json")) continue;
+    const std::string path = directory + "/" + std::string(name);
+    struct stat info {};
+    if (path == keep || ::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    entries.emplace_back(info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec, path);
+  }
+  ::closedir(dir);
+  if (entries.size() < kMaxEntries) return;
+  std::sort(entries.begin(), entries.end());
+  const std::size_t excess = entries.size() - (kMaxEntries - 1);
+  for (std::size_t i = 0; i < excess; ++i) ::unlink(entries[i].second.c_str());
+}
+
 }  // namespace
 
 UserVerdictStore::UserVerdictStore(std::string directory, std::string key)
-    : directory_(std::move(directory)), path_(directory_ + "/verdict.json"), key_(std::move(key)) {}
+    : directory_(std::move(directory)),
+      path_(fmt::format("{}/{}{:016x}.json", directory_, kEntryPrefix, fnv1a(key))),
+      key_(std::move(key)) {}
 
 bool UserVerdictStore::usable_for(const SandboxPolicy& policy) const {
   for (const std::string& root : writable_roots(policy)) {
@@ -82,7 +123,11 @@ void UserVerdictStore::save(const SandboxPolicy& policy, const std::string& verd
   const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ::close(fd);
   // rename(2) is atomic: a concurrent reader sees the old entry or the new one, never half.
-  if (!written || ::rename(temp.c_str(), path_.c_str()) != 0) ::unlink(temp.c_str());
+  if (!written || ::rename(temp.c_str(), path_.c_str()) != 0) {
+    ::unlink(temp.c_str());
+    return;
+  }
+  prune_entries(directory_, path_);
 }
 
 void UserVerdictStore::invalidate() { ::unlink(path_.c_str()); }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CLI's per-user verdict cache. Each `dsh-sandbox` call is a new process, so without it
-// every call would probe. It lives where no confined command can write: /run/dsh-sandbox for
-// root, $XDG_RUNTIME_DIR/dsh-sandbox (a 0700 tmpfs owned by the user) otherwise; neither is
-// ever granted, and a policy whose writable roots contain it makes the cache step aside. An
-// entry is keyed by everything that could change the verdict (kernel release, the runners'
-// paths and file identities, this binary, the config); a stale entry can only select a
+// every call would probe. One entry per key (verdict-<hash>.json, at most 8, the oldest pruned),
+// so installs used alternately do not evict each other. It lives where no confined command can
+// write: /run/dsh-sandbox for root, $XDG_RUNTIME_DIR/dsh-sandbox (a 0700 tmpfs owned by the user)
+// otherwise; neither is ever granted, and a policy whose writable roots contain it makes the cache
+// step aside. An entry is keyed by everything that could change the verdict (kernel release, the
+// runners' paths and file identities, this binary, the config); a stale entry can only select a
 // backend that then refuses, never an unconfined run.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "dsh/sandbox/roots.h"
 #include "local_harness.h"
@@ -52,7 +53,7 @@ class VerdictStore : public ::testing::Test {
 TEST_F(VerdictStore, SavedVerdictLoadsBackFromAnOwnerOnlyFile) {
   EXPECT_EQ(store_->load(ReadOnly()), std::nullopt);
   store_->save(ReadOnly(), "verdict-1");
-  EXPECT_EQ(store_->path(), directory_ + "/verdict.json");
+  EXPECT_EQ(store_->path().rfind(directory_ + "/verdict-", 0), 0U) << store_->path();
   EXPECT_EQ(ModeOf(directory_) & 07777, 0700U);
   const mode_t file = ModeOf(store_->path());
   EXPECT_TRUE(S_ISREG(file));
@@ -71,6 +72,40 @@ TEST_F(VerdictStore, AnotherKeyGetsNothing) {
   store_->save(ReadOnly(), "verdict-1");
   EXPECT_EQ(UserVerdictStore(directory_, key_ + "-other").load(ReadOnly()), std::nullopt);
   EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");
+}
+
+// Two installs (or builds, or configs) used alternately each keep their entry: neither evicts
+// the other, so neither re-probes on every switch.
+TEST_F(VerdictStore, KeysUsedAlternatelyKeepTheirOwnEntries) {
+  UserVerdictStore other(directory_, key_ + "-other");
+  store_->save(ReadOnly(), "verdict-1");
+  other.save(ReadOnly(), "verdict-2");
+  EXPECT_NE(other.path(), store_->path());
+  EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");
+  EXPECT_EQ(other.load(ReadOnly()), "verdict-2");
+  other.invalidate();  // forgets only its own entry
+  EXPECT_EQ(other.load(ReadOnly()), std::nullopt);
+  EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");
+}
+
+// Every rebuild of dsh-sandbox is a new key: the directory keeps the 8 newest entries.
+TEST_F(VerdictStore, EntriesAreBoundedOldestFirst) {
+  store_->save(ReadOnly(), "oldest");
+  // An hour old: file times tick at the kernel's coarse clock, so entries written in one
+  // millisecond can tie.
+  const std::filesystem::path oldest = store_->path();
+  std::filesystem::last_write_time(
+      oldest, std::filesystem::last_write_time(oldest) - std::chrono::hours(1));
+  for (int i = 0; i < 20; ++i) {
+    UserVerdictStore(directory_, key_ + "-" + std::to_string(i)).save(ReadOnly(), "v");
+  }
+  std::size_t entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(directory_)) {
+    if (entry.path().filename().string().starts_with("verdict-")) ++entries;
+  }
+  EXPECT_EQ(entries, 8U);
+  EXPECT_EQ(store_->load(ReadOnly()), std::nullopt);  // the oldest went first
+  EXPECT_EQ(UserVerdictStore(directory_, key_ + "-19").load(ReadOnly()), "v");
 }
 
 TEST_F(VerdictStore, GroupOrWorldWritableFileOrDirectoryIsIgnored) {
@@ -199,11 +234,13 @@ TEST_F(VerdictStore, RealUserCacheLocationIsOwnerOnlyOrAbsent) {
   EXPECT_TRUE(S_ISDIR(info.st_mode));
   EXPECT_EQ(info.st_uid, ::geteuid());
   EXPECT_EQ(info.st_mode & 0077, 0U);
-  const std::string file = directory + "/verdict.json";
-  if (::lstat(file.c_str(), &info) != 0) return;
-  EXPECT_TRUE(S_ISREG(info.st_mode));
-  EXPECT_EQ(info.st_uid, ::geteuid());
-  EXPECT_EQ(info.st_mode & 07777, 0600U);
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    if (!entry.path().filename().string().starts_with("verdict-")) continue;
+    ASSERT_EQ(::lstat(entry.path().c_str(), &info), 0);
+    EXPECT_TRUE(S_ISREG(info.st_mode)) << entry.path();
+    EXPECT_EQ(info.st_uid, ::geteuid()) << entry.path();
+    EXPECT_EQ(info.st_mode & 07777, 0600U) << entry.path();
+  }
 }
 
 }  // namespace

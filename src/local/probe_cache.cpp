@@ -74,8 +74,9 @@ void prune_entries(const std::string& directory, const std::string& keep) {
   // glibc marks readdir MT-Unsafe only for a shared stream (race:dirstream); this one is local.
   while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe)
     const std::string_view name = entry->d_name;
-    if (!name.starts_with(kEntryPrefix) || !name.ends_with(".json")) continue;
     const std::string path = directory + "/" + std::string(name);
+    if (name == "verdict.json") ::unlink(path.c_str());  // the single entry of earlier builds
+    if (!name.starts_with(kEntryPrefix) || !name.ends_with(".json")) continue;
     struct stat info {};
     if (path == keep || ::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
     entries.emplace_back(info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec, path);

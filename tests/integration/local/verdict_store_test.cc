@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "dsh/sandbox/roots.h"
 #include "local_harness.h"
@@ -106,6 +107,15 @@ TEST_F(VerdictStore, EntriesAreBoundedOldestFirst) {
   EXPECT_EQ(entries, 8U);
   EXPECT_EQ(store_->load(ReadOnly()), std::nullopt);  // the oldest went first
   EXPECT_EQ(UserVerdictStore(directory_, key_ + "-19").load(ReadOnly()), "v");
+}
+
+TEST_F(VerdictStore, TheSingleFileOfEarlierBuildsIsRemovedOnSave) {
+  store_->save(ReadOnly(), "verdict-1");
+  const std::string legacy = directory_ + "/verdict.json";
+  { std::ofstream(legacy) << R"({"key":"k","verdict":"v"})"; }
+  store_->save(ReadOnly(), "verdict-2");
+  EXPECT_FALSE(std::filesystem::exists(legacy));
+  EXPECT_EQ(store_->load(ReadOnly()), "verdict-2");
 }
 
 TEST_F(VerdictStore, GroupOrWorldWritableFileOrDirectoryIsIgnored) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -181,18 +182,24 @@ struct RunnerReport {
   std::optional<exec::SpawnError> workdir;  // bwrap's view hides the workdir: it never ran
 };
 
-// strerror(ENOENT) in the C locale, the same text in glibc (bwrap) and musl (landlock-run);
-// neither runner calls setlocale.
-constexpr std::string_view kNotFound = "No such file or directory";
-
-// A runner's line for its exec of the command: "<prefix>...: <strerror>". The exec is the
-// runner's last step, after every restriction is in place; a shell reports the same refusal as
-// 127 (not found) or 126 (found, not executable), and so does danger-full-access.
-std::optional<int> exec_refusal(std::string_view line, std::string_view prefix) {
+// The errno a runner's "<prefix>...: <strerror>" line names, as far as a shell's status tells
+// them apart: ENOENT, or EACCES for any other refusal. Both runners print strerror in the C
+// locale (neither calls setlocale), and glibc (bwrap) and musl (landlock-run) word ENOENT as
+// glibc's strerrordesc_np does.
+std::optional<int> refused_errno(std::string_view line, std::string_view prefix) {
   if (!line.starts_with(prefix)) return std::nullopt;
   const std::size_t colon = line.rfind(": ");
   const std::string_view reason = colon == std::string_view::npos ? "" : line.substr(colon + 2);
-  return reason == kNotFound ? 127 : 126;
+  return reason == ::strerrordesc_np(ENOENT) ? ENOENT : EACCES;
+}
+
+// A runner's line for its exec of the command. The exec is the runner's last step, after every
+// restriction is in place; a shell reports the same refusal as 127 (not found) or 126 (found,
+// not executable), and so does danger-full-access.
+std::optional<int> exec_refusal(std::string_view line, std::string_view prefix) {
+  const std::optional<int> error = refused_errno(line, prefix);
+  if (!error) return std::nullopt;
+  return *error == ENOENT ? 127 : 126;
 }
 
 // Out of band: the launcher's own line, or bwrap's missing exit report. A signal death or a
@@ -213,10 +220,8 @@ RunnerReport reported(const exec::Result& result, StatusChannel& status) {
       if (auto refused = exec_refusal(line, "bwrap: execvp ")) return {{}, refused, {}};
     }
     // Our --chdir, refused inside bwrap's view: the same fact as a workdir exec cannot enter.
-    constexpr std::string_view kChdir = "bwrap: Can't chdir to ";
-    if (line.starts_with(kChdir)) {
-      const int code = exec_refusal(line, kChdir) == 127 ? ENOENT : EACCES;
-      return {{}, {}, exec::SpawnError{exec::SpawnStage::kWorkdir, code, status.bwrap_workdir}};
+    if (auto error = refused_errno(line, "bwrap: Can't chdir to ")) {
+      return {{}, {}, exec::SpawnError{exec::SpawnStage::kWorkdir, *error, status.bwrap_workdir}};
     }
     return {std::move(line), std::nullopt, {}};
   }

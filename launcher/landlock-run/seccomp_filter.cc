@@ -8,10 +8,13 @@
 //      x86_64) has its own syscall numbers, so a filter written for one ABI must refuse all others.
 //   2. x86_64 only: ld nr; nr >= __X32_SYSCALL_BIT -> KILL_PROCESS. x32 calls arrive under
 //      AUDIT_ARCH_X86_64 with bit 30 set and would otherwise dodge every rule keyed on a number.
-//   3. Every rule in table order, each its own block that starts and ends with A == nr and holds
-//      its own RET, so no jump crosses a block: kAny is 2 instructions, kLow32Equal 5, kNotEqual 7.
-//      Several rules on one syscall (the ioctl commands) therefore all apply, one after another.
-//   4. RET ALLOW.
+//   3. A binary search on the syscall number (JGE on the middle of the rules' sorted numbers)
+//      down to leaves of at most four syscalls. A leaf holds the rules of its syscalls, stably
+//      sorted by number so rules on one syscall keep table order, each its own block that starts
+//      and ends with A == nr and holds its own RET: kAny is 2 instructions, kLow32Equal and
+//      kLow32AnySet 5, kNotEqual 7, kLow32NotIn 4 + the allowed values. Several rules on one
+//      syscall (the ioctl commands) therefore all apply, one after another. Each leaf ends with
+//      RET ALLOW.
 // SECCOMP_RET_KILL_PROCESS needs Linux 4.14 and the seccomp() syscall 3.17; Landlock needs 5.13
 // (ABI 1), so every kernel the launcher can enforce on has both.
 #include "seccomp_filter.h"
@@ -22,6 +25,7 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -55,14 +59,17 @@ constexpr uint32_t ArgLowOffset(unsigned arg) {
 
 // Instructions per block, so the program's size is known at compile time (see kMaxProgram).
 constexpr size_t kPrologueLength = LANDLOCK_RUN_CHECK_X32 ? 6 : 4;  // incl. ld nr
-constexpr size_t BlockLength(ArgMatch match) {
-  switch (match) {
+constexpr size_t BlockLength(const SyscallRule& rule) {
+  switch (rule.match) {
     case ArgMatch::kAny:
       return 2;
     case ArgMatch::kLow32Equal:
+    case ArgMatch::kLow32AnySet:
       return 5;
     case ArgMatch::kNotEqual:
       return 7;
+    case ArgMatch::kLow32NotIn:
+      return 4 + rule.allowed_count;
   }
   return 7;
 }
@@ -70,14 +77,73 @@ constexpr size_t BlockLength(ArgMatch match) {
 template <size_t N>
 constexpr size_t TableLength(const SyscallRule (&table)[N]) {
   size_t length = 0;
-  for (const SyscallRule& rule : table) length += BlockLength(rule.match);
+  for (const SyscallRule& rule : table) length += BlockLength(rule);
   return length;
 }
 
-// Every table on: the longest program. The kernel rejects more than BPF_MAXINSNS (4096).
+// Every table on: the most rules and the longest program. Besides the rule blocks, the search
+// tree adds one jump per inner node and one RET ALLOW per leaf: at most two per rule.
+constexpr size_t kMaxRules =
+    sizeof(kTerminalRules) / sizeof(SyscallRule) + sizeof(kIpcRules) / sizeof(SyscallRule) +
+    sizeof(kKeyringRules) / sizeof(SyscallRule) + sizeof(kNamespaceRules) / sizeof(SyscallRule) +
+    sizeof(kNetworkRules) / sizeof(SyscallRule) + sizeof(kMetadataRules) / sizeof(SyscallRule);
 constexpr size_t kMaxProgram = kPrologueLength + TableLength(kTerminalRules) +
-                               TableLength(kNetworkRules) + TableLength(kMetadataRules) + 1;
+                               TableLength(kIpcRules) + TableLength(kKeyringRules) +
+                               TableLength(kNamespaceRules) + TableLength(kNetworkRules) +
+                               TableLength(kMetadataRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
+
+// A leaf holds the rules of at most this many distinct syscalls, checked one after another.
+constexpr size_t kLeafSyscalls = 4;
+
+// The active rules, stably sorted by syscall number (rules on one syscall keep table order), and
+// the distinct numbers among them.
+class RuleSet {
+ public:
+  template <size_t N>
+  void Add(const SyscallRule (&table)[N]) {
+    for (const SyscallRule& rule : table) Insert(&rule);
+  }
+  size_t count() const { return count_; }
+  const SyscallRule& rule(size_t i) const { return *rules_[i]; }
+  size_t distinct() const { return distinct_; }
+  int nr(size_t i) const { return nrs_[i]; }
+  // The rules whose syscall is among the distinct numbers [first, last).
+  void Range(size_t first, size_t last, size_t* begin, size_t* end) const {
+    *begin = count_;
+    *end = count_;
+    for (size_t i = 0; i < count_; ++i) {
+      if (rules_[i]->nr >= nrs_[first] && *begin == count_) *begin = i;
+      if (last < distinct_ && rules_[i]->nr >= nrs_[last]) {
+        *end = i;
+        return;
+      }
+    }
+  }
+
+ private:
+  void Insert(const SyscallRule* rule) {
+    if (count_ >= kMaxRules) return;
+    size_t at = count_;
+    while (at > 0 && rules_[at - 1]->nr > rule->nr) {
+      rules_[at] = rules_[at - 1];
+      --at;
+    }
+    rules_[at] = rule;
+    ++count_;
+    size_t slot = distinct_;
+    while (slot > 0 && nrs_[slot - 1] > rule->nr) --slot;
+    if (slot > 0 && nrs_[slot - 1] == rule->nr) return;
+    for (size_t i = distinct_; i > slot; --i) nrs_[i] = nrs_[i - 1];
+    nrs_[slot] = rule->nr;
+    ++distinct_;
+  }
+
+  const SyscallRule* rules_[kMaxRules] = {};
+  int nrs_[kMaxRules] = {};
+  size_t count_ = 0;
+  size_t distinct_ = 0;
+};
 
 class Program {
  public:
@@ -87,11 +153,10 @@ class Program {
   void Load(uint32_t offset) { Emit(BPF_LD | BPF_W | BPF_ABS, 0, 0, offset); }
   void Return(uint32_t action) { Emit(BPF_RET | BPF_K, 0, 0, action); }
   // Compares A with k; skips `if_true` / `if_false` instructions after this one.
-  void JumpEq(uint32_t k, uint8_t if_true, uint8_t if_false) {
-    Emit(BPF_JMP | BPF_JEQ | BPF_K, if_true, if_false, k);
-  }
-  void JumpGe(uint32_t k, uint8_t if_true, uint8_t if_false) {
-    Emit(BPF_JMP | BPF_JGE | BPF_K, if_true, if_false, k);
+  void JumpEq(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JEQ, k, if_true, if_false); }
+  void JumpGe(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JGE, k, if_true, if_false); }
+  void JumpSet(uint32_t k, size_t if_true, size_t if_false) {
+    Jump(BPF_JSET, k, if_true, if_false);
   }
 
   // Appends one rule block; on entry and on fall-through exit A holds the syscall number.
@@ -113,6 +178,22 @@ class Program {
         Return(deny);
         Load(kNrOffset);  // A is the argument now; the next rule may be on the same syscall
         break;
+      case ArgMatch::kLow32AnySet:  // flags the kernel tests in the low word (CLONE_NEWUSER)
+        JumpEq(nr, 0, 4);
+        Load(ArgLowOffset(rule.arg));
+        JumpSet(low, 0, 1);
+        Return(deny);
+        Load(kNrOffset);
+        break;
+      case ArgMatch::kLow32NotIn: {  // one equality per allowed value, each skipping the deny
+        const size_t n = rule.allowed_count;
+        JumpEq(nr, 0, n + 3);
+        Load(ArgLowOffset(rule.arg));
+        for (size_t i = 0; i < n; ++i) JumpEq(rule.allowed[i], n - i, 0);
+        Return(deny);
+        Load(kNrOffset);
+        break;
+      }
       case ArgMatch::kNotEqual:  // allowed only when all 64 bits match: high garbage fails
         JumpEq(nr, 0, 6);
         Load(ArgLowOffset(rule.arg));
@@ -124,17 +205,49 @@ class Program {
         break;
     }
     // The block lengths above are what kMaxProgram was computed from.
-    if (size_ - start != BlockLength(rule.match)) overflow_ = true;
+    if (size_ - start != BlockLength(rule)) overflow_ = true;
   }
 
-  template <size_t N>
-  void Rules(const SyscallRule (&table)[N]) {
-    for (const SyscallRule& rule : table) Rule(rule);
+  // A binary search on the syscall number over the distinct numbers [first, last), A holding
+  // the number throughout: an inner node is one JGE on the middle number; a leaf is the rule
+  // blocks of its few syscalls, then RET ALLOW. So any syscall meets ~log2(N) jumps plus a few
+  // equalities instead of every rule, which is also what the kernel emulates per syscall number
+  // when it attaches a filter (its allow-cache, Linux 5.11).
+  void Tree(const RuleSet& rules, size_t first, size_t last) {
+    if (last - first <= kLeafSyscalls) {
+      size_t begin = 0, end = 0;
+      rules.Range(first, last, &begin, &end);
+      for (size_t i = begin; i < end; ++i) Rule(rules.rule(i));
+      Return(SECCOMP_RET_ALLOW);
+      return;
+    }
+    const size_t middle = first + (last - first) / 2;
+    JumpGe(static_cast<uint32_t>(rules.nr(middle)), TreeLength(rules, first, middle), 0);
+    Tree(rules, first, middle);
+    Tree(rules, middle, last);
   }
 
   bool ok() const { return !overflow_; }
 
  private:
+  static size_t TreeLength(const RuleSet& rules, size_t first, size_t last) {
+    if (last - first <= kLeafSyscalls) {
+      size_t begin = 0, end = 0, length = 1;
+      rules.Range(first, last, &begin, &end);
+      for (size_t i = begin; i < end; ++i) length += BlockLength(rules.rule(i));
+      return length;
+    }
+    const size_t middle = first + (last - first) / 2;
+    return 1 + TreeLength(rules, first, middle) + TreeLength(rules, middle, last);
+  }
+
+  // Classic BPF jump offsets are 8 bits: a longer one would be silently truncated, so it marks
+  // the program broken instead (never loaded: the launcher fails closed).
+  void Jump(uint16_t op, uint32_t k, size_t if_true, size_t if_false) {
+    if (if_true > 255 || if_false > 255) overflow_ = true;
+    Emit(BPF_JMP | op | BPF_K, static_cast<uint8_t>(if_true), static_cast<uint8_t>(if_false), k);
+  }
+
   void Emit(uint32_t code, uint8_t jt, uint8_t jf, uint32_t k) {
     if (size_ >= kMaxProgram) {
       overflow_ = true;
@@ -148,8 +261,8 @@ class Program {
   bool overflow_ = false;
 };
 
-// Builds the whole program into *program. Returns 0 or -E2BIG (a miscounted block: never
-// loaded, the launcher fails closed).
+// Builds the whole program into *program. Returns 0 or -E2BIG (a miscounted block or a jump
+// too long: never loaded, the launcher fails closed).
 int Build(const FilterChoice& choice, Program* program) {
   program->Load(kArchOffset);
   program->JumpEq(LANDLOCK_RUN_AUDIT_ARCH, 1, 0);
@@ -159,14 +272,31 @@ int Build(const FilterChoice& choice, Program* program) {
   program->JumpGe(kX32SyscallBit, 0, 1);
   program->Return(SECCOMP_RET_KILL_PROCESS);
 #endif
-  program->Rules(kTerminalRules);
-  if (choice.deny_network) program->Rules(kNetworkRules);
-  if (choice.deny_metadata) program->Rules(kMetadataRules);
-  program->Return(SECCOMP_RET_ALLOW);
+  RuleSet rules;
+  rules.Add(kTerminalRules);
+  rules.Add(kIpcRules);
+  rules.Add(kKeyringRules);
+  rules.Add(kNamespaceRules);
+  if (choice.deny_network) rules.Add(kNetworkRules);
+  if (choice.deny_metadata) rules.Add(kMetadataRules);
+  program->Tree(rules, 0, rules.distinct());
   return program->ok() ? 0 : -E2BIG;
 }
 
 }  // namespace
+
+size_t MaxFilterBytes() { return kMaxProgram * sizeof(sock_filter); }
+
+int BuildFilterBytes(const FilterChoice& choice, unsigned char* out, size_t capacity,
+                     size_t* size) {
+  Program program;
+  if (const int rc = Build(choice, &program); rc != 0) return rc;
+  const size_t bytes = program.size() * sizeof(sock_filter);
+  if (bytes > capacity) return -E2BIG;
+  memcpy(out, program.data(), bytes);
+  *size = bytes;
+  return 0;
+}
 
 int ExportFilterBpf(const FilterChoice& choice, int fd) {
   Program program;

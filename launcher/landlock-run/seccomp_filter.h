@@ -3,6 +3,8 @@
 // seccomp_filter.cc from the tables in seccomp_rules.h (no libseccomp, no allocation).
 #pragma once
 
+#include <stddef.h>
+
 namespace landlock_run {
 
 struct FilterChoice {
@@ -10,12 +12,20 @@ struct FilterChoice {
   bool deny_metadata = false;
 };
 
+// The largest program BuildFilterBytes can produce, in bytes.
+size_t MaxFilterBytes();
+
+// Builds the filter without loading it into `out` (at most `capacity` bytes) as the raw array of
+// struct sock_filter, the form bwrap's --seccomp reads; *size gets its length. Returns 0 or a
+// negative errno (-E2BIG when `capacity` is too small).
+int BuildFilterBytes(const FilterChoice& choice, unsigned char* out, size_t capacity, size_t* size);
+
 // Builds the filter without loading it and writes its program to `fd` as the raw array of
 // struct sock_filter (for tests). Returns 0 or a negative errno.
 int ExportFilterBpf(const FilterChoice& choice, int fd);
 
-// Builds and loads the filter into the calling thread. The terminal rules are always part of
-// it. Requires no_new_privs (set earlier). Returns 0 or a negative errno.
+// Builds and loads the filter into the calling thread. The terminal, IPC, keyring and namespace
+// rules are always part of it. Requires no_new_privs (set earlier). Returns 0 or a negative errno.
 int InstallFilter(const FilterChoice& choice);
 
 }  // namespace landlock_run

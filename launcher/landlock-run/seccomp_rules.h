@@ -27,13 +27,18 @@
 #ifndef __NR_file_setattr  // Linux 6.17: sets fsxattr flags (FS_IOC_FSSETXATTR by path)
 #define __NR_file_setattr 469
 #endif
+#ifndef __NR_clone3  // Linux 5.3
+#define __NR_clone3 435
+#endif
 
 namespace landlock_run {
 
 enum class ArgMatch {
-  kAny,        // every call fails
-  kNotEqual,   // fails unless args[arg] == value (all 64 bits: garbage high bits fail too)
-  kLow32Equal  // fails when (args[arg] & 0xffffffff) == value: the kernel reads an unsigned int
+  kAny,          // every call fails
+  kNotEqual,     // fails unless args[arg] == value (all 64 bits: garbage high bits fail too)
+  kLow32Equal,   // fails when (args[arg] & 0xffffffff) == value: the kernel reads an unsigned int
+  kLow32AnySet,  // fails when (args[arg] & value) != 0, value a mask within the low 32 bits
+  kLow32NotIn    // fails unless (args[arg] & 0xffffffff) is one of allowed[0..allowed_count)
 };
 
 struct SyscallRule {
@@ -43,6 +48,8 @@ struct SyscallRule {
   ArgMatch match;
   unsigned arg;
   uint64_t value;
+  const uint32_t* allowed = nullptr;  // kLow32NotIn only
+  unsigned allowed_count = 0;
 };
 
 // Terminal ioctl commands (x86_64/arm64 values, asm-generic/ioctls.h).
@@ -100,6 +107,72 @@ inline constexpr SyscallRule kMetadataRules[] = {
     {__NR_ioctl, "ioctl(FS_IOC_SETFLAGS)", EPERM, ArgMatch::kLow32Equal, 1, kFsIocSetflags},
     {__NR_ioctl, "ioctl(FS_IOC32_SETFLAGS)", EPERM, ArgMatch::kLow32Equal, 1, kFsIoc32Setflags},
     {__NR_ioctl, "ioctl(FS_IOC_FSSETXATTR)", EPERM, ArgMatch::kLow32Equal, 1, kFsIocFssetxattr},
+};
+
+// Always installed: host kernel objects that no file permission guards. On the Landlock backend
+// the command shares the host's IPC namespace and its keyrings; bwrap gives a private IPC
+// namespace but keeps the caller's keyrings, so every Linux backend carries these rules (bwrap
+// receives the same program through its --seccomp descriptor).
+//
+// SysV IPC and POSIX message queues live in the IPC namespace, keyed by number or by name and
+// guarded only by a mode the command's own uid usually satisfies: without these rules a confined
+// command attaches to, overwrites and removes the caller's segments, and leaves its own pinned in
+// host memory after the run.
+inline constexpr SyscallRule kIpcRules[] = {
+    {__NR_shmget, "shmget", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_shmat, "shmat", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_shmctl, "shmctl", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_shmdt, "shmdt", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_msgget, "msgget", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_msgsnd, "msgsnd", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_msgrcv, "msgrcv", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_msgctl, "msgctl", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_semget, "semget", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_semop, "semop", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_semtimedop, "semtimedop", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_semctl, "semctl", EPERM, ArgMatch::kAny, 0, 0},
+#ifdef __NR_ipc  // the multiplexer of architectures that have one (not x86_64, not arm64)
+    {__NR_ipc, "ipc", EPERM, ArgMatch::kAny, 0, 0},
+#endif
+    {__NR_mq_open, "mq_open", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_mq_unlink, "mq_unlink", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_mq_timedsend, "mq_timedsend", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_mq_timedreceive, "mq_timedreceive", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_mq_notify, "mq_notify", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_mq_getsetattr, "mq_getsetattr", EPERM, ArgMatch::kAny, 0, 0},
+};
+
+// Keyrings belong to the user and the session, not to a namespace bwrap can unshare: a command
+// would read, update and revoke the caller's keys, and request_key(2) makes the kernel run the
+// host's /sbin/request-key as root, outside every namespace, with a description the command
+// chose (with keyutils' DNS resolver rule, a lookup that ignores a denied network).
+inline constexpr SyscallRule kKeyringRules[] = {
+    {__NR_add_key, "add_key", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_keyctl, "keyctl", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_request_key, "request_key", EPERM, ArgMatch::kAny, 0, 0},
+};
+
+inline constexpr uint64_t kCloneNewUser = 0x10000000;  // CLONE_NEWUSER, linux/sched.h
+// personality(2) values a program may set, as Docker's default profile allows: PER_LINUX (0),
+// PER_LINUX32 (uname reports a 32-bit machine), UNAME26 (uname reports 2.6.x), both, and the
+// 0xffffffff query. Every other flag (ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, a
+// foreign execution domain such as PER_BSD) weakens the memory layout of what the command execs.
+inline constexpr uint32_t kAllowedPersonalities[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffff};
+
+// A user namespace gives its creator every capability inside it, and with them the kernel
+// surface behind CAP_NET_ADMIN and CAP_SYS_ADMIN (nf_tables, mounts) that the capability drop
+// took away. unshare and clone are refused when they ask for one; clone3 passes its flags in
+// memory a filter cannot read, so it answers ENOSYS, on which glibc (2.34+) falls back to clone.
+// setns joins an existing namespace: a user namespace the caller's uid owns grants it every
+// capability there, so joining is refused whole (it also needs CAP_SYS_ADMIN for any other kind).
+inline constexpr SyscallRule kNamespaceRules[] = {
+    {__NR_unshare, "unshare(CLONE_NEWUSER)", EPERM, ArgMatch::kLow32AnySet, 0, kCloneNewUser},
+    // clone's flags are args[0] on x86_64 and arm64 alike (only the tid/tls order differs).
+    {__NR_clone, "clone(CLONE_NEWUSER)", EPERM, ArgMatch::kLow32AnySet, 0, kCloneNewUser},
+    {__NR_clone3, "clone3", ENOSYS, ArgMatch::kAny, 0, 0},
+    {__NR_setns, "setns", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_personality, "personality", EPERM, ArgMatch::kLow32NotIn, 0, 0, kAllowedPersonalities,
+     sizeof(kAllowedPersonalities) / sizeof(kAllowedPersonalities[0])},
 };
 
 }  // namespace landlock_run

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -42,11 +43,13 @@ std::uint32_t LoadWord(const seccomp_data& data, std::uint32_t offset) {
 
 // Runs the classic BPF subset seccomp filters use. Returns the filter's return value, or nullopt
 // on an instruction it does not know (the test then fails rather than guessing).
+// `steps`, when given, receives how many instructions ran.
 std::optional<std::uint32_t> Evaluate(const std::vector<sock_filter>& program,
-                                      const seccomp_data& data) {
+                                      const seccomp_data& data, std::size_t* steps = nullptr) {
   std::uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {};
   for (std::size_t pc = 0; pc < program.size(); ++pc) {
     const sock_filter& op = program[pc];
+    if (steps != nullptr) ++*steps;
     const auto jump = [&](bool taken) { pc += taken ? op.jt : op.jf; };
     switch (op.code) {
       case BPF_LD | BPF_W | BPF_ABS:
@@ -223,6 +226,130 @@ TEST_F(LandlockRunSeccomp, EveryRuleOnOneSyscallApplies) {
   EXPECT_EQ(Verdict(all_, Call(__NR_ioctl, __NR_socket, __NR_socket)), kAllow);
 }
 
+TEST_F(LandlockRunSeccomp, HostIpcObjectsAreRefusedAlways) {
+  for (const FilterChoice& choice : {none_, all_}) {
+    for (const SyscallRule& rule : kIpcRules) {
+      EXPECT_EQ(Verdict(choice, Call(rule.nr, 0x1234, 4096)), Errno(EPERM)) << rule.name;
+    }
+    for (const int nr : {__NR_shmget, __NR_shmat, __NR_shmctl, __NR_shmdt, __NR_msgget, __NR_msgsnd,
+                         __NR_msgrcv, __NR_msgctl, __NR_semget, __NR_semop, __NR_semtimedop,
+                         __NR_semctl, __NR_mq_open, __NR_mq_unlink}) {
+      EXPECT_EQ(Verdict(choice, Call(nr)), Errno(EPERM)) << nr;
+    }
+    // Anonymous shared memory and POSIX shm through files stay allowed (Landlock governs files).
+    EXPECT_EQ(Verdict(choice, Call(__NR_mmap)), kAllow);
+    EXPECT_EQ(Verdict(choice, Call(__NR_memfd_create)), kAllow);
+  }
+}
+
+TEST_F(LandlockRunSeccomp, KeyringCallsAreRefusedAlways) {
+  for (const FilterChoice& choice : {none_, all_}) {
+    EXPECT_EQ(Verdict(choice, Call(__NR_add_key)), Errno(EPERM));
+    EXPECT_EQ(Verdict(choice, Call(__NR_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, ~2ULL /* -3 */)),
+              Errno(EPERM));
+    EXPECT_EQ(Verdict(choice, Call(__NR_request_key)), Errno(EPERM));
+  }
+}
+
+TEST_F(LandlockRunSeccomp, UserNamespacesAreRefusedWhateverElseTheFlagsSay) {
+  constexpr std::uint64_t kNewUser = 0x10000000;
+  constexpr std::uint64_t kSigchld = 17, kNewNet = 0x40000000, kNewNs = 0x00020000;
+  for (const FilterChoice& choice : {none_, all_}) {
+    for (const int nr : {__NR_unshare, __NR_clone}) {
+      EXPECT_EQ(Verdict(choice, Call(nr, kNewUser)), Errno(EPERM)) << nr;
+      EXPECT_EQ(Verdict(choice, Call(nr, kNewUser | kNewNet | kNewNs)), Errno(EPERM)) << nr;
+      EXPECT_EQ(Verdict(choice, Call(nr, 0xffffffff00000000ULL | kNewUser)), Errno(EPERM)) << nr;
+      EXPECT_EQ(Verdict(choice, Call(nr, ~0ULL)), Errno(EPERM)) << nr;
+      // Other namespaces need capabilities the command no longer has: the kernel refuses them.
+      EXPECT_EQ(Verdict(choice, Call(nr, kNewNet)), kAllow) << nr;
+    }
+    // fork() and pthread_create() as glibc spells them with clone.
+    EXPECT_EQ(Verdict(choice, Call(__NR_clone, 0x01200000 | kSigchld)), kAllow);
+    EXPECT_EQ(Verdict(choice, Call(__NR_clone, 0x003d0f00)), kAllow);
+    // clone3's flags are behind a pointer: ENOSYS makes glibc fall back to clone.
+    EXPECT_EQ(Verdict(choice, Call(__NR_clone3, 0x1000, 88)), Errno(ENOSYS));
+    EXPECT_EQ(Verdict(choice, Call(__NR_setns, 3, 0)), Errno(EPERM));
+    EXPECT_EQ(Verdict(choice, Call(__NR_setns, 3, kNewUser)), Errno(EPERM));
+  }
+}
+
+TEST_F(LandlockRunSeccomp, PersonalityStaysWithinTheDefaultDomain) {
+  for (const FilterChoice& choice : {none_, all_}) {
+    for (const std::uint64_t allowed :
+         {0x0ULL, 0x8ULL, 0x20000ULL, 0x20008ULL, 0xffffffffULL, 0xabcd00000000ULL}) {
+      EXPECT_EQ(Verdict(choice, Call(__NR_personality, allowed)), kAllow) << allowed;
+    }
+    for (const std::uint64_t refused : {0x0040000ULL /* ADDR_NO_RANDOMIZE */, 0x6ULL /* PER_BSD */,
+                                        0x0400000ULL /* READ_IMPLIES_EXEC */, 0x0100000ULL,
+                                        0x0040008ULL, 0xfffffffeULL, 0x1ULL}) {
+      EXPECT_EQ(Verdict(choice, Call(__NR_personality, refused)), Errno(EPERM)) << refused;
+    }
+  }
+}
+
+TEST_F(LandlockRunSeccomp, EveryTableRuleAppliesWithEveryChoice) {
+  // Each rule of each table, matched with an argument that trips it, under every choice that
+  // installs it: the search tree must reach every leaf.
+  const auto tripping = [](const SyscallRule& rule) {
+    switch (rule.match) {
+      case ArgMatch::kAny:
+        return Call(rule.nr);
+      case ArgMatch::kNotEqual:
+        return Call(rule.nr, rule.value + 1);
+      case ArgMatch::kLow32Equal:
+        return Call(rule.nr, 0, rule.value);
+      case ArgMatch::kLow32AnySet:
+      case ArgMatch::kLow32NotIn:
+        return Call(rule.nr, 0xdeadbeef);
+    }
+    return Call(rule.nr);
+  };
+  const auto expect_all = [&](const FilterChoice& choice, const auto& table) {
+    for (const SyscallRule& rule : table) {
+      seccomp_data data = tripping(rule);
+      if (rule.match == ArgMatch::kLow32Equal) data.args[rule.arg] = rule.value;
+      EXPECT_EQ(Verdict(choice, data), Errno(rule.err)) << rule.name;
+    }
+  };
+  for (const FilterChoice& choice :
+       {none_, FilterChoice{true, false}, FilterChoice{false, true}, all_}) {
+    expect_all(choice, kTerminalRules);
+    expect_all(choice, kIpcRules);
+    expect_all(choice, kKeyringRules);
+    expect_all(choice, kNamespaceRules);
+    if (choice.deny_network) expect_all(choice, kNetworkRules);
+    if (choice.deny_metadata) expect_all(choice, kMetadataRules);
+  }
+  // Every syscall number no rule names is allowed, below, between and above the rules' numbers.
+  for (int nr = 0; nr < 480; ++nr) {
+    bool named = false;
+    const auto names = [&](const auto& table) {
+      for (const SyscallRule& rule : table) named = named || rule.nr == nr;
+    };
+    names(kTerminalRules);
+    names(kIpcRules);
+    names(kKeyringRules);
+    names(kNamespaceRules);
+    names(kNetworkRules);
+    names(kMetadataRules);
+    if (!named) {
+      EXPECT_EQ(Verdict(all_, Call(nr, ~0ULL, ~0ULL)), kAllow) << nr;
+    }
+  }
+}
+
+TEST_F(LandlockRunSeccomp, BuiltBytesAreTheExportedProgram) {
+  for (const FilterChoice& choice : {none_, all_}) {
+    std::vector<unsigned char> bytes(MaxFilterBytes());
+    std::size_t size = 0;
+    ASSERT_EQ(BuildFilterBytes(choice, bytes.data(), bytes.size(), &size), 0);
+    const std::vector<sock_filter> exported = Export(choice);
+    ASSERT_EQ(size, exported.size() * sizeof(sock_filter));
+    EXPECT_EQ(std::memcmp(bytes.data(), exported.data(), size), 0);
+    EXPECT_EQ(BuildFilterBytes(choice, bytes.data(), size - 1, &size), -E2BIG);
+  }
+}
+
 TEST_F(LandlockRunSeccomp, ProgramIsWellFormedForTheKernelChecker) {
   // What seccomp's checker (sk_chk_filter plus seccomp_check_filter) insists on: a non-empty
   // program under BPF_MAXINSNS, every jump forward and inside it, loads only within
@@ -234,6 +361,16 @@ TEST_F(LandlockRunSeccomp, ProgramIsWellFormedForTheKernelChecker) {
     EXPECT_LE(program.size(), static_cast<std::size_t>(BPF_MAXINSNS));
     EXPECT_EQ(program.back().code, BPF_RET | BPF_K);
     EXPECT_EQ(program.back().k, kAllow);
+    // The search keeps every path short: the kernel emulates the program for every syscall
+    // number when it attaches the filter (its allow-cache), and runs it on every call.
+    std::size_t longest = 0;
+    for (int nr = 0; nr < 480; ++nr) {
+      std::size_t steps = 0;
+      Evaluate(program, Call(nr, 0, 0x5413), &steps);
+      longest = std::max(longest, steps);
+    }
+    EXPECT_LE(longest, 40U);
+    EXPECT_LE(program.size(), 200U);
     // The first instruction loads the architecture: nothing is decided before it is checked.
     EXPECT_EQ(program.front().code, BPF_LD | BPF_W | BPF_ABS);
     EXPECT_EQ(program.front().k, offsetof(seccomp_data, arch));

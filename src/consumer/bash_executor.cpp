@@ -2,6 +2,7 @@
 #include "bash_executor.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -124,7 +125,34 @@ struct Prepared {
   exec::Request request;
   std::optional<ConfinedArgv> confined;  // absent under danger-full-access
   std::unique_ptr<StatusChannel> status;
+  std::vector<UniqueFd> provided;  // the wrap's provided descriptors, open until the spawn
 };
+
+// A sealed memfd at offset 0 holding `content`: what a runner reads a provided descriptor from.
+// A memfd rather than a pipe: nothing can block on its size, and the seals keep it unchanged.
+UniqueFd provided_descriptor(const ProvidedFd& wanted, SandboxMode mode) {
+  if (wanted.fd == kBwrapStatusFd || wanted.fd == kLauncherStatusFd) {
+    throw SandboxUnavailableError(*to_confined_mode(mode),
+                                  "the wrap asks for descriptor " + std::to_string(wanted.fd) +
+                                      ", which carries a runner's status channel");
+  }
+  UniqueFd fd(::memfd_create("dsh-sandbox-provided", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (fd.get() < 0) throw std::system_error(errno, std::generic_category(), "memfd_create");
+  std::size_t written = 0;
+  while (written < wanted.content.size()) {
+    const ssize_t n =
+        ::write(fd.get(), wanted.content.data() + written, wanted.content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::system_error(errno, std::generic_category(), "write to memfd");
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
+          0 ||
+      ::lseek(fd.get(), 0, SEEK_SET) != 0) {
+    throw std::system_error(errno, std::generic_category(), "sealing the memfd");
+  }
+  return fd;
+}
 
 // The directory the command must run in, absolute, as bwrap's --chdir needs it.
 std::string absolute_workdir(const RunSpec& spec) {
@@ -148,6 +176,10 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   }
   prepared.confined = provider.confine(spec.argv, *policy);
   prepared.request.argv = prepared.confined->argv;
+  for (const ProvidedFd& wanted : prepared.confined->provided_fds) {
+    prepared.provided.push_back(provided_descriptor(wanted, spec.policy.mode));
+    prepared.request.fds.push_back({prepared.provided.back().get(), wanted.fd});
+  }
   const RunnerPositions positions = runner_positions(*prepared.confined);
   if (!positions.bwrap && !positions.launcher) return prepared;
   auto status = std::make_unique<StatusChannel>();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// bwrap profile (spec §2.4, extended). Order is load-bearing: the read-only root comes first
+// bwrap profile (extended from the reference's). Order is load-bearing: the read-only root comes first
 // so every later mount lands on top of it; --tmpfs /tmp precedes --bind WS WS so a workspace
 // under /tmp is bound over the fresh tmpfs instead of being hidden by it.
 #include "profiles.h"
@@ -13,6 +13,9 @@ std::vector<std::string> bwrap_args(const SandboxPolicy& policy) {
       // A private PID namespace with its own /proc: with host PIDs visible, magic links such as
       // /proc/<pid>/root lead into host mount views and escape the read-only binds.
       "--unshare-pid", "--proc", "/proc", "--die-with-parent",
+      // A private IPC namespace: the host's SysV segments, queues and semaphores and its POSIX
+      // message queues are out of reach, and whatever the command makes dies with the run.
+      "--unshare-ipc",
       // A new session: without it the command shares the caller's terminal and can push input
       // into it with TIOCSTI (CVE-2017-5226).
       "--new-session",

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "seccomp_filter.h"
+
 #include "dsh/sandbox/roots.h"
 #include "profiles.h"
 
@@ -47,6 +49,32 @@ Argv landlock_ungoverned(const SandboxPolicy& policy, const LandlockFeatures& fe
   return gaps;
 }
 
+// What every Linux backend refuses (landlock-run's always-on seccomp filter, which bwrap alone
+// loads through --seccomp): kernel objects the command cannot be given a private copy of.
+void append_kernel_refusals(Argv& refused) {
+  refused.insert(
+      refused.end(),
+      {"SysV IPC and POSIX message queues: shmget, shmat, shmctl, shmdt, msg*, sem*, mq_* fail "
+       "with EPERM (on the host they reach the caller's objects; under bwrap the run's IPC "
+       "namespace is private as well)",
+       "kernel keyrings: add_key, keyctl and request_key fail with EPERM (keys belong to the "
+       "caller's session, and request_key makes the kernel run a host helper as root)",
+       "user namespaces: unshare and clone with CLONE_NEWUSER and setns fail with EPERM, clone3 "
+       "with ENOSYS (a new user namespace hands back every capability the sandbox dropped)",
+       "personality beyond PER_LINUX, PER_LINUX32 and UNAME26 fails with EPERM (it would weaken "
+       "the memory layout of what the command executes, e.g. ADDR_NO_RANDOMIZE)"});
+}
+
+// The Landlock backend runs on the host's /dev.
+void append_host_device_refusals(Argv& refused) {
+  refused.insert(
+      refused.end(),
+      {"pseudo-terminals: /dev/ptmx and /dev/pts are the host's, beside the person's other "
+       "terminals, so opening a pty fails with EACCES (script, tmux, pty.openpty)",
+       "POSIX shared memory and semaphores: /dev/shm is the host's, holding other programs' "
+       "objects, so shm_open and sem_open fail with EACCES (Python multiprocessing locks)"});
+}
+
 Argv windows_acl_ungoverned() {
   return {"objects that grant Everyone write access stay writable",
           "NTFS hard links alias files inside and outside the workspace",
@@ -71,11 +99,14 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) 
         facts.denial_signatures.emplace_back("permission denied");
         facts.runner_failure_rules.push_back(landlock_rule());
       }
+      append_kernel_refusals(facts.refused);
       break;
     case SandboxBackend::kLandlock:
       facts.denial_signatures = {"permission denied"};
       facts.runner_failure_rules = {landlock_rule()};
       facts.ungoverned = landlock_ungoverned(policy, selection.landlock.value());
+      append_kernel_refusals(facts.refused);
+      append_host_device_refusals(facts.refused);
       break;
     case SandboxBackend::kSeatbelt:
       facts.denial_signatures = {"operation not permitted"};
@@ -100,13 +131,21 @@ bool hidden_by_profile(std::string_view path, const SandboxPolicy& policy) {
          (policy.mode == ConfinedSandboxMode::kWorkspaceWrite && is_beneath(path, "/tmp"));
 }
 
-// Appends the runners, their profiles and separators to `out` (confine()'s hot path: no copies).
-void append_prefix(Argv& out, const Selection& selection, const Runners& runners,
-                   const SandboxPolicy& policy, std::span<const std::string> writable_roots,
-                   std::string_view temp_dir) {
+// Appends the runners, their profiles and separators to `out` (confine()'s hot path: no copies),
+// and the descriptors they read to `fds`.
+void append_prefix(Argv& out, std::vector<ProvidedFd>& fds, const Selection& selection,
+                   const Runners& runners, const SandboxPolicy& policy,
+                   std::span<const std::string> writable_roots, std::string_view temp_dir) {
   switch (selection.backend) {
     case SandboxBackend::kBwrap: {
       Argv args = bwrap_args(policy);
+      if (!selection.landlock) {
+        // bwrap alone gets the launcher's always-on filter through a descriptor. In the layered
+        // default the inner launcher installs that same filter itself, so bwrap loads none.
+        args.insert(args.end(), {"--seccomp", std::to_string(kBwrapSeccompFd)});
+        fds.push_back({kBwrapSeccompFd, bwrap_seccomp_program(),
+                       "bwrap --seccomp: the seccomp program (struct sock_filter array)"});
+      }
       // Defense in depth: inside bwrap's mount view, landlock-run adds IPC scoping, seccomp
       // hardening and its own capability drop. The read-only root shows it at its own path
       // unless one of the profile's own mounts covers it (a launcher under /tmp vanishes under
@@ -117,7 +156,8 @@ void append_prefix(Argv& out, const Selection& selection, const Runners& runners
       }
       append_runner(out, runners.bwrap, args);
       if (selection.landlock) {
-        append_runner(out, runners.landlock_run, landlock_args(policy, *selection.landlock));
+        append_runner(out, runners.landlock_run,
+                      landlock_args(policy, *selection.landlock, LandlockPlace::kInsideBwrap));
       }
       return;
     }
@@ -139,6 +179,20 @@ void append_prefix(Argv& out, const Selection& selection, const Runners& runners
 }
 
 }  // namespace
+
+const std::string& bwrap_seccomp_program() {
+  static const std::string program = [] {
+    std::string bytes(landlock_run::MaxFilterBytes(), '\0');
+    std::size_t size = 0;
+    const int rc = landlock_run::BuildFilterBytes(
+        {}, reinterpret_cast<unsigned char*>(bytes.data()), bytes.size(), &size);
+    // A generator bug, caught by its unit tests; never an unconfined run.
+    if (rc != 0) throw std::logic_error("the seccomp program for bwrap cannot be built");
+    bytes.resize(size);
+    return bytes;
+  }();
+  return program;
+}
 
 std::string selection_name(const Selection& selection) {
   std::string name(backend_name(selection.backend));
@@ -187,7 +241,8 @@ ConfinedArgv wrap(const Selection& chosen, const Runners& runners,
   }
   ConfinedArgv confined = facts_for(selection, policy);
   confined.argv.reserve(40 + argv.size());
-  append_prefix(confined.argv, selection, runners, policy, writable_roots, temp_dir);
+  append_prefix(confined.argv, confined.provided_fds, selection, runners, policy, writable_roots,
+                temp_dir);
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
   return confined;
 }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "json_codec.h"
 
@@ -49,6 +51,52 @@ Result<NetworkPolicy> network_field(const json& object, std::string_view what) {
   return parse_network_policy(name.value());
 }
 
+constexpr std::string_view kBase64 =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// RFC 4648 base64 with padding: a descriptor's content is raw bytes, JSON strings are text.
+std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t group = 0;
+    for (std::size_t j = 0; j < 3; ++j) {
+      group = (group << 8) | (j < n ? static_cast<unsigned char>(bytes[i + j]) : 0U);
+    }
+    for (std::size_t j = 0; j < 4; ++j) {
+      out.push_back(j <= n ? kBase64[(group >> (18 - 6 * j)) & 0x3f] : '=');
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    std::uint32_t group = 0;
+    std::size_t padding = 0;
+    for (std::size_t j = 0; j < 4; ++j) {
+      const char c = text[i + j];
+      const bool last_group = i + 4 == text.size();
+      if (c == '=' && last_group && j >= 2 && (j == 3 || text[i + 3] == '=')) {
+        ++padding;
+        group <<= 6;
+        continue;
+      }
+      const std::size_t value = kBase64.find(c);
+      if (value == std::string_view::npos || padding > 0) return std::nullopt;
+      group = (group << 6) | static_cast<std::uint32_t>(value);
+    }
+    for (std::size_t j = 0; j < 3 - padding; ++j) {
+      out.push_back(static_cast<char>((group >> (16 - 8 * j)) & 0xff));
+    }
+  }
+  return out;
+}
+
 Result<json> object_of(const json& value, std::string_view what) {
   if (!value.is_object()) return InvalidInput{fmt::format("{} JSON must be an object", what)};
   return value;
@@ -80,13 +128,20 @@ json to_value(const ConfinedArgv& confined) {
   for (const RunnerFailureRule& rule : confined.runner_failure_rules) {
     rules.push_back(to_value(rule));
   }
+  json fds = json::array();
+  for (const ProvidedFd& fd : confined.provided_fds) {
+    fds.push_back(
+        {{"fd", fd.fd}, {"purpose", fd.purpose}, {"contentBase64", base64_encode(fd.content)}});
+  }
   return json{{"argv", confined.argv},
               {"enforcement", wire_name(confined.enforcement)},
               {"denialSignatures", confined.denial_signatures},
               {"runnerFailureRules", std::move(rules)},
               {"backend", confined.backend},
               {"ungoverned", confined.ungoverned},
-              {"network", wire_name(confined.network)}};
+              {"network", wire_name(confined.network)},
+              {"providedFds", std::move(fds)},
+              {"refused", confined.refused}};
 }
 
 json to_value(const SandboxPolicy& policy) {
@@ -118,6 +173,30 @@ Result<RunnerFailureRule> runner_failure_rule_from_value(const json& value) {
 
 namespace {
 
+// "providedFds": [{"fd": N, "purpose": "...", "contentBase64": "..."}], optional.
+Result<ConfinedArgv> read_provided_fds(const json& value, ConfinedArgv confined) {
+  constexpr std::string_view kWhat = "ConfinedArgv";
+  const auto fds = value.find("providedFds");
+  if (fds == value.end()) return confined;
+  if (!fds->is_array()) return field_error(kWhat, "providedFds", "must be an array of objects");
+  for (const json& entry : *fds) {
+    const auto number = entry.is_object() ? entry.find("fd") : entry.end();
+    if (!entry.is_object() || number == entry.end() || !number->is_number_integer() ||
+        number->get<long long>() < 0 || number->get<long long>() > INT32_MAX) {
+      return field_error(kWhat, "providedFds", "must hold objects with a descriptor number \"fd\"");
+    }
+    auto purpose = string_field(entry, "purpose", "ConfinedArgv providedFds");
+    if (!purpose) return purpose.error();
+    auto encoded = string_field(entry, "contentBase64", "ConfinedArgv providedFds");
+    if (!encoded) return encoded.error();
+    std::optional<std::string> content = base64_decode(encoded.value());
+    if (!content) return field_error(kWhat, "providedFds", "has a contentBase64 that is not base64");
+    confined.provided_fds.push_back(
+        {number->get<int>(), std::move(content).value(), std::move(purpose).value()});
+  }
+  return confined;
+}
+
 // The extension fields; each is optional so the reference's JSON parses too.
 Result<ConfinedArgv> read_facts(const json& value, ConfinedArgv confined) {
   constexpr std::string_view kWhat = "ConfinedArgv";
@@ -134,7 +213,12 @@ Result<ConfinedArgv> read_facts(const json& value, ConfinedArgv confined) {
   auto network = network_field(value, kWhat);
   if (!network) return network.error();
   confined.network = network.value();
-  return confined;
+  if (value.contains("refused")) {
+    auto refused = string_array(value, "refused", kWhat);
+    if (!refused) return refused.error();
+    confined.refused = std::move(refused).value();
+  }
+  return read_provided_fds(value, std::move(confined));
 }
 
 }  // namespace

@@ -42,6 +42,25 @@ bool wraps_command(const std::vector<std::string>& wrapped, std::span<const std:
          std::equal(argv.begin(), argv.end(), wrapped.begin() + static_cast<long>(separator) + 1);
 }
 
+// Each provided descriptor a distinct number above stdio, named in the argv before "--" (so the
+// runner, not the command, reads it).
+bool provides_named_fds(const ConfinedArgv& confined, std::span<const std::string> argv) {
+  const std::size_t separator = confined.argv.size() - argv.size() - 1;
+  for (std::size_t i = 0; i < confined.provided_fds.size(); ++i) {
+    const int fd = confined.provided_fds[i].fd;
+    if (fd < 3) return false;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (confined.provided_fds[j].fd == fd) return false;
+    }
+    const std::string number = std::to_string(fd);
+    if (std::find(confined.argv.begin(), confined.argv.begin() + static_cast<long>(separator),
+                  number) == confined.argv.begin() + static_cast<long>(separator)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 ConfinedArgv SandboxProvider::confine(std::span<const std::string> argv,
@@ -54,6 +73,11 @@ ConfinedArgv SandboxProvider::confine(std::span<const std::string> argv,
     throw SandboxUnavailableError(policy.mode,
                                   "the provider returned an argv that does not wrap the command as "
                                   "[runner, profile..., \"--\", command...]; refusing to run it");
+  }
+  if (!provides_named_fds(confined, argv)) {
+    throw SandboxUnavailableError(policy.mode,
+                                  "the provider asked for descriptors that are not distinct numbers "
+                                  ">= 3 named by its runner's arguments; refusing to run it");
   }
   return confined;
 }

@@ -26,6 +26,18 @@ struct RunnerFailureRule {
   bool operator==(const RunnerFailureRule&) const = default;
 };
 
+// A descriptor the spawner must open in the child before it runs ConfinedArgv::argv: number
+// `fd` in the child, readable from its start, holding exactly `content` and then end of file
+// (a pipe whose write end is closed, or a memfd at offset 0). The argv names the number (bwrap's
+// `--seccomp N`); a spawn without it makes the runner fail, so the command never runs unconfined.
+struct ProvidedFd {
+  int fd = -1;
+  std::string content;  // raw bytes, not text
+  std::string purpose;  // what reads it, e.g. "bwrap --seccomp: the seccomp program"
+
+  bool operator==(const ProvidedFd&) const = default;
+};
+
 struct ConfinedArgv {
   // Runner, profile arguments, "--", then the caller's exact argv: spawn this instead.
   std::vector<std::string> argv;
@@ -42,8 +54,14 @@ struct ConfinedArgv {
   // what this backend does not govern of the mode's promise on this host; non-empty exactly
   // when enforcement is partial, so "partial" is never a bare word;
   std::vector<std::string> ungoverned;
-  // the network policy actually applied.
+  // the network policy actually applied;
   NetworkPolicy network = NetworkPolicy::kInherit;
+  // descriptors the spawner must provide (see ProvidedFd), each number at most once, all >= 3;
+  std::vector<ProvidedFd> provided_fds;
+  // what this backend refuses that an unconfined command could do, and why: host kernel objects
+  // and devices it cannot give the command a private copy of. A refusal is the boundary holding,
+  // not a gap, so it does not make enforcement partial.
+  std::vector<std::string> refused;
 
   bool operator==(const ConfinedArgv&) const = default;
 };

@@ -4,8 +4,8 @@
 
 namespace dsh::sandbox::profiles {
 
-std::vector<std::string> landlock_args(const SandboxPolicy& policy, const LandlockFeatures& features,
-                                       LandlockPlace place) {
+std::vector<std::string> landlock_args(const SandboxPolicy& policy,
+                                       const LandlockFeatures& features, LandlockPlace place) {
   // /dev/null is granted as a file, never /dev: on the host /dev/shm is a world-writable tmpfs
   // holding other programs' POSIX shared memory and semaphores, and /dev/pts the person's other
   // terminals (opening a pty's peer, even through TIOCGPTPEER, is checked against its path).

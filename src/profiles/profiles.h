@@ -48,7 +48,8 @@ struct Selection {
 std::string selection_name(const Selection& selection);
 
 // bwrap: `--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent --unshare-ipc
-// --new-session --cap-drop ALL`, then `--unshare-net` for a denied network, then under workspace-write
+// --new-session --cap-drop ALL`, then `--unshare-net` for a denied network, then under
+// workspace-write
 // `--tmpfs /tmp --bind WS WS`.
 std::vector<std::string> bwrap_args(const SandboxPolicy& policy);
 
@@ -59,7 +60,8 @@ enum class LandlockPlace { kHost, kInsideBwrap };
 // landlock-run: `--ro / --rw /dev/null`, inside bwrap also `--rw /dev/pts --rw /dev/shm
 // --rw /dev/tty`, under workspace-write `--rw /tmp --rw WS`, then the hardening options this
 // kernel supports.
-std::vector<std::string> landlock_args(const SandboxPolicy& policy, const LandlockFeatures& features,
+std::vector<std::string> landlock_args(const SandboxPolicy& policy,
+                                       const LandlockFeatures& features,
                                        LandlockPlace place = LandlockPlace::kHost);
 
 // The descriptor number bwrap alone reads its seccomp program from (`--seccomp 5`): above the

@@ -75,9 +75,10 @@ ConfinedArgv SandboxProvider::confine(std::span<const std::string> argv,
                                   "[runner, profile..., \"--\", command...]; refusing to run it");
   }
   if (!provides_named_fds(confined, argv)) {
-    throw SandboxUnavailableError(policy.mode,
-                                  "the provider asked for descriptors that are not distinct numbers "
-                                  ">= 3 named by its runner's arguments; refusing to run it");
+    throw SandboxUnavailableError(
+        policy.mode,
+        "the provider asked for descriptors that are not distinct numbers "
+        ">= 3 named by its runner's arguments; refusing to run it");
   }
   return confined;
 }

@@ -88,7 +88,9 @@ TEST(LocalProviderChain, BwrapUsableAloneGivesTheBwrapWrapExactly) {
   const ConfinedArgv confined = provider.confine(kCommand, kRo);
   ASSERT_FALSE(confined.argv.empty());
   EXPECT_EQ(Argv(confined.argv.begin() + 1, confined.argv.end()),
-            concat({profiles::bwrap_args(kRo), {"--"}, kCommand}));
+            concat({profiles::bwrap_args(kRo), {"--seccomp", "5", "--"}, kCommand}));
+  ASSERT_EQ(confined.provided_fds.size(), 1U);
+  EXPECT_EQ(confined.provided_fds[0].content, profiles::bwrap_seccomp_program());
   EXPECT_EQ(confined.backend, "bwrap");
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
   EXPECT_EQ(confined.runner_failure_rules,
@@ -103,7 +105,7 @@ TEST(LocalProviderChain, BwrapAndLandlockUsableLayerTheLauncherInsideBwrap) {
   EXPECT_EQ(Argv(confined.argv.begin() + 1, confined.argv.end()),
             concat({profiles::bwrap_args(kRo),
                     {"--", "/opt/dsh/landlock-run"},
-                    profiles::landlock_args(kRo, abi7),
+                    profiles::landlock_args(kRo, abi7, profiles::LandlockPlace::kInsideBwrap),
                     {"--"},
                     kCommand}));
   EXPECT_EQ(confined.backend, "bwrap+landlock");

@@ -40,17 +40,17 @@ std::ptrdiff_t index_of(const Argv& argv, const Argv& group) {
   return it == argv.end() ? -1 : it - argv.begin();
 }
 
-TEST(BwrapArgs, ReadOnlyIsTheReferenceProfilePlusNewSessionAndCapDrop) {
+TEST(BwrapArgs, ReadOnlyIsTheReferenceProfilePlusIpcNamespaceNewSessionAndCapDrop) {
   EXPECT_EQ(bwrap_args(kRo),
             (Argv{"--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
-                  "--die-with-parent", "--new-session", "--cap-drop", "ALL"}));
+                  "--die-with-parent", "--unshare-ipc", "--new-session", "--cap-drop", "ALL"}));
 }
 
 TEST(BwrapArgs, WorkspaceWriteAddsTmpfsThenWorkspaceBind) {
   EXPECT_EQ(bwrap_args(kWw),
             (Argv{"--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
-                  "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--tmpfs", "/tmp",
-                  "--bind", "/ws", "/ws"}));
+                  "--die-with-parent", "--unshare-ipc", "--new-session", "--cap-drop", "ALL",
+                  "--tmpfs", "/tmp", "--bind", "/ws", "/ws"}));
 }
 
 TEST(BwrapArgs, ReadOnlyRootPrecedesDevProcTmpfsAndTheWorkspaceBind) {
@@ -89,6 +89,22 @@ TEST(LandlockArgs, ReadOnlyAddsIpcScopingAndMetadataDenialWhereSupported) {
 TEST(LandlockArgs, WorkspaceWriteNeverDeniesMetadata) {
   EXPECT_EQ(landlock_args(kWw, kAbi7),
             (Argv{"--ro", "/", "--rw", "/dev/null", "--rw", "/tmp", "--rw", "/ws", "--scope-ipc"}));
+}
+
+TEST(LandlockArgs, InsideBwrapThePrivateTerminalsAndShmAreWritable) {
+  EXPECT_EQ(landlock_args(kRo, kAbi7, LandlockPlace::kInsideBwrap),
+            (Argv{"--ro", "/", "--rw", "/dev/null", "--rw", "/dev/pts", "--rw", "/dev/shm", "--rw",
+                  "/dev/tty", "--scope-ipc", "--deny-metadata"}));
+  EXPECT_EQ(landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
+            (Argv{"--ro", "/", "--rw", "/dev/null", "--rw", "/dev/pts", "--rw", "/dev/shm", "--rw",
+                  "/dev/tty", "--rw", "/tmp", "--rw", "/ws", "--scope-ipc"}));
+  // On the host they are the person's terminals and other programs' shared memory.
+  for (const SandboxPolicy& policy : {kRo, kWw}) {
+    const Argv host = landlock_args(policy, kAbi7);
+    for (const char* path : {"/dev/pts", "/dev/shm", "/dev/tty", "/dev/ptmx", "/dev"}) {
+      EXPECT_EQ(std::count(host.begin(), host.end(), path), 0) << path;
+    }
+  }
 }
 
 TEST(LandlockArgs, DeniedNetworkAddsDenyNetwork) {
@@ -131,8 +147,14 @@ TEST(Wrap, BwrapAloneIsFullWithTheBwrapDialect) {
   Argv expected = {"/usr/bin/bwrap"};
   const Argv profile = bwrap_args(kRo);
   expected.insert(expected.end(), profile.begin(), profile.end());
-  expected.insert(expected.end(), {"--", "bash", "-c", "echo hi"});
+  expected.insert(expected.end(), {"--seccomp", "5", "--", "bash", "-c", "echo hi"});
   EXPECT_EQ(confined.argv, expected);
+  // The descriptor bwrap reads its seccomp program from: the launcher's own always-on filter.
+  ASSERT_EQ(confined.provided_fds.size(), 1U);
+  EXPECT_EQ(confined.provided_fds[0].fd, kBwrapSeccompFd);
+  EXPECT_EQ(confined.provided_fds[0].content, bwrap_seccomp_program());
+  EXPECT_FALSE(confined.provided_fds[0].content.empty());
+  EXPECT_EQ(confined.provided_fds[0].content.size() % 8, 0U);  // struct sock_filter
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
   EXPECT_TRUE(confined.ungoverned.empty());
   EXPECT_EQ(confined.denial_signatures, Argv{"read-only file system"});
@@ -145,10 +167,14 @@ TEST(Wrap, BwrapLayeredOverLandlockRunsTheLauncherInsideTheNamespace) {
   const ConfinedArgv confined = wrap_of({SandboxBackend::kBwrap, kAbi7}, kWw);
   Argv expected = {"/usr/bin/bwrap"};
   for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run"},
-                           landlock_args(kWw, kAbi7), Argv{"--", "bash", "-c", "echo hi"}}) {
+                           landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
+                           Argv{"--", "bash", "-c", "echo hi"}}) {
     expected.insert(expected.end(), part.begin(), part.end());
   }
   EXPECT_EQ(confined.argv, expected);
+  // The inner launcher installs the filter itself: bwrap loads none.
+  EXPECT_TRUE(confined.provided_fds.empty());
+  EXPECT_EQ(index_of(confined.argv, {"--seccomp"}), -1);
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
   EXPECT_EQ(confined.backend, "bwrap+landlock");
   EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
@@ -168,6 +194,33 @@ TEST(Wrap, LandlockReadOnlyOnAbi7WithMetadataDenialIsFull) {
   EXPECT_EQ(
       confined.runner_failure_rules,
       (std::vector<RunnerFailureRule>{{std::vector<int>{125}, {"landlock-run: "}, Argv{kNotice}}}));
+}
+
+TEST(Wrap, EveryLinuxBackendNamesWhatItRefuses) {
+  const auto mentions = [](const Argv& refused, const std::string& word) {
+    return std::any_of(refused.begin(), refused.end(), [&](const std::string& line) {
+      return line.find(word) != std::string::npos;
+    });
+  };
+  for (const Selection& selection :
+       {Selection{SandboxBackend::kBwrap, std::nullopt}, Selection{SandboxBackend::kBwrap, kAbi7},
+        Selection{SandboxBackend::kLandlock, kAbi7}}) {
+    for (const SandboxPolicy& policy : {kRo, kWw}) {
+      const ConfinedArgv confined = wrap_of(selection, policy);
+      for (const char* word : {"shmget", "keyctl", "request_key", "CLONE_NEWUSER", "clone3",
+                               "personality", "EPERM", "ENOSYS"}) {
+        EXPECT_TRUE(mentions(confined.refused, word)) << confined.backend << " " << word;
+      }
+      // Refusals are the boundary holding: they never make enforcement partial.
+      if (selection.backend == SandboxBackend::kBwrap) {
+        EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+      }
+      const bool host_dev = selection.backend == SandboxBackend::kLandlock;
+      EXPECT_EQ(mentions(confined.refused, "/dev/pts"), host_dev) << confined.backend;
+      EXPECT_EQ(mentions(confined.refused, "/dev/shm"), host_dev) << confined.backend;
+    }
+  }
+  EXPECT_TRUE(wrap_of({SandboxBackend::kSeatbelt, std::nullopt}, kRo).refused.empty());
 }
 
 TEST(Wrap, LandlockWorkspaceWriteIsPartialAndNamesFileMetadata) {
@@ -280,6 +333,9 @@ TEST(Wrap, BwrapDropsALandlockLayerTheCommandCouldReplace) {
   EXPECT_EQ(confined.backend, "bwrap");
   EXPECT_EQ(std::find(confined.argv.begin(), confined.argv.end(), "/ws/build/landlock-run"),
             confined.argv.end());
+  // Without the layer, bwrap loads the launcher's filter itself.
+  EXPECT_GE(index_of(confined.argv, {"--seccomp", "5", "--"}), 0);
+  EXPECT_EQ(confined.provided_fds.size(), 1U);
 }
 
 TEST(Wrap, BwrapKeepsALauncherUnderTmpVisibleOverTheTmpfs) {

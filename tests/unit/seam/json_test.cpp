@@ -39,8 +39,64 @@ TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
          {"informationalLines", {kNotice}}}}},
       {"backend", "landlock"},
       {"ungoverned", {"file metadata (chmod, chown, utimes, extended attributes)"}},
-      {"network", "deny"}};
+      {"network", "deny"},
+      {"providedFds", json::array()},
+      {"refused", json::array()}};
   EXPECT_EQ(value, expected);
+}
+
+ConfinedArgv bwrap_wrap_with_fd(std::string content) {
+  ConfinedArgv confined{{"/usr/bin/bwrap", "--seccomp", "5", "--", "ls"},
+                        SandboxEnforcement::kFull,
+                        {"read-only file system"},
+                        {RunnerFailureRule{std::nullopt, {"bwrap: "}, std::nullopt}},
+                        "bwrap"};
+  confined.provided_fds = {{5, std::move(content), "bwrap --seccomp"}};
+  confined.refused = {"kernel keyrings: add_key, keyctl and request_key fail with EPERM"};
+  return confined;
+}
+
+TEST(ConfinedArgvJson, ProvidedDescriptorsCarryRawBytesAsBase64) {
+  // Every length modulo 3, NUL and high bytes included.
+  for (const std::string& content :
+       {""s, "\x00"s, "\x00\xff"s, "\x20\x00\x00\x00\x04\x00\x00\x00"s, "abc"s, "abcd"s}) {
+    const ConfinedArgv confined = bwrap_wrap_with_fd(content);
+    const Result<std::string> text = to_json(confined);
+    ASSERT_TRUE(text) << text.error().message;
+    const json value = json::parse(text.value());
+    EXPECT_EQ(value["providedFds"][0]["fd"], 5);
+    EXPECT_EQ(value["providedFds"][0]["purpose"], "bwrap --seccomp");
+    EXPECT_EQ(value["refused"], json::array({confined.refused[0]}));
+    const Result<ConfinedArgv> parsed = confined_argv_from_json(text.value());
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    EXPECT_EQ(parsed.value(), confined);
+  }
+  EXPECT_EQ(
+      json::parse(
+          to_json(bwrap_wrap_with_fd("\x00\xff\x10"s)).value())["providedFds"][0]["contentBase64"],
+      "AP8Q");
+  EXPECT_EQ(
+      json::parse(to_json(bwrap_wrap_with_fd("ab")).value())["providedFds"][0]["contentBase64"],
+      "YWI=");
+}
+
+TEST(ConfinedArgvJson, MalformedProvidedDescriptorsAreRefused) {
+  const std::string head =
+      R"({"argv":["x"],"enforcement":"full","denialSignatures":[],"runnerFailureRules":[],)";
+  for (const std::string& fds :
+       {R"("providedFds":{})"s, R"("providedFds":[{"purpose":"p","contentBase64":""}])"s,
+        R"("providedFds":[{"fd":-1,"purpose":"p","contentBase64":""}])"s,
+        R"("providedFds":[{"fd":5,"contentBase64":""}])"s,
+        R"("providedFds":[{"fd":5,"purpose":"p","contentBase64":"YWI"}])"s,
+        R"("providedFds":[{"fd":5,"purpose":"p","contentBase64":"Y=Jj"}])"s,
+        R"("providedFds":[{"fd":5,"purpose":"p","contentBase64":"YW!j"}])"s,
+        R"("providedFds":[{"fd":5,"purpose":"p","contentBase64":"YW=="}, 3])"s}) {
+    const Result<ConfinedArgv> parsed = confined_argv_from_json(head + fds + "}");
+    EXPECT_FALSE(parsed) << fds;
+    if (!parsed) {
+      EXPECT_NE(parsed.error().message.find("providedFds"), std::string::npos) << fds;
+    }
+  }
 }
 
 TEST(ConfinedArgvJson, AbsentOptionalRuleFieldsAreOmittedNotNull) {

@@ -160,5 +160,32 @@ TEST(SandboxProviderConfine, WrapOfADifferentCommandIsRefused) {
   });
 }
 
+TEST(SandboxProviderConfine, ProvidedDescriptorsMustBeDistinctNamedAndAboveStdio) {
+  const Argv argv = {"ls"};
+  const auto with_fds = [](std::vector<ProvidedFd> fds, Argv profile) {
+    return [fds, profile](std::span<const std::string> seen, const SandboxPolicy&) {
+      ConfinedArgv confined;
+      confined.argv = {"/usr/bin/bwrap"};
+      confined.argv.insert(confined.argv.end(), profile.begin(), profile.end());
+      confined.argv.emplace_back("--");
+      confined.argv.insert(confined.argv.end(), seen.begin(), seen.end());
+      confined.provided_fds = fds;
+      return confined;
+    };
+  };
+  FakeProvider good(with_fds({{5, "x", "p"}}, {"--seccomp", "5"}));
+  EXPECT_EQ(good.confine(argv, kReadOnly).provided_fds.size(), 1U);
+  for (const auto& [fds, profile] : std::vector<std::pair<std::vector<ProvidedFd>, Argv>>{
+           {{{2, "x", "p"}}, {"--seccomp", "2"}},
+           {{{5, "x", "p"}, {5, "y", "p"}}, {"--seccomp", "5"}},
+           {{{5, "x", "p"}}, {"--seccomp", "6"}}}) {
+    FakeProvider provider(with_fds(fds, profile));
+    EXPECT_THROW((void)provider.confine(argv, kReadOnly), SandboxUnavailableError);
+  }
+  // Named only in the command's own arguments: the runner would not read it.
+  FakeProvider in_command(with_fds({{5, "x", "p"}}, {}));
+  EXPECT_THROW((void)in_command.confine(Argv{"echo", "5"}, kReadOnly), SandboxUnavailableError);
+}
+
 }  // namespace
 }  // namespace dsh::sandbox

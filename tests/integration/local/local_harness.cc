@@ -2,6 +2,8 @@
 #include "local_harness.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,11 +21,27 @@
 namespace dsh::local_it {
 
 std::string BackendLabel(Backend backend) {
-  return backend == Backend::kNatural ? "bwrap" : "landlock";
+  switch (backend) {
+    case Backend::kNatural:
+      return "bwrap";
+    case Backend::kLandlock:
+      return "landlock";
+    case Backend::kBwrapOnly:
+      return "bwraponly";
+  }
+  return "unknown";
 }
 
 std::string ExpectedBackendName(Backend backend) {
-  return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
+  switch (backend) {
+    case Backend::kNatural:
+      return "bwrap+landlock";
+    case Backend::kLandlock:
+      return "landlock";
+    case Backend::kBwrapOnly:
+      return "bwrap";
+  }
+  return "unknown";
 }
 
 std::string ParamLabel(const ::testing::TestParamInfo<Backend>& info) {
@@ -50,7 +68,8 @@ std::unique_ptr<sandbox::LocalSandboxProvider> MakeProvider(
   sandbox::LocalSandboxConfig config;
   if (backend == Backend::kLandlock) config.bwrap_path = MissingBwrapPath();
   sandbox::LocalSandboxHooks hooks;
-  hooks.launcher_path = llrt::Launcher();
+  hooks.launcher_path =
+      backend == Backend::kBwrapOnly ? "/nonexistent/dsh-local-it/landlock-run" : llrt::Launcher();
   return std::make_unique<sandbox::LocalSandboxProvider>(config, hooks, std::move(store));
 }
 
@@ -63,7 +82,23 @@ ConfinedArgv Confine(sandbox::LocalSandboxProvider& provider, const std::vector<
 
 std::vector<std::string> Bash(const std::string& script) { return {"/bin/bash", "-c", script}; }
 
-RunResult Spawn(const ConfinedArgv& confined) { return llrt::Execute(confined.argv); }
+RunResult Spawn(const ConfinedArgv& confined) {
+  llrt::SpawnOptions options;
+  std::vector<int> provided;
+  for (const sandbox::ProvidedFd& wanted : confined.provided_fds) {
+    const int fd = ::memfd_create("dsh-it-provided", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    EXPECT_GE(fd, 0) << std::strerror(errno);
+    EXPECT_EQ(::write(fd, wanted.content.data(), wanted.content.size()),
+              static_cast<ssize_t>(wanted.content.size()));
+    EXPECT_EQ(::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE), 0);
+    EXPECT_EQ(::lseek(fd, 0, SEEK_SET), 0);
+    provided.push_back(fd);
+    options.fds.emplace_back(fd, wanted.fd);
+  }
+  RunResult result = llrt::Execute(confined.argv, options);
+  for (const int fd : provided) ::close(fd);
+  return result;
+}
 
 RunResult Cli(const std::vector<std::string>& args, const std::string& program) {
   std::vector<std::string> argv = {program};

@@ -27,11 +27,13 @@ using sandbox::NetworkPolicy;
 
 inline const char* DshSandbox() { return DSH_SANDBOX_PATH; }
 inline const char* DenyNamespaces() { return DENY_NAMESPACES_PATH; }
+inline const char* KernelObjectsProbe() { return KERNEL_OBJECTS_PATH; }
 
 // How the provider is made to choose: the host's natural chain (bwrap+landlock here), or with
-// bwrap made unusable by a missing path, which leaves Landlock.
-enum class Backend { kNatural, kLandlock };
-std::string BackendLabel(Backend backend);         // "bwrap", "landlock": for parameterized names
+// bwrap made unusable by a missing path, which leaves Landlock, or with the launcher missing,
+// which leaves bwrap alone.
+enum class Backend { kNatural, kLandlock, kBwrapOnly };
+std::string BackendLabel(Backend backend);  // "bwrap", "landlock", "bwraponly": parameterized names
 std::string ExpectedBackendName(Backend backend);  // ConfinedArgv::backend
 std::string ParamLabel(const ::testing::TestParamInfo<Backend>& info);
 
@@ -59,7 +61,8 @@ ConfinedArgv Confine(sandbox::LocalSandboxProvider& provider, const std::vector<
 
 std::vector<std::string> Bash(const std::string& script);
 
-// Runs the confined argv (for real) to completion.
+// Runs the confined argv (for real) to completion, with the descriptors it asks for (each a
+// sealed memfd holding its content, as the consumer provides them).
 RunResult Spawn(const ConfinedArgv& confined);
 
 // `dsh-sandbox ARGS...` (the CLI at DSH_SANDBOX_PATH unless `program` is given).

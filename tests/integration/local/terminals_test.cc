@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// Terminal and shared-memory programs inside a run: under bwrap (with or without the Landlock
+// layer) `script`, `tmux`, Python's pty.openpty() and multiprocessing work in both modes, on the
+// run's private devpts and /dev/shm; on the Landlock backend, whose /dev is the host's, they are
+// refused and the host's /dev/shm gains nothing.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "local_harness.h"
+#include "must_run.h"
+
+namespace dsh::local_it {
+namespace {
+
+constexpr ConfinedSandboxMode kModes[] = {ConfinedSandboxMode::kReadOnly,
+                                          ConfinedSandboxMode::kWorkspaceWrite};
+constexpr const char* kPython = "/usr/bin/python3";
+
+const char* const kOpenpty =
+    "import os, pty\n"
+    "m, s = pty.openpty()\n"
+    "os.write(s, b'through-the-pty\\n')\n"
+    "print(os.read(m, 64).decode().strip(), os.ttyname(s).startswith('/dev/pts/'))\n";
+
+const char* const kMultiprocessing =
+    "import multiprocessing as mp\n"
+    "from multiprocessing import shared_memory\n"
+    "def square(x):\n"
+    "    return x * x\n"
+    "if __name__ == '__main__':\n"
+    "    with mp.Pool(2) as pool:\n"
+    "        print(pool.map(square, [1, 2, 3]))\n"
+    "    lock = mp.Lock()\n"
+    "    with lock:\n"
+    "        print('lock')\n"
+    "    shm = shared_memory.SharedMemory(create=True, size=16)\n"
+    "    shm.close()\n"
+    "    shm.unlink()\n"
+    "    print('shm')\n";
+
+std::set<std::string> HostDevShm() {
+  std::set<std::string> names;
+  if (DIR* dir = ::opendir("/dev/shm")) {
+    while (const dirent* entry = ::readdir(dir)) names.insert(entry->d_name);
+    ::closedir(dir);
+  }
+  return names;
+}
+
+class Terminals : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = MissingHostFeature(); !missing.empty()) {
+      DSH_SKIP_OR_FAIL(missing);
+    }
+    for (const char* program : {kPython, "/usr/bin/script", "/usr/bin/tmux"}) {
+      if (::access(program, X_OK) != 0) {
+        DSH_SKIP_OR_FAIL(std::string(program) + " is missing (scripts/lib.sh installs it)");
+      }
+    }
+    workspace_ = base_.Mkdir("workspace");
+  }
+  bool Private() const { return GetParam() != Backend::kLandlock; }
+
+  RunResult Run(ConfinedSandboxMode mode, const std::vector<std::string>& argv) {
+    const ConfinedArgv confined = Confine(*provider_, argv, mode, workspace_);
+    EXPECT_EQ(confined.backend, ExpectedBackendName(GetParam()));
+    return Spawn(confined);
+  }
+
+  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = MakeProvider(GetParam());
+  WorkDir base_;
+  std::string workspace_;
+};
+
+TEST_P(Terminals, PythonOpenptyWorksOnAPrivateDevpts) {
+  for (const ConfinedSandboxMode mode : kModes) {
+    const RunResult result = Run(mode, {kPython, "-c", kOpenpty});
+    if (Private()) {
+      EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+      EXPECT_EQ(result.out, "through-the-pty True\n") << result.Describe();
+    } else {
+      EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
+      EXPECT_NE(result.err.find("out of pty devices"), std::string::npos) << result.Describe();
+    }
+  }
+}
+
+TEST_P(Terminals, ScriptRunsItsCommandOnAPty) {
+  for (const ConfinedSandboxMode mode : kModes) {
+    const RunResult result =
+        Run(mode, {"/usr/bin/script", "-q", "-e", "-c", "tty; echo inside", "/dev/null"});
+    if (Private()) {
+      EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+      EXPECT_NE(result.out.find("/dev/pts/"), std::string::npos) << result.Describe();
+      EXPECT_NE(result.out.find("inside"), std::string::npos) << result.Describe();
+    } else {
+      EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
+      EXPECT_NE(Lower(result.err).find("permission denied"), std::string::npos)
+          << result.Describe();
+    }
+  }
+}
+
+TEST_P(Terminals, TmuxStartsAServerAndASession) {
+  for (const ConfinedSandboxMode mode : kModes) {
+    // read-only leaves no writable /tmp, so the socket goes to the run's private /dev/shm.
+    const std::string socket_dir = mode == ConfinedSandboxMode::kReadOnly ? "/dev/shm" : "/tmp";
+    const RunResult result =
+        Run(mode, Bash("unset TMUX; export TMUX_TMPDIR=" + socket_dir +
+                       "; tmux -f /dev/null new-session -d -s dsh 'sleep 30' && "
+                       "tmux list-sessions -F '#{session_name}' && tmux kill-server"));
+    if (Private()) {
+      EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+      EXPECT_EQ(result.out, "dsh\n") << result.Describe();
+    } else {
+      EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
+    }
+  }
+}
+
+TEST_P(Terminals, MultiprocessingUsesAPrivateDevShm) {
+  for (const ConfinedSandboxMode mode : kModes) {
+    const std::set<std::string> before = HostDevShm();
+    const RunResult result = Run(mode, {kPython, "-c", kMultiprocessing});
+    if (Private()) {
+      EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+      EXPECT_EQ(result.out, "[1, 4, 9]\nlock\nshm\n") << result.Describe();
+    } else {
+      EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
+      EXPECT_NE(Lower(result.err).find("permission denied"), std::string::npos)
+          << result.Describe();
+    }
+    // Nothing of multiprocessing's (sem.mp-*, psm_*) reached the host's /dev/shm.
+    for (const std::string& name : HostDevShm()) {
+      if (before.count(name) != 0) continue;
+      EXPECT_EQ(name.find("mp-"), std::string::npos) << "/dev/shm/" << name;
+      EXPECT_NE(name.rfind("psm_", 0), 0U) << "/dev/shm/" << name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Terminals,
+                         ::testing::Values(Backend::kNatural, Backend::kBwrapOnly,
+                                           Backend::kLandlock),
+                         ParamLabel);
+
+}  // namespace
+}  // namespace dsh::local_it

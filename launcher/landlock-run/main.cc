@@ -15,7 +15,9 @@
 //   so on stderr. ABI 6/7 kernels are used at full strength, not clamped at 5.
 // - Always: no_new_privs (setuid/file caps never raise privileges), ioctl TIOCSTI/TIOCLINUX fail,
 //   foreign architectures and the x32 range kill the process, and a caller holding capabilities
-//   (root) loses all of them: effective, permitted, inheritable, ambient, bounding.
+//   (root) loses all of them: effective, permitted, inheritable, ambient, bounding. The host's
+//   kernel objects are out of reach: SysV IPC and POSIX message queues, keyrings, new user
+//   namespaces (clone3: ENOSYS), setns and personality changes fail (seccomp_rules.h).
 // - --deny-network: socket()/socketpair() fail with EACCES for every family but AF_UNIX, as does
 //   io_uring; on ABI >= 4 Landlock also handles TCP bind/connect with no rule (second layer).
 // - --scope-ipc: ABI >= 6 scopes abstract Unix sockets and signals to the sandbox; on an older
@@ -172,10 +174,10 @@ int RunFeatures() {
   printf(
       "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
       "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
-      "cap_drop=1\nstatus_fd=1\n",
+      "cap_drop=1\nstatus_fd=1\nkernel_object_block=%d\n",
       abi, abi < 1 ? "none" : (IsPartial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
       seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
-      seccomp ? 1 : 0);
+      seccomp ? 1 : 0, seccomp ? 1 : 0);
   return fflush(stdout) == 0 ? 0 : kLauncherFailure;
 }
 

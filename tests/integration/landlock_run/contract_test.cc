@@ -83,6 +83,7 @@ TEST_F(LandlockRunContract, FeaturesReportTheKernelAbiUnclamped) {
       << result.out;
   EXPECT_NE(result.out.find(KernelAbi() >= 6 ? "\nscope_ipc=1\n" : "\nscope_ipc=0\n"),
             std::string::npos);
+  EXPECT_NE(result.out.find("\nkernel_object_block=1\n"), std::string::npos) << result.out;
   EXPECT_EQ(result.err, "");
 }
 

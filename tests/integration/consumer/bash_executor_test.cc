@@ -461,5 +461,39 @@ TEST_F(BashExecutorTest, RealProviderReadOnlyDenialIsClassifiedAndTheFileAbsent)
   EXPECT_TRUE(std::getline(file, line) && line == "x");
 }
 
+TEST_F(BashExecutorTest, ProvidedDescriptorHoldsExactlyItsBytesFromTheStart) {
+  // The runner checks descriptor 5 before running the command: its bytes (NUL included), that
+  // it starts at offset 0, and that it cannot be written (a sealed memfd).
+  const std::string content("seccomp\0bytes\xff", 14);
+  const std::string check = runner(
+      "[ \"$(od -An -tx1 <&5 | tr -d ' \\n')\" = 736563636f6d70006279746573ff ] || "
+      "{ echo 'fake-runner: wrong bytes' >&2; exit 125; }\n"
+      "(echo x >&5) 2>/dev/null && { echo 'fake-runner: writable' >&2; exit 125; }\n" +
+      std::string(kPassThrough));
+  FakeProvider provider([&](std::span<const std::string> argv) {
+    ConfinedArgv confined = wrap_with(check, argv);
+    confined.argv.insert(confined.argv.begin() + 1, {"--seccomp", "5"});
+    confined.provided_fds = {{5, content, "test"}};
+    return confined;
+  });
+  const RunOutcome outcome = SandboxBashExecutor(provider).run(spec("echo ran"));
+  EXPECT_EQ(outcome.process.exit_code, 0) << outcome.process.err.tail;
+  EXPECT_EQ(outcome.process.out.tail, "ran\n");
+}
+
+TEST_F(BashExecutorTest, RealBwrapAloneLoadsTheLaunchersFilterFromItsDescriptor) {
+  LocalSandboxHooks hooks;
+  hooks.launcher_path = dir_ / "no-landlock-run";  // leaves bwrap alone
+  LocalSandboxProvider provider({}, hooks);
+  SandboxBashExecutor executor(provider);
+  // setarch -R asks personality(ADDR_NO_RANDOMIZE): refused by the filter, so the program fails.
+  const RunOutcome outcome = executor.run(spec("setarch -R /bin/true; echo status=$?"));
+  EXPECT_EQ(outcome.sandbox.backend, "bwrap");
+  EXPECT_EQ(outcome.process.exit_code, 0) << outcome.process.err.tail;
+  EXPECT_NE(outcome.process.out.tail, "status=0\n") << outcome.process.err.tail;
+  EXPECT_NE(outcome.process.err.tail.find("Operation not permitted"), std::string::npos)
+      << outcome.process.err.tail;
+}
+
 }  // namespace
 }  // namespace dsh::sandbox::consumer

@@ -47,3 +47,13 @@ for name in ["landlock-run alone", "run, bwrap+landlock", "run, landlock", "run,
     print(f'{name:32} {o["median"]*1e3:8.3f} {n["median"]*1e3:8.3f} '
           f'{(n["median"]-o["median"])*1e3:+9.3f}   (means {o["mean"]*1e3:.3f} / {n["mean"]*1e3:.3f})')
 EOF
+
+# The same pairs, interleaved round by round (bench/run/paired.py): the figure to trust when
+# the host is loaded, since hyperfine times each command's whole series in turn.
+echo "paired, interleaved (${PAIRED_ROUNDS:-1000} rounds):"
+pairs=(
+  "landlock-run alone=$old/landlock-run --ro / --rw /dev/null -- /bin/true|||$new/landlock-run --ro / --rw /dev/null -- /bin/true"
+  "run, bwrap+landlock=$old/dsh-sandbox run --mode read-only -- /bin/true|||$new/dsh-sandbox run --mode read-only -- /bin/true"
+  "run, landlock=$old/dsh-sandbox run --mode read-only --config $landlock_cfg -- /bin/true|||$new/dsh-sandbox run --mode read-only --config $landlock_cfg -- /bin/true"
+  "run, bwrap=$results/compare-bwrap-only-old/dsh-sandbox run --mode read-only -- /bin/true|||$results/compare-bwrap-only-new/dsh-sandbox run --mode read-only -- /bin/true")
+python3 "$repo/bench/run/paired.py" "${PAIRED_ROUNDS:-1000}" "${pairs[@]}"

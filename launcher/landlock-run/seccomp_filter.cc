@@ -9,9 +9,10 @@
 //   2. x86_64 only: ld nr; nr >= __X32_SYSCALL_BIT -> KILL_PROCESS. x32 calls arrive under
 //      AUDIT_ARCH_X86_64 with bit 30 set and would otherwise dodge every rule keyed on a number.
 //   3. A binary search on the syscall number (JGE on the middle of the rules' sorted numbers)
-//      down to leaves of at most four syscalls. A leaf holds the rules of its syscalls, stably
-//      sorted by number so rules on one syscall keep table order, each its own block that starts
-//      and ends with A == nr and holds its own RET: kAny is 2 instructions, kLow32Equal and
+//      down to leaves of at most four units. A unit is a run of consecutive numbers each failed
+//      whole with one errno (JGE low, JGT high, RET: 3 instructions), or one number with its
+//      rules, stably sorted so rules on one syscall keep table order, each its own block that
+//      starts and ends with A == nr and holds its own RET: kAny is 2 instructions, kLow32Equal and
 //      kLow32AnySet 5, kNotEqual 7, kLow32NotIn 4 + the allowed values. Several rules on one
 //      syscall (the ioctl commands) therefore all apply, one after another. Each leaf ends with
 //      RET ALLOW.
@@ -93,35 +94,64 @@ constexpr size_t kMaxProgram = kPrologueLength + TableLength(kTerminalRules) +
                                TableLength(kMetadataRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
-// A leaf holds the rules of at most this many distinct syscalls, checked one after another.
-constexpr size_t kLeafSyscalls = 4;
+// A leaf holds at most this many units (below), checked one after another.
+constexpr size_t kLeafUnits = 4;
+
+// What the search tree sorts: either one syscall number with all its rules, or a run of
+// consecutive numbers that each carry exactly one rule, kAny with the same errno (the SysV IPC
+// and keyring calls sit side by side in every syscall table), checked as one range.
+struct Unit {
+  int low;
+  int high;      // == low for a single number
+  size_t begin;  // its rules: [begin, end) of the sorted rules
+  size_t end;
+};
+
+constexpr size_t UnitLength(const Unit& unit, const SyscallRule* const* rules) {
+  if (unit.high != unit.low) return 3;  // JGE low, JGT high, RET
+  size_t length = 0;
+  for (size_t i = unit.begin; i < unit.end; ++i) length += BlockLength(*rules[i]);
+  return length;
+}
 
 // The active rules, stably sorted by syscall number (rules on one syscall keep table order), and
-// the distinct numbers among them.
+// the units they form.
 class RuleSet {
  public:
   template <size_t N>
   void Add(const SyscallRule (&table)[N]) {
     for (const SyscallRule& rule : table) Insert(&rule);
   }
-  size_t count() const { return count_; }
-  const SyscallRule& rule(size_t i) const { return *rules_[i]; }
-  size_t distinct() const { return distinct_; }
-  int nr(size_t i) const { return nrs_[i]; }
-  // The rules whose syscall is among the distinct numbers [first, last).
-  void Range(size_t first, size_t last, size_t* begin, size_t* end) const {
-    *begin = count_;
-    *end = count_;
-    for (size_t i = 0; i < count_; ++i) {
-      if (rules_[i]->nr >= nrs_[first] && *begin == count_) *begin = i;
-      if (last < distinct_ && rules_[i]->nr >= nrs_[last]) {
-        *end = i;
-        return;
+  // Groups the sorted rules into units; call once, after every Add.
+  void Finish() {
+    units_ = 0;
+    size_t i = 0;
+    while (i < count_) {
+      size_t end = i + 1;
+      while (end < count_ && rules_[end]->nr == rules_[i]->nr) ++end;
+      const bool lone_any = end - i == 1 && rules_[i]->match == ArgMatch::kAny;
+      Unit* last = units_ > 0 ? &units_array_[units_ - 1] : nullptr;
+      if (lone_any && last != nullptr && Mergeable(*last) && last->high + 1 == rules_[i]->nr &&
+          rules_[last->begin]->err == rules_[i]->err) {
+        last->high = rules_[i]->nr;
+        last->end = end;
+      } else {
+        units_array_[units_++] = Unit{rules_[i]->nr, rules_[i]->nr, i, end};
       }
+      i = end;
     }
   }
+  size_t units() const { return units_; }
+  const Unit& unit(size_t i) const { return units_array_[i]; }
+  const SyscallRule& rule(size_t i) const { return *rules_[i]; }
+  const SyscallRule* const* rules() const { return rules_; }
 
  private:
+  bool Mergeable(const Unit& unit) const {
+    return unit.end - unit.begin == static_cast<size_t>(unit.high - unit.low) + 1 &&
+           rules_[unit.begin]->match == ArgMatch::kAny;
+  }
+
   void Insert(const SyscallRule* rule) {
     if (count_ >= kMaxRules) return;
     size_t at = count_;
@@ -131,18 +161,12 @@ class RuleSet {
     }
     rules_[at] = rule;
     ++count_;
-    size_t slot = distinct_;
-    while (slot > 0 && nrs_[slot - 1] > rule->nr) --slot;
-    if (slot > 0 && nrs_[slot - 1] == rule->nr) return;
-    for (size_t i = distinct_; i > slot; --i) nrs_[i] = nrs_[i - 1];
-    nrs_[slot] = rule->nr;
-    ++distinct_;
   }
 
   const SyscallRule* rules_[kMaxRules] = {};
-  int nrs_[kMaxRules] = {};
+  Unit units_array_[kMaxRules] = {};
   size_t count_ = 0;
-  size_t distinct_ = 0;
+  size_t units_ = 0;
 };
 
 class Program {
@@ -155,6 +179,9 @@ class Program {
   // Compares A with k; skips `if_true` / `if_false` instructions after this one.
   void JumpEq(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JEQ, k, if_true, if_false); }
   void JumpGe(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JGE, k, if_true, if_false); }
+  void JumpGt(uint32_t k, size_t if_true, size_t if_false) {
+    Jump(BPF_JGT, k, if_true, if_false);
+  }
   void JumpSet(uint32_t k, size_t if_true, size_t if_false) {
     Jump(BPF_JSET, k, if_true, if_false);
   }
@@ -208,21 +235,35 @@ class Program {
     if (size_ - start != BlockLength(rule)) overflow_ = true;
   }
 
-  // A binary search on the syscall number over the distinct numbers [first, last), A holding
-  // the number throughout: an inner node is one JGE on the middle number; a leaf is the rule
-  // blocks of its few syscalls, then RET ALLOW. So any syscall meets ~log2(N) jumps plus a few
-  // equalities instead of every rule, which is also what the kernel emulates per syscall number
-  // when it attaches a filter (its allow-cache, Linux 5.11).
+  // Appends one unit: its rules' blocks, or for a range of numbers that fail alike one check
+  // of both ends. A holds the syscall number throughout.
+  void EmitUnit(const RuleSet& rules, const Unit& unit) {
+    const size_t start = size_;
+    if (unit.high == unit.low) {
+      for (size_t i = unit.begin; i < unit.end; ++i) Rule(rules.rule(i));
+      return;
+    }
+    const SyscallRule& rule = rules.rule(unit.begin);
+    JumpGe(static_cast<uint32_t>(unit.low), 0, 2);
+    JumpGt(static_cast<uint32_t>(unit.high), 1, 0);
+    Return(SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.err) & SECCOMP_RET_DATA));
+    if (size_ - start != UnitLength(unit, rules.rules())) overflow_ = true;
+  }
+
+  // A binary search on the syscall number over the units [first, last), A holding the number
+  // throughout: an inner node is one JGE on the middle unit's lowest number; a leaf is its few
+  // units, then RET ALLOW. So any syscall meets ~log2(N) jumps plus a few comparisons instead of
+  // every rule, which is also what the kernel emulates per syscall number when it attaches a
+  // filter (its allow-cache, Linux 5.11); ranges and the tree keep the program short, which is
+  // what its translation and JIT cost.
   void Tree(const RuleSet& rules, size_t first, size_t last) {
-    if (last - first <= kLeafSyscalls) {
-      size_t begin = 0, end = 0;
-      rules.Range(first, last, &begin, &end);
-      for (size_t i = begin; i < end; ++i) Rule(rules.rule(i));
+    if (last - first <= kLeafUnits) {
+      for (size_t i = first; i < last; ++i) EmitUnit(rules, rules.unit(i));
       Return(SECCOMP_RET_ALLOW);
       return;
     }
     const size_t middle = first + (last - first) / 2;
-    JumpGe(static_cast<uint32_t>(rules.nr(middle)), TreeLength(rules, first, middle), 0);
+    JumpGe(static_cast<uint32_t>(rules.unit(middle).low), TreeLength(rules, first, middle), 0);
     Tree(rules, first, middle);
     Tree(rules, middle, last);
   }
@@ -231,10 +272,9 @@ class Program {
 
  private:
   static size_t TreeLength(const RuleSet& rules, size_t first, size_t last) {
-    if (last - first <= kLeafSyscalls) {
-      size_t begin = 0, end = 0, length = 1;
-      rules.Range(first, last, &begin, &end);
-      for (size_t i = begin; i < end; ++i) length += BlockLength(rules.rule(i));
+    if (last - first <= kLeafUnits) {
+      size_t length = 1;
+      for (size_t i = first; i < last; ++i) length += UnitLength(rules.unit(i), rules.rules());
       return length;
     }
     const size_t middle = first + (last - first) / 2;
@@ -279,7 +319,8 @@ int Build(const FilterChoice& choice, Program* program) {
   rules.Add(kNamespaceRules);
   if (choice.deny_network) rules.Add(kNetworkRules);
   if (choice.deny_metadata) rules.Add(kMetadataRules);
-  program->Tree(rules, 0, rules.distinct());
+  rules.Finish();
+  program->Tree(rules, 0, rules.units());
   return program->ok() ? 0 : -E2BIG;
 }
 

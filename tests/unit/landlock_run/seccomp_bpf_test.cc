@@ -369,8 +369,9 @@ TEST_F(LandlockRunSeccomp, ProgramIsWellFormedForTheKernelChecker) {
       Evaluate(program, Call(nr, 0, 0x5413), &steps);
       longest = std::max(longest, steps);
     }
-    EXPECT_LE(longest, 40U);
-    EXPECT_LE(program.size(), 200U);
+    EXPECT_LE(longest, 32U);
+    // Its translation and JIT cost grows with its length: ranges keep it short.
+    EXPECT_LE(program.size(), choice.deny_metadata ? 160U : 80U);
     // The first instruction loads the architecture: nothing is decided before it is checked.
     EXPECT_EQ(program.front().code, BPF_LD | BPF_W | BPF_ABS);
     EXPECT_EQ(program.front().k, offsetof(seccomp_data, arch));

@@ -190,8 +190,9 @@ Result<ConfinedArgv> read_provided_fds(const json& value, ConfinedArgv confined)
     auto encoded = string_field(entry, "contentBase64", "ConfinedArgv providedFds");
     if (!encoded) return encoded.error();
     std::optional<std::string> content = base64_decode(encoded.value());
-    if (!content)
+    if (!content) {
       return field_error(kWhat, "providedFds", "has a contentBase64 that is not base64");
+    }
     confined.provided_fds.push_back(
         {number->get<int>(), std::move(content).value(), std::move(purpose).value()});
   }

@@ -79,6 +79,7 @@ TEST(Run, LargeOutputKeepsTailsAndSpillsPrivately) {
   TempDir dir;
   Request request = sh("seq 1 100000; seq 1 100000 >&2");
   request.spill_root = dir.path();
+  request.keep_spill = true;
   const Result result = run(request);
   ASSERT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.out.tail.size(), kDefaultMaxOutputBytes);

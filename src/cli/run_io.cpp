@@ -2,11 +2,11 @@
 #include "run_io.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <climits>
 
 #include <algorithm>
 #include <atomic>

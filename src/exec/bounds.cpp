@@ -123,8 +123,8 @@ Places own_cgroups() {
 // A fresh child of `parent`, or "" when this process may not make one.
 std::string make_child(const std::string& parent) {
   if (parent.empty() || ::access((parent + "/cgroup.procs").c_str(), W_OK) != 0) return "";
-  const std::string child = parent + "/dsh-run-" + std::to_string(::getpid()) + "-" +
-                            std::to_string(next_run.fetch_add(1));
+  std::string child = parent + "/dsh-run-" + std::to_string(::getpid()) + "-" +
+                      std::to_string(next_run.fetch_add(1));
   if (::mkdir(child.c_str(), 0755) != 0) return "";
   return child;
 }

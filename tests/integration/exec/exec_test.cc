@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -262,6 +263,57 @@ TEST(Run, AbortFromAnotherThreadWinsOverALaterDeadline) {
   EXPECT_TRUE(result.aborted);
   EXPECT_FALSE(result.timed_out);
   EXPECT_EQ(result.signal, SIGTERM);
+}
+
+TEST(Run, AnAbortForwardsItsSignalToTheCommandFirst) {
+  auto abort = std::make_shared<AbortSignal>();
+  Request request =
+      sh("trap 'echo got INT; exit 9' INT; echo started; while :; do sleep 0.05; done");
+  request.abort = abort;
+  request.on_stdout = [&](std::string_view chunk) {
+    if (chunk.find("started") != std::string_view::npos) abort->abort(SIGINT);
+  };
+  const Result result = run(request);
+  EXPECT_TRUE(result.aborted);
+  EXPECT_EQ(result.exit_code, 9);
+  EXPECT_EQ(result.out.tail, "started\ngot INT\n");
+}
+
+TEST(Run, StdinIsClosedUnlessTheCallerPassesADescriptor) {
+  const Result closed = run(sh("cat; echo eof"));
+  EXPECT_EQ(closed.out.tail, "eof\n");
+  std::array<int, 2> pipe{};
+  ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);
+  ASSERT_EQ(::write(pipe[1], "hi\n", 3), 3);
+  ::close(pipe[1]);
+  Request request = sh("cat");
+  request.stdin_fd = pipe[0];
+  const Result passed = run(request);
+  ::close(pipe[0]);
+  EXPECT_EQ(passed.out.tail, "hi\n");
+}
+
+TEST(Run, TheBoundsFactsNameTheirMechanism) {
+  const Result bounded = run(sh("true"));
+  EXPECT_EQ(bounded.bounds.processes.limit, kDefaultMaxProcesses);
+  EXPECT_EQ(bounded.bounds.memory.limit, default_max_memory_bytes());
+  EXPECT_FALSE(bounded.bounds.memory.enforced_by.empty());  // a cgroup, or RLIMIT_DATA
+  if (::getuid() != 0) {
+    EXPECT_FALSE(bounded.bounds.processes.enforced_by.empty());
+  }
+  Request open = sh("true");
+  open.bounds = {std::nullopt, std::nullopt};
+  const Result unbounded = run(open);
+  EXPECT_FALSE(unbounded.bounds.processes.limit.has_value());
+  EXPECT_TRUE(unbounded.bounds.processes.enforced_by.empty());
+  EXPECT_TRUE(unbounded.bounds.memory.enforced_by.empty());
+  // An rlimit, where one is the mechanism, is the command's own.
+  Request small = sh("grep 'Max processes' /proc/self/limits");
+  small.bounds.max_processes = 77;
+  const Result limited = run(small);
+  if (limited.bounds.processes.enforced_by == "RLIMIT_NPROC") {
+    EXPECT_NE(limited.out.tail.find(" 77 "), std::string::npos) << limited.out.tail;
+  }
 }
 
 TEST(Run, AnAlreadyAbortedSignalRunsNothing) {

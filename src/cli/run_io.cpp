@@ -69,8 +69,7 @@ LiveOutput::LiveOutput(int fd, std::chrono::steady_clock::time_point deadline, i
       own_ = true;
       kind_ = Kind::kNonBlocking;
     } else if (errno == ENXIO && S_ISFIFO(info.st_mode)) {
-      broken_ = true;  // a FIFO without a reader
-      Interrupts::raise(SIGPIPE);
+      reader_gone_ = true;  // a pipe without a reader: SIGPIPE at the first write, as for anyone
     }
     // Otherwise (no /proc, or not ours to reopen): the shared descriptor, polled before each
     // write of at most PIPE_BUF bytes, which a pipe that polled writable always takes whole.
@@ -110,6 +109,10 @@ bool LiveOutput::wait_writable() {
 }
 
 void LiveOutput::write(std::string_view chunk) {
+  if (reader_gone_ && !broken_ && !chunk.empty()) {
+    broken_ = true;
+    Interrupts::raise(SIGPIPE);
+  }
   while (!chunk.empty() && !broken_) {
     if (kind_ == Kind::kPolled && !wait_writable()) return;
     const std::size_t size =

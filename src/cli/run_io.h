@@ -59,6 +59,7 @@ class LiveOutput {
   int abort_fd_;
   bool gave_up_ = false;
   bool broken_ = false;
+  bool reader_gone_ = false;
 };
 
 }  // namespace dsh::sandbox::cli

@@ -16,6 +16,7 @@
 //   it is per process.
 #include "bounds.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
@@ -27,6 +28,7 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace dsh::sandbox::exec {
@@ -120,9 +122,33 @@ Places own_cgroups() {
   return places;
 }
 
+// Removes the empty run cgroups of `parent` whose creator is gone: left only when both a
+// run's caller and its supervisor were killed (the OOM killer can pick both). A populated one
+// holds a tree that is still running and is left alone (rmdir refuses it with EBUSY).
+void sweep_stale(const std::string& parent) {
+  DIR* listing = ::opendir(parent.c_str());
+  if (listing == nullptr) return;
+  const std::string self = std::to_string(::getpid());
+  while (const dirent* entry = ::readdir(listing)) {  // NOLINT(concurrency-mt-unsafe): own DIR
+    const std::string_view name = entry->d_name;
+    if (!name.starts_with("dsh-run-")) continue;
+    const std::string_view rest = name.substr(8);
+    const std::string creator(rest.substr(0, rest.find('-')));
+    if (creator.empty() || creator == self ||
+        creator.find_first_not_of("0123456789") != std::string::npos || creator.size() > 9) {
+      continue;
+    }
+    if (::kill(static_cast<pid_t>(std::stol(creator)), 0) != 0 && errno == ESRCH) {
+      ::rmdir((parent + "/" + std::string(name)).c_str());
+    }
+  }
+  ::closedir(listing);
+}
+
 // A fresh child of `parent`, or "" when this process may not make one.
 std::string make_child(const std::string& parent) {
   if (parent.empty() || ::access((parent + "/cgroup.procs").c_str(), W_OK) != 0) return "";
+  sweep_stale(parent);
   std::string child = parent + "/dsh-run-" + std::to_string(::getpid()) + "-" +
                       std::to_string(next_run.fetch_add(1));
   if (::mkdir(child.c_str(), 0755) != 0) return "";

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -313,6 +314,43 @@ TEST(Run, TheBoundsFactsNameTheirMechanism) {
   const Result limited = run(small);
   if (limited.bounds.processes.enforced_by == "RLIMIT_NPROC") {
     EXPECT_NE(limited.out.tail.find(" 77 "), std::string::npos) << limited.out.tail;
+  }
+}
+
+// The v2 cgroup this process is in, under the usual mount points (pure v2, or the hybrid's
+// unified hierarchy).
+std::string own_v2_cgroup() {
+  std::ifstream file("/proc/self/cgroup");
+  for (std::string line; std::getline(file, line);) {
+    if (!line.starts_with("0::")) continue;
+    const std::string path = line.substr(3) == "/" ? "" : line.substr(3);
+    const std::string mount = std::filesystem::exists("/sys/fs/cgroup/unified/cgroup.procs")
+                                  ? "/sys/fs/cgroup/unified"
+                                  : "/sys/fs/cgroup";
+    return mount + path;
+  }
+  return "";
+}
+
+TEST(Run, RunCgroupsAreRemovedAndAStaleOneOfADeadCreatorIsSwept) {
+  const std::string parent = own_v2_cgroup();
+  const bool writable = !parent.empty() && ::access((parent + "/cgroup.procs").c_str(), W_OK) == 0;
+  const Result first = run(sh("true"));
+  if (!writable) {  // no cgroup can be made: the facts say the subreaper ends the tree
+    EXPECT_EQ(first.bounds.tree_kill, "subreaper");
+    return;
+  }
+  EXPECT_EQ(first.bounds.tree_kill, "cgroup2 cgroup.kill");
+  // pid_max is at most 2^22: this creator never existed, as after a caller and its supervisor
+  // were both killed.
+  const std::string stale = parent + "/dsh-run-99999999-0";
+  ASSERT_EQ(::mkdir(stale.c_str(), 0755), 0) << stale << ": " << std::strerror(errno);
+  const Result second = run(sh("true"));
+  EXPECT_EQ(second.exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  for (const auto& entry : std::filesystem::directory_iterator(parent)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_FALSE(name.starts_with("dsh-run-" + std::to_string(::getpid()) + "-")) << name;
   }
 }
 

@@ -23,6 +23,9 @@ struct Options {
   std::string escalate = "never";
   std::string format;  // "agent": the tool render a harness hands to a model
   std::string session_path;
+  std::string stdin_mode = "auto";  // auto | inherit | close
+  std::string max_processes;        // a count, or "unlimited"; empty: the default bound
+  std::string max_memory;           // a size (K, M, G, T suffixes), or "unlimited"
 };
 
 // Prints the ConfinedArgv as JSON (the reference's field names); runs nothing.

@@ -33,6 +33,13 @@ int run(int argc, char** argv) {
   run->add_option("--format", options.format, "agent: the render a harness hands to a model");
   run->add_option("--session", options.session_path, "JSONL session log");
   run->add_flag("--json", options.json, "print one result object");
+  run->add_option("--stdin", options.stdin_mode,
+                  "auto (pass stdin through unless it is a terminal) | inherit | close")
+      ->check(CLI::IsMember({"auto", "inherit", "close"}));
+  run->add_option("--max-processes", options.max_processes,
+                  "tasks of the command's tree (default 4096) | unlimited");
+  run->add_option("--max-memory", options.max_memory,
+                  "memory of the tree, e.g. 2G (default: half of RAM) | unlimited");
   run->add_option("argv", options.argv, "-- ARGV...");
   CLI::App* probe = app.add_subcommand("probe", "report each backend of this host's chain");
   probe->add_option("--config", options.config_path, "JSON config file");

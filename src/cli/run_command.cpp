@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // `dsh-sandbox run`: the bash consumer as a command. Exit status: the command's own, 128+N for
 // a signal, 124 on timeout; 125 with one "dsh-sandbox: " line when the sandbox is unavailable,
-// its runner failed, or the input was bad (the command did not run).
+// its runner failed, or the input was bad (the command did not run); 128+N when `run` itself
+// got SIGINT, SIGTERM, SIGHUP or SIGPIPE (the tree is ended first, and --json still reports).
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -19,6 +24,7 @@
 #include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/policy_service.h"
 #include "render.h"
+#include "run_io.h"
 #include "setup.h"
 
 namespace dsh::sandbox::cli {
@@ -59,26 +65,90 @@ SandboxExecutionPolicy resolve_policy(const Options& options, const Setup& setup
   return policy;
 }
 
-// Live output; a closed stdout (a pipe whose reader left) must not stop the run it reports on.
-void write_stream(std::FILE* stream, std::string_view chunk) {
-  if (std::fwrite(chunk.data(), 1, chunk.size(), stream) == chunk.size()) {
-    (void)std::fflush(stream);
+// The command's stdin: run's own when it is not a terminal (a pipe, a file), else /dev/null.
+// A terminal stays closed: the command runs in its own process group, not the terminal's
+// foreground one, so a read would stop it with SIGTTIN until the deadline, and a terminal it
+// could read is one it could try to inject into.
+int command_stdin(const Options& options) {
+  if (options.stdin_mode == "close" || ::fcntl(STDIN_FILENO, F_GETFD) < 0) return -1;
+  const bool terminal = ::isatty(STDIN_FILENO) != 0;
+  if (options.stdin_mode == "inherit" && terminal) {
+    throw InvalidSandboxInputError(
+        "run: --stdin inherit: standard input is a terminal, which a confined command never "
+        "reads (it would be stopped by SIGTTIN, and could inject into it); give the input "
+        "through a pipe or a file, or use --stdin close");
   }
+  return terminal ? -1 : STDIN_FILENO;
 }
 
-RunSpec make_spec(const Options& options, SandboxExecutionPolicy policy) {
+// "unlimited", or a positive count or size: digits with an optional K, M, G or T (powers of
+// 1024) for sizes.
+std::optional<std::uint64_t> parse_bound(const std::string& text, const std::string& option,
+                                         bool size, std::optional<std::uint64_t> fallback) {
+  if (text.empty()) return fallback;
+  if (text == "unlimited") return std::nullopt;
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  std::uint64_t scale = 1;
+  const std::string suffix = text.substr(digits);
+  if (size && suffix.size() == 1) {
+    const std::string units = "KMGT";
+    const std::size_t unit = units.find(static_cast<char>(std::toupper(suffix[0])));
+    if (unit != std::string::npos) scale = std::uint64_t{1} << (10 * (unit + 1));
+  }
+  const bool bad_suffix = !suffix.empty() && scale == 1;
+  std::uint64_t value = 0;
+  bool overflow = digits > 15;
+  if (!overflow && digits > 0) value = std::stoull(text.substr(0, digits));
+  overflow = overflow || (value > 0 && scale > UINT64_MAX / value);
+  if (digits == 0 || bad_suffix || overflow || value == 0) {
+    throw InvalidSandboxInputError(
+        fmt::format("run: {} \"{}\": expected {} or unlimited", option, text,
+                    size ? "a positive size such as 512M or 4G" : "a positive whole number"));
+  }
+  return value * scale;
+}
+
+exec::ResourceBounds resource_bounds(const Options& options) {
+  const exec::ResourceBounds defaults;
+  exec::ResourceBounds bounds;
+  bounds.max_processes =
+      parse_bound(options.max_processes, "--max-processes", false, defaults.max_processes);
+  bounds.max_memory_bytes =
+      parse_bound(options.max_memory, "--max-memory", true, defaults.max_memory_bytes);
+  return bounds;
+}
+
+RunSpec make_spec(const Options& options, SandboxExecutionPolicy policy,
+                  const Interrupts& interrupts) {
   RunSpec spec;
   spec.argv = command_argv(options);
   spec.policy = std::move(policy);
   spec.process.timeout_ms = options.timeout_seconds * 1000;
-  // This process runs one command at a time and nothing else: it can be the command tree's
-  // reaper itself, one process fewer per run than a forked supervisor.
-  spec.process.caller_supervises = true;
-  if (!options.json && options.format.empty()) {  // live output for a person
-    spec.process.on_stdout = [](std::string_view chunk) { write_stream(stdout, chunk); };
-    spec.process.on_stderr = [](std::string_view chunk) { write_stream(stderr, chunk); };
-  }
+  spec.process.abort = interrupts.abort();
+  spec.process.stdin_fd = command_stdin(options);
+  spec.process.bounds = resource_bounds(options);
+  // Only the agent render hands the spill files' paths on; every other form removes them.
+  spec.process.keep_spill = options.format == "agent";
   return spec;
+}
+
+// One run; for a person, its output live on run's own stdout and stderr, which no reader can
+// make wait past the deadline.
+RunOutcome run_once(const Options& options, consumer::SandboxBashExecutor& executor,
+                    RunSpec& spec) {
+  if (options.json || !options.format.empty()) return executor.run(spec);
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(*spec.process.timeout_ms)));
+  LiveOutput out(STDOUT_FILENO, deadline, spec.process.abort->fd());
+  LiveOutput err(STDERR_FILENO, deadline, spec.process.abort->fd());
+  spec.process.on_stdout = [&out](std::string_view chunk) { out.write(chunk); };
+  spec.process.on_stderr = [&err](std::string_view chunk) { err.write(chunk); };
+  RunOutcome outcome = executor.run(spec);
+  spec.process.on_stdout = nullptr;
+  spec.process.on_stderr = nullptr;
+  return outcome;
 }
 
 // Asks on the terminal; any answer but yes is a rejection.
@@ -120,11 +190,18 @@ int exit_status(const exec::Result& process) {
   return process.exit_code.value_or(kFailureExit);
 }
 
-nlohmann::json result_json(const RunOutcome& outcome, bool runner_failed) {
+nlohmann::json bound_json(const exec::BoundFact& bound) {
+  return {{"max", bound.limit ? nlohmann::json(*bound.limit) : nlohmann::json(nullptr)},
+          {"enforcedBy", bound.enforced_by.empty() ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(bound.enforced_by)}};
+}
+
+nlohmann::json result_json(const RunOutcome& outcome, bool runner_failed, int interrupted) {
   const exec::Result& process = outcome.process;
   const auto optional_int = [](std::optional<int> value) {
     return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
   };
+  const exec::BoundsFacts& bounds = process.bounds;
   return {{"mode", wire_name(outcome.sandbox.mode)},
           {"backend", outcome.sandbox.backend.empty() ? nlohmann::json(nullptr)
                                                       : nlohmann::json(outcome.sandbox.backend)},
@@ -139,7 +216,13 @@ nlohmann::json result_json(const RunOutcome& outcome, bool runner_failed) {
           {"runnerFailed", runner_failed},
           {"stdout", process.out.tail},
           {"stderr", process.err.tail},
-          {"durationMs", process.duration.count()}};
+          {"durationMs", process.duration.count()},
+          {"interrupted", interrupted != 0 ? nlohmann::json(consumer::signal_name(interrupted))
+                                           : nlohmann::json(nullptr)},
+          {"bounds",
+           {{"processes", bound_json(bounds.processes)},
+            {"memory", bound_json(bounds.memory)},
+            {"treeKill", bounds.tree_kill}}}};
 }
 
 // Why the command never started, when it did not: the program or the workdir was refused.
@@ -156,12 +239,11 @@ std::optional<std::string> start_failure(const RunOutcome& outcome) {
                             : "");
 }
 
-void report(const Options& options, const RunOutcome& outcome) {
+void report(const Options& options, const RunOutcome& outcome, int interrupted) {
   const std::optional<std::string> failure = start_failure(outcome);
   if (options.json) {
-    fmt::print(
-        "{}\n",
-        result_json(outcome, false).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", result_json(outcome, false, interrupted)
+                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else if (options.format == "agent") {
     const bool advertised = !wider_modes(outcome.sandbox.mode).empty();
     const auto timeout_ms = static_cast<long long>(options.timeout_seconds * 1000);
@@ -181,12 +263,13 @@ void mark_denial(const Options& options, const RunOutcome& outcome) {
 }
 
 // The command did not run: 125 and one line, plus the machine-readable forms when asked for.
-int runner_failed(const Options& options, SandboxMode mode, const SandboxUnavailableError& error) {
+int runner_failed(const Options& options, SandboxMode mode, const SandboxUnavailableError& error,
+                  int interrupted) {
   if (options.format == "agent") fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
   if (options.json) {
     RunOutcome not_run;
     not_run.sandbox.mode = mode;
-    fmt::print("{}\n", result_json(not_run, true).dump());
+    fmt::print("{}\n", result_json(not_run, true, interrupted).dump());
   }
   return fail(error.what());
 }
@@ -202,25 +285,29 @@ int run(const Options& options) {
     const Setup setup = load_setup(options.config_path);
     const std::optional<SessionLog> session =
         open_session(options.session_path, workspace_root(options.workspace));
-    RunSpec spec = make_spec(options, resolve_policy(options, setup, session));
+    const Interrupts interrupts;
+    RunSpec spec = make_spec(options, resolve_policy(options, setup, session), interrupts);
     LocalSandboxProvider provider = make_provider(setup.provider);
     consumer::SandboxBashExecutor executor(provider);
     RunOutcome outcome;
     try {
-      outcome = executor.run(spec);
+      outcome = run_once(options, executor, spec);
       mark_denial(options, outcome);
-      if (const std::optional<SandboxMode> wider = approved_retry(options, outcome)) {
+      std::optional<SandboxMode> wider;
+      if (interrupts.signal() == 0) wider = approved_retry(options, outcome);
+      if (wider && interrupts.signal() == 0) {
         spec.policy.mode = *wider;  // this one retry only; nothing is persisted
-        outcome = executor.run(spec);
+        outcome = run_once(options, executor, spec);
         mark_denial(options, outcome);
       }
     } catch (const SandboxUnavailableError& error) {
       // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
       provider.invalidate_verdict();
-      return runner_failed(options, spec.policy.mode, error);
+      return runner_failed(options, spec.policy.mode, error, interrupts.signal());
     }
-    report(options, outcome);
-    return exit_status(outcome.process);
+    const int interrupted = interrupts.signal();
+    report(options, outcome, interrupted);
+    return interrupted != 0 ? 128 + interrupted : exit_status(outcome.process);
   } catch (const SandboxError& error) {
     return fail(error.what());
   }

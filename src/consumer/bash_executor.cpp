@@ -274,8 +274,12 @@ std::optional<std::string> settle(RunOutcome& outcome, const std::optional<Confi
                                   StatusChannel* status) {
   if (status != nullptr) status->close_write_ends();
   if (!confined || outcome.process.spawn_error) return std::nullopt;
-  RunnerReport report =
-      status != nullptr ? reported(outcome.process, *status) : ruled(outcome.process, *confined);
+  // A run the caller ended (a timeout, an abort) was ended by us, runners and all: never a
+  // runner failure, whatever they said on the way out.
+  const bool ended = outcome.process.timed_out || outcome.process.aborted;
+  RunnerReport report = ended               ? RunnerReport{}
+                        : status != nullptr ? reported(outcome.process, *status)
+                                            : ruled(outcome.process, *confined);
   if (report.exec_refused) outcome.process.exit_code = report.exec_refused;
   if (report.workdir) {
     outcome.process.exit_code.reset();

@@ -19,7 +19,9 @@ AbortSignal::AbortSignal() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
 
 AbortSignal::~AbortSignal() { ::close(fd_); }
 
-void AbortSignal::abort() noexcept {
+void AbortSignal::abort(int forward) noexcept {
+  int none = 0;
+  forward_.compare_exchange_strong(none, forward);  // the first call's signal wins
   const std::uint64_t one = 1;
   [[maybe_unused]] const ssize_t ignored = ::write(fd_, &one, sizeof one);
 }

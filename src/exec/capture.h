@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // One output stream of a command: a bounded in-memory tail plus, once the tail overflows, a
-// private spill file holding the full output up to a cap (spec §5.5 output caps).
+// private spill file holding the full output up to a cap (spec §5.5 output caps). Spill files
+// live in a per-user directory (<root>/dsh-sandbox-<uid>, 0700) that every mode of both
+// backends can read, so a path handed to an agent is one its next sandboxed command can open;
+// they are removed when the run ends unless the caller keeps them, and kept ones are bounded
+// per user (the oldest removed first).
 #pragma once
 
 #include <cstdint>
@@ -13,9 +17,9 @@ namespace dsh::sandbox::exec {
 
 class StreamCapture {
  public:
-  // `name` ("stdout", "stderr") prefixes the spill file; `spill_root` holds the private dir.
-  StreamCapture(std::string_view name, std::size_t max_bytes, std::uint64_t max_spill_bytes,
-                std::string spill_root);
+  // `name` ("stdout", "stderr") prefixes the spill file; the request gives the tail's size, the
+  // spill's cap and root, and whether the spill is kept.
+  StreamCapture(std::string_view name, const Request& request);
   ~StreamCapture();
   StreamCapture(const StreamCapture&) = delete;
   StreamCapture& operator=(const StreamCapture&) = delete;
@@ -31,6 +35,8 @@ class StreamCapture {
   std::size_t max_bytes_;
   std::uint64_t max_spill_bytes_;
   std::string spill_root_;
+  bool keep_spill_;
+  std::uint64_t kept_spill_bytes_;
   std::string buffer_;  // grows to 2x max_bytes_ before trimming, so appends stay amortized O(1)
   std::uint64_t total_ = 0;
   std::uint64_t spilled_ = 0;
@@ -39,7 +45,16 @@ class StreamCapture {
   std::string spill_path_;
 };
 
-// $TMPDIR when it is an absolute path, else /tmp.
+// /var/tmp: /tmp is private inside bwrap's workspace-write, so a spill there is invisible to
+// the agent's next sandboxed command.
 std::string default_spill_root();
+
+// <root>/dsh-sandbox-<euid>, created 0700 when missing; "" unless it is a real directory (not
+// a link) owned by this user and closed to everyone else.
+std::string user_spill_dir(const std::string& root);
+
+// Removes the oldest regular files of `dir` (by modification time) until the rest take at most
+// `cap` bytes; `keep` is never removed.
+void prune_spills(const std::string& dir, std::uint64_t cap, const std::string& keep);
 
 }  // namespace dsh::sandbox::exec

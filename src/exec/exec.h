@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // exec: spawns a command without a shell for the bash consumer and `dsh-sandbox run`
-// (spec §5.5, issue 5 point 1). Each command runs in its own process group under a tiny
-// forked supervisor that is the command tree's child subreaper, so whatever the command leaves
-// behind (a setsid'd or double-forked descendant) is ended when the command exits, times out
-// or is aborted, as bwrap's PID namespace ends it. The caller's process is never a subreaper,
-// unless it asks to supervise the command itself (Request::caller_supervises, the CLI's choice).
+// (spec §5.5). Each command runs in its own process group under a tiny forked supervisor that
+// is the command tree's child subreaper, so whatever the command leaves behind (a setsid'd or
+// double-forked descendant) is ended when the command exits, times out or is aborted, or when
+// the caller dies, as bwrap's PID namespace ends it. The caller's process is never a subreaper.
+// The tree is bounded in processes and memory (a cgroup child where the caller can make one,
+// rlimits otherwise), and its output beyond the tails spills to a per-user directory.
 #pragma once
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -31,10 +34,31 @@ inline constexpr double kMaxTimeoutMs = 600'000;
 inline constexpr double kDefaultGraceMs = 3'000;
 inline constexpr std::size_t kDefaultMaxOutputBytes = 64'000;
 inline constexpr std::uint64_t kDefaultMaxSpillBytes = std::uint64_t{64} * 1024 * 1024;
+// What kept spill files may take per user before the oldest are removed.
+inline constexpr std::uint64_t kDefaultKeptSpillBytes = std::uint64_t{256} * 1024 * 1024;
+// Tasks (processes and threads) of one run's tree: far above what a build or a JVM needs, far
+// below this kind of host's pid_max (32768) and threads-max.
+inline constexpr std::uint64_t kDefaultMaxProcesses = 4096;
 
-// A cancellation the caller can trigger from any thread (an eventfd the run polls, so a run
-// blocked in poll wakes at once). One signal may be shared by several runs; abort() is
-// idempotent and never reset.
+// Below this not even a runner starts: a smaller memory bound is refused as bad input.
+inline constexpr std::uint64_t kMinMemoryBytes = std::uint64_t{16} * 1024 * 1024;
+// Half of the host's physical memory (sysinfo): the other half stays the host's.
+std::uint64_t default_max_memory_bytes();
+
+// Bounds on one run's command tree; nullopt: no bound. Enforced by a cgroup child when the
+// caller can create one (cgroup v2, or the v1 pids and memory hierarchies of a hybrid host),
+// else by rlimits on the command (RLIMIT_NPROC, which counts all of the user's tasks and does
+// not bind uid 0; RLIMIT_DATA, per process). Result::bounds says which.
+struct ResourceBounds {
+  std::optional<std::uint64_t> max_processes = kDefaultMaxProcesses;
+  std::optional<std::uint64_t> max_memory_bytes = default_max_memory_bytes();
+};
+
+// A cancellation the caller can trigger from any thread, or from a signal handler (an eventfd
+// the run polls, so a run blocked in poll wakes at once; abort() is async-signal-safe). One
+// signal may be shared by several runs; abort() is idempotent and never reset: the first call's
+// `forward` is the signal the command's process group gets first (SIGKILL to the whole tree
+// follows after the grace).
 class AbortSignal {
  public:
   AbortSignal();
@@ -42,12 +66,15 @@ class AbortSignal {
   AbortSignal(const AbortSignal&) = delete;
   AbortSignal& operator=(const AbortSignal&) = delete;
 
-  void abort() noexcept;
+  void abort(int forward = SIGTERM) noexcept;
   bool aborted() const noexcept;
+  int forwarded() const noexcept { return forward_.load(); }
   int fd() const noexcept { return fd_; }
 
  private:
   int fd_;
+  std::atomic<int> forward_{0};
+  static_assert(std::atomic<int>::is_always_lock_free, "used from signal handlers");
 };
 
 // Makes the caller's descriptor `source` the command's descriptor `target` (like
@@ -68,15 +95,19 @@ struct Request {
   std::size_t stdout_max_bytes = kDefaultMaxOutputBytes;  // in-memory tail per stream
   std::size_t stderr_max_bytes = kDefaultMaxOutputBytes;
   std::uint64_t max_spill_bytes = kDefaultMaxSpillBytes;  // beyond this the spill is discarded
-  std::string spill_root;  // where private spill dirs go; empty: $TMPDIR or /tmp
+  // Where the per-user spill directory (dsh-sandbox-<uid>, 0700) goes; empty: /var/tmp, which
+  // every mode of both backends shows (bwrap's workspace-write mounts a private /tmp).
+  std::string spill_root;
+  // Spill files are removed when the run ends unless kept: keep them only when their path is
+  // handed on (the agent render names it). Kept ones are bounded per user by kept_spill_bytes,
+  // the oldest removed first.
+  bool keep_spill = false;
+  std::uint64_t kept_spill_bytes = kDefaultKeptSpillBytes;
+  // The command's stdin: a caller's descriptor, or -1 for /dev/null (the default: a command
+  // never reads what the caller did not mean to give it).
+  int stdin_fd = -1;
   std::vector<FdMapping> fds;
-  // run() only: the calling process supervises the command itself instead of forking a per-run
-  // supervisor. It becomes a child subreaper (PR_SET_CHILD_SUBREAPER) for the run, reaps its
-  // children through a signalfd and forks the command itself: one process fewer per run.
-  // For a single-threaded process with no other children that runs one command at a time (the
-  // CLI): waitpid(-1) reaps every child the process has, and /proc/thread-self/children must
-  // list them all.
-  bool caller_supervises = false;
+  ResourceBounds bounds;
   OutputCallback on_stdout;  // live chunks, on the thread that pumps (run's, or the job's)
   OutputCallback on_stderr;
   std::shared_ptr<AbortSignal> abort;
@@ -96,9 +127,24 @@ struct SpawnError {
 struct StreamOutput {
   std::string tail;  // the last max bytes
   std::uint64_t total_bytes = 0;
-  bool truncated = false;                 // tail lost bytes at its front
-  std::optional<std::string> spill_path;  // full output (up to max_spill_bytes), 0600 file
-  bool spill_truncated = false;           // the spill hit max_spill_bytes
+  bool truncated = false;  // tail lost bytes at its front
+  // The full output (up to max_spill_bytes), a 0600 file; only when Request::keep_spill kept it.
+  std::optional<std::string> spill_path;
+  bool spill_truncated = false;  // the spill hit max_spill_bytes
+};
+
+// How one bound was enforced on a run: the limit and the mechanism, empty when none held it.
+struct BoundFact {
+  std::optional<std::uint64_t> limit;  // nullopt: no bound was asked for
+  std::string enforced_by;  // "cgroup2 pids.max", "cgroup1 memory.limit_in_bytes", "RLIMIT_NPROC"
+};
+
+struct BoundsFacts {
+  BoundFact processes;
+  BoundFact memory;
+  // How the whole tree is ended: "cgroup2 cgroup.kill" on top of the supervisor, or "subreaper"
+  // (the supervisor alone: every orphan of the tree reparents to it and is killed by pid).
+  std::string tree_kill = "subreaper";
 };
 
 struct Result {
@@ -110,6 +156,7 @@ struct Result {
   StreamOutput out;
   StreamOutput err;
   std::chrono::milliseconds duration{0};
+  BoundsFacts bounds;
 };
 
 // Runs to completion, deadline or abort. Throws InvalidSandboxInputError for an empty argv or a

@@ -41,8 +41,12 @@ sandbox::Result<void> validate(const Request& request, bool foreground) {
   if (!std::isfinite(request.grace_ms) || request.grace_ms < 0) {
     return InvalidInput{"request.graceMs must be a non-negative finite number"};
   }
-  if (request.caller_supervises && !foreground) {
-    return InvalidInput{"request.callerSupervises applies to run(), not to a background job"};
+  if (request.bounds.max_processes && *request.bounds.max_processes == 0) {
+    return InvalidInput{"request.bounds.maxProcesses must be positive (nullopt: no bound)"};
+  }
+  if (request.bounds.max_memory_bytes && *request.bounds.max_memory_bytes < kMinMemoryBytes) {
+    return InvalidInput{
+        "request.bounds.maxMemoryBytes must be at least 16 MiB (nullopt: no bound)"};
   }
   if (request.stdout_max_bytes == 0 || request.stderr_max_bytes == 0) {
     return InvalidInput{"request.maxOutputBytes must be positive"};

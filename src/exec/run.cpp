@@ -13,7 +13,7 @@
 #include <thread>
 #include <utility>
 
-#include "caller_supervisor.h"
+#include "bounds.h"
 #include "capture.h"
 #include "exec.h"
 #include "supervisor.h"
@@ -39,12 +39,12 @@ std::vector<std::string> ambient_environment() {
   return out;
 }
 
-// A started supervisor and the parent's ends of its pipes, or the caller's own supervision
-// (Request::caller_supervises). If the owner gives up early (an exception from a callback, a Job
-// destroyed unwaited), closing the control pipe tells the supervisor to kill the whole tree and
-// the destructor reaps it; a CallerSupervisor ends the tree in its own destructor.
+// A started supervisor, the parent's ends of its pipes and the tree's bounds. If the owner
+// gives up early (an exception from a callback, a Job destroyed unwaited), closing the control
+// pipe tells the supervisor to kill the whole tree and the destructor reaps it; the bounds'
+// cgroups are removed after that (normally the supervisor has removed them already).
 struct Launch {
-  Launch() = default;
+  Launch() : bounds(std::make_unique<detail::TreeBounds>()) {}
   ~Launch() {
     control.reset();
     if (supervisor > 0) {
@@ -59,8 +59,7 @@ struct Launch {
         out(std::move(other.out)),
         err(std::move(other.err)),
         setup_error(std::move(other.setup_error)),
-        caller(std::move(other.caller)),
-        first(other.first) {}
+        bounds(std::move(other.bounds)) {}
   Launch& operator=(Launch&&) = delete;
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
@@ -71,49 +70,43 @@ struct Launch {
   UniqueFd out;
   UniqueFd err;
   std::optional<SpawnError> setup_error;
-  std::unique_ptr<detail::CallerSupervisor> caller;
-  std::optional<Message> first;  // with `caller`: how the start went, known at once
+  std::unique_ptr<detail::TreeBounds> bounds;
 
-  int watch_fd() const { return caller ? caller->fd() : status.get(); }
+  int watch_fd() const { return status.get(); }
 
   // After watch_fd() polled readable: the next message; kLost when the supervisor died without
-  // a word; nullopt when the caller's supervision has nothing to report yet.
+  // a word.
   std::optional<Message> read_news() const;
 
   void control_tree(char command) const {
-    if (caller) {
-      caller->control(command);
-      return;
-    }
     while (::write(control.get(), &command, 1) < 0 && errno == EINTR) {
     }
   }
 };
 
-Launch launch(const Request& request) {
+// `foreground`: the calling thread waits for the run, so the supervisor may take that thread's
+// death as its caller's (PR_SET_PDEATHSIG fires when the forking thread exits).
+Launch launch(const Request& request, bool foreground) {
   Launch launched;
   Pipe control;
   Pipe status;
   Pipe out;
   Pipe err;
-  const bool forked = !request.caller_supervises;
   UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (null_fd.get() < 0 || (forked && (!open_pipe(control) || !open_pipe(status))) ||
-      !open_pipe(out) || !open_pipe(err)) {
+  if (null_fd.get() < 0 || !open_pipe(control) || !open_pipe(status) || !open_pipe(out) ||
+      !open_pipe(err)) {
     launched.setup_error = SpawnError{SpawnStage::kSetup, errno, ""};
     return launched;
   }
-  const std::array<int, 3> stdio = {null_fd.get(), out.write.get(), err.write.get()};
+  detail::make_tree_bounds(request.bounds, *launched.bounds);
+  const int stdin_fd = request.stdin_fd >= 0 ? request.stdin_fd : null_fd.get();
+  const std::array<int, 3> stdio = {stdin_fd, out.write.get(), err.write.get()};
   detail::SpawnPlan plan(request,
                          build_environment(ambient_environment(), request.env, request.managed_env),
-                         stdio, control.read.get(), status.write.get());
+                         stdio, control.read.get(), status.write.get(), *launched.bounds);
+  plan.parent_death_signal = foreground;
   launched.out = std::move(out.read);
   launched.err = std::move(err.read);
-  if (!forked) {
-    launched.caller = std::make_unique<detail::CallerSupervisor>();
-    launched.first = launched.caller->start(plan);
-    return launched;
-  }
   const pid_t pid = detail::fork_supervisor(plan);
   if (pid < 0) {
     launched.setup_error = SpawnError{SpawnStage::kSetup, -pid, ""};
@@ -133,7 +126,6 @@ bool read_message(int fd, Message& message) {
 }
 
 std::optional<Message> Launch::read_news() const {
-  if (caller) return caller->collect();
   Message message;
   if (read_message(status.get(), message)) return message;
   return Message{MessageKind::kLost};
@@ -153,10 +145,7 @@ enum class Cause { kNone, kTimeout, kAbort };
 class Pump {
  public:
   Pump(const Request& request, Launch& launched)
-      : request_(request),
-        launched_(launched),
-        out_("stdout", request.stdout_max_bytes, request.max_spill_bytes, request.spill_root),
-        err_("stderr", request.stderr_max_bytes, request.max_spill_bytes, request.spill_root) {}
+      : request_(request), launched_(launched), out_("stdout", request), err_("stderr", request) {}
 
   void handle(const Message& message, Result& result) {
     if (message.kind == MessageKind::kStarted) {
@@ -174,21 +163,23 @@ class Pump {
     }
   }
 
-  void run(std::optional<Clock::time_point> deadline, const std::vector<int>& abort_fds,
+  void run(std::optional<Clock::time_point> deadline, const std::vector<const AbortSignal*>& aborts,
            Result& result) {
     const Clock::duration grace =
         std::chrono::microseconds(static_cast<std::int64_t>(request_.grace_ms * 1000));
     std::optional<Clock::time_point> kill_at;
     while (!settled_) {
       const auto now = Clock::now();
-      if (cause_ == Cause::kNone && deadline && now >= *deadline) escalate(Cause::kTimeout);
+      if (cause_ == Cause::kNone && deadline && now >= *deadline) {
+        escalate(Cause::kTimeout, SIGTERM);
+      }
       if (cause_ != Cause::kNone && !kill_at) kill_at = now + grace;
       if (kill_at && now >= *kill_at && !killed_) {
         launched_.control_tree(detail::kKill);
         killed_ = true;
       }
       const auto wake = cause_ == Cause::kNone ? deadline : (killed_ ? std::nullopt : kill_at);
-      poll_once(wake, cause_ == Cause::kNone ? abort_fds : std::vector<int>{}, result);
+      poll_once(wake, cause_ == Cause::kNone ? aborts : std::vector<const AbortSignal*>{}, result);
     }
     drain(launched_.out, out_, request_.on_stdout);
     drain(launched_.err, err_, request_.on_stderr);
@@ -196,14 +187,15 @@ class Pump {
     result.aborted = cause_ == Cause::kAbort;
     result.out = out_.finish();
     result.err = err_.finish();
+    result.bounds = launched_.bounds->facts;
   }
 
   pid_t pid() const { return pid_; }
 
  private:
-  void escalate(Cause cause) {
+  void escalate(Cause cause, int signal) {
     cause_ = cause;  // the first cause wins: timed_out and aborted never both hold
-    launched_.control_tree(detail::kTerminate);
+    launched_.control_tree(signal > 0 && signal < NSIG ? static_cast<char>(signal) : detail::kKill);
   }
 
   static int poll_timeout(std::optional<Clock::time_point> wake) {
@@ -212,12 +204,12 @@ class Pump {
     return static_cast<int>(std::clamp<std::int64_t>(left, 0, 60'000));
   }
 
-  void poll_once(std::optional<Clock::time_point> wake, const std::vector<int>& abort_fds,
-                 Result& result) {
+  void poll_once(std::optional<Clock::time_point> wake,
+                 const std::vector<const AbortSignal*>& aborts, Result& result) {
     std::vector<pollfd> fds = {{out_open_ ? launched_.out.get() : -1, POLLIN, 0},
                                {err_open_ ? launched_.err.get() : -1, POLLIN, 0},
                                {launched_.watch_fd(), POLLIN, 0}};
-    for (const int fd : abort_fds) fds.push_back({fd, POLLIN, 0});
+    for (const AbortSignal* abort : aborts) fds.push_back({abort->fd(), POLLIN, 0});
     if (::poll(fds.data(), fds.size(), poll_timeout(wake)) < 0) return;  // EINTR: go round
     if (fds[0].revents != 0) out_open_ = pump_open(launched_.out, out_, request_.on_stdout);
     if (fds[1].revents != 0) err_open_ = pump_open(launched_.err, err_, request_.on_stderr);
@@ -225,7 +217,9 @@ class Pump {
       if (const std::optional<Message> news = launched_.read_news()) handle(*news, result);
     }
     for (std::size_t i = 3; i < fds.size(); ++i) {
-      if (fds[i].revents != 0 && cause_ == Cause::kNone) escalate(Cause::kAbort);
+      if (fds[i].revents != 0 && cause_ == Cause::kNone) {
+        escalate(Cause::kAbort, aborts[i - 3]->forwarded());
+      }
     }
   }
 
@@ -279,11 +273,6 @@ std::chrono::milliseconds since(Clock::time_point start) {
 
 Result run(const Request& request) {
   validate(request, true).value();
-  if (request.caller_supervises && !detail::single_threaded()) {
-    throw InvalidSandboxInputError(
-        "request.callerSupervises needs a single-threaded caller and /proc: other threads' "
-        "children would be reaped, and orphans might reparent to a thread the run never lists");
-  }
   const auto timeout = resolve_timeout(request.timeout_ms, request.max_timeout_ms).value();
   Result result;
   if (request.abort && request.abort->aborted()) {  // cancellation wins: nothing is spawned
@@ -291,22 +280,21 @@ Result run(const Request& request) {
     return result;
   }
   const auto start = Clock::now();
-  Launch launched = launch(request);
+  Launch launched = launch(request, true);
   if (launched.setup_error) {
     result.spawn_error = launched.setup_error;
     return result;
   }
-  std::vector<int> abort_fds;
-  if (request.abort) abort_fds.push_back(request.abort->fd());
+  std::vector<const AbortSignal*> aborts;
+  if (request.abort) aborts.push_back(request.abort.get());
   Pump pump(request, launched);
-  if (launched.first) pump.handle(*launched.first, result);
-  pump.run(start + timeout, abort_fds, result);
+  pump.run(start + timeout, aborts, result);
   result.duration = since(start);
   return result;
 }
 
 struct Job::State {
-  explicit State(Request req) : request(std::move(req)), launched(launch(request)) {}
+  explicit State(Request req) : request(std::move(req)), launched(launch(request, false)) {}
 
   Request request;  // the job's own copy: callbacks and limits outlive the caller's Request
   Launch launched;
@@ -370,10 +358,10 @@ Job start(const Request& request) {
   if (read_message(job.launched.status.get(), first)) job.pump->handle(first, job.result);
   job.pid = job.pump->pid();
   if (job.result.spawn_error) return Job(std::move(state));
-  std::vector<int> abort_fds = {job.kill_signal.fd()};
-  if (job.request.abort) abort_fds.push_back(job.request.abort->fd());
-  job.thread = std::thread([&job, abort_fds] {
-    job.pump->run(std::nullopt, abort_fds, job.result);
+  std::vector<const AbortSignal*> aborts = {&job.kill_signal};
+  if (job.request.abort) aborts.push_back(job.request.abort.get());
+  job.thread = std::thread([&job, aborts] {
+    job.pump->run(std::nullopt, aborts, job.result);
     job.result.duration = since(job.start);
   });
   return Job(std::move(state));

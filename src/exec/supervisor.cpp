@@ -7,14 +7,20 @@
 // of that tree reparents to it (kernel: find_new_reaper picks the closest ancestor with
 // is_child_subreaper set), it reaps them, and since it is their parent their pids cannot be
 // reused before it reaps them, so killing them by pid is race-free. The caller's process keeps
-// its own reaping semantics. A cgroup would also catch a descendant that re-parents itself into
-// another subreaper's tree, but cgroup v2 is not delegated to unprivileged callers on most hosts
+// its own reaping semantics. Where the caller can make a cgroup v2 child, cgroup.kill ends the
+// tree at once on top of that; cgroups are not delegated to unprivileged callers on most hosts
 // (nobody here), and the supervisor works everywhere /proc is mounted.
+//
+// The supervisor outlives its caller on purpose: when the caller dies, even by SIGKILL, the
+// control pipe reaches EOF and the supervisor ends the tree. It sits in its own process group,
+// so neither the terminal's signals nor a kill of the caller's group reach it, and the command
+// (the group's leader) gets SIGKILL if the supervisor itself is killed (PR_SET_PDEATHSIG).
 #include "supervisor.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,6 +119,21 @@ bool install_fds(SpawnPlan& plan, int& error_fd) {
 // past ENOENT/ENOTDIR-like misses, remember EACCES, stop at anything else.
 [[noreturn]] void exec_command(SpawnPlan& plan, int error_fd) {
   ::setpgid(0, 0);
+  // Into the run's cgroups before anything else runs: every descendant is born inside.
+  for (const int procs : plan.cgroup_procs) {
+    if (::write(procs, "0", 1) != 1) fail_exec(error_fd, SpawnStage::kSetup, errno);
+  }
+  if (plan.has_nproc && ::setrlimit(RLIMIT_NPROC, &plan.nproc) != 0) {
+    fail_exec(error_fd, SpawnStage::kSetup, errno);
+  }
+  if (plan.has_data && ::setrlimit(RLIMIT_DATA, &plan.data) != 0) {
+    fail_exec(error_fd, SpawnStage::kSetup, errno);
+  }
+  // Killed with its supervisor: then nothing could end the tree any more. The supervisor's pid
+  // is checked after the prctl, in case it died in between.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || ::getppid() != plan.supervisor) {
+    fail_exec(error_fd, SpawnStage::kSetup, ESRCH);
+  }
   reset_signals();
   if (!install_fds(plan, error_fd)) fail_exec(error_fd, SpawnStage::kSetup, errno);
   if (!plan.workdir.empty() && ::chdir(plan.workdir.c_str()) != 0) {
@@ -138,8 +159,7 @@ bool install_fds(SpawnPlan& plan, int& error_fd) {
 namespace {
 
 // SIGKILLs every direct child listed in /proc/thread-self/children (Linux 3.5+ with
-// CONFIG_PROC_CHILDREN; the supervisor, like a caller_supervises caller, is single-threaded, so
-// its one thread has them all).
+// CONFIG_PROC_CHILDREN; the supervisor is single-threaded, so its one thread has them all).
 void kill_children() {
   const int fd = ::open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
@@ -176,13 +196,17 @@ bool reap_exited(Leader& leader) {
   }
 }
 
-void drain_signalfd(int signal_fd) {
+bool drain_signalfd(int signal_fd) {
   signalfd_siginfo info{};
+  bool other = false;
   while (::read(signal_fd, &info, sizeof info) > 0) {
+    if (info.ssi_signo != SIGCHLD) other = true;
   }
+  return other;
 }
 
-void end_tree(Leader& leader, int signal_fd) {
+void end_tree(Leader& leader, int signal_fd, int kill_fd) {
+  if (kill_fd >= 0) (void)!::write(kill_fd, "1", 1);
   while (true) {
     if (!leader.reaped) ::kill(-leader.pid, SIGKILL);
     kill_children();
@@ -198,29 +222,33 @@ void end_tree(Leader& leader, int signal_fd) {
 namespace {
 
 // Waits for the leader to exit, reaping orphans as they die and obeying control bytes.
-void supervise_leader(Leader& leader, int control_read, int signal_fd) {
+void supervise_leader(Leader& leader, const SpawnPlan& plan, int signal_fd) {
   bool control_open = true;
   while (!leader.reaped) {
-    std::array<pollfd, 2> fds = {pollfd{control_open ? control_read : -1, POLLIN, 0},
+    std::array<pollfd, 2> fds = {pollfd{control_open ? plan.control_read : -1, POLLIN, 0},
                                  pollfd{signal_fd, POLLIN, 0}};
     if (::poll(fds.data(), fds.size(), -1) < 0) continue;
-    if (fds[1].revents != 0) drain_signalfd(signal_fd);
+    // The parent-death signal: the thread waiting for the run is gone.
+    const bool orphaned = fds[1].revents != 0 && drain_signalfd(signal_fd);
     reap_exited(leader);
+    if (orphaned && !leader.reaped) end_tree(leader, signal_fd, plan.cgroup_kill);
     if (fds[0].revents == 0 || leader.reaped) continue;
     char command = kKill;
-    const ssize_t n = ::read(control_read, &command, 1);
+    const ssize_t n = ::read(plan.control_read, &command, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) control_open = false;  // the parent is gone: nobody will ever wait for us
-    ::kill(-leader.pid, command == kTerminate ? SIGTERM : SIGKILL);
-    if (command != kTerminate) end_tree(leader, signal_fd);
+    if (command > 0 && command < NSIG && command != kKill) {
+      ::kill(-leader.pid, command);
+    } else {
+      end_tree(leader, signal_fd, plan.cgroup_kill);
+    }
   }
 }
 
 [[noreturn]] void supervise(SpawnPlan& plan) {
-  sigset_t all;
-  sigfillset(&all);
-  // The caller's handlers must never run here. Single-threaded after fork, so sigprocmask is fine.
-  ::sigprocmask(SIG_SETMASK, &all, nullptr);  // NOLINT(concurrency-mt-unsafe)
+  // Every signal is already blocked (fork_supervisor): the caller's handlers never run here.
+  // Its own process group: the terminal's SIGINT and a kill of the caller's group miss it.
+  ::setpgid(0, 0);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   ::sigaction(SIGCHLD, &dfl, nullptr);  // an ignored SIGCHLD would auto-reap: no statuses
@@ -230,15 +258,23 @@ void supervise_leader(Leader& leader, int control_read, int signal_fd) {
     send(status_write, MessageKind::kSpawnFailed, errno, static_cast<int>(SpawnStage::kSetup));
     ::_exit(0);
   }
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  const int signal_fd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  // SIGHUP is the parent-death signal; blocked, it reaches only the signalfd. The check after
+  // the prctl covers a parent that died before it.
+  if (plan.parent_death_signal &&
+      (::prctl(PR_SET_PDEATHSIG, SIGHUP, 0, 0, 0) != 0 || ::getppid() != plan.parent)) {
+    ::_exit(0);
+  }
+  sigset_t watched;
+  sigemptyset(&watched);
+  sigaddset(&watched, SIGCHLD);
+  sigaddset(&watched, SIGHUP);
+  const int signal_fd = ::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK);
   std::array<int, 2> error_pipe{-1, -1};
   if (signal_fd < 0 || ::pipe2(error_pipe.data(), O_CLOEXEC) != 0) {
     send(status_write, MessageKind::kSpawnFailed, errno, static_cast<int>(SpawnStage::kSetup));
     ::_exit(0);
   }
+  plan.supervisor = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(error_pipe[0]);
@@ -255,13 +291,16 @@ void supervise_leader(Leader& leader, int control_read, int signal_fd) {
   const ExecFailure failure = read_exec_failure(error_pipe[0]);
   ::close(error_pipe[0]);
   if (failure.stage >= 0) {
-    end_tree(leader, signal_fd);
+    end_tree(leader, signal_fd, plan.cgroup_kill);
+    remove_cgroup_dirs(plan.cgroup_dirs);
     send(status_write, MessageKind::kSpawnFailed, failure.error, failure.stage);
     ::_exit(0);
   }
   send(status_write, MessageKind::kStarted, pid);
-  supervise_leader(leader, plan.control_read, signal_fd);
-  end_tree(leader, signal_fd);  // what the command left behind dies with it, as in a PID ns
+  supervise_leader(leader, plan, signal_fd);
+  // What the command left behind dies with it, as in a PID namespace; then the cgroups go.
+  end_tree(leader, signal_fd, plan.cgroup_kill);
+  remove_cgroup_dirs(plan.cgroup_dirs);
   send(status_write, MessageKind::kExited, leader.status);
   ::_exit(0);
 }
@@ -279,12 +318,21 @@ ExecFailure read_exec_failure(int error_read) {
 }
 
 SpawnPlan::SpawnPlan(const Request& request, std::vector<std::string> env,
-                     const std::array<int, 3>& stdio, int control_read_fd, int status_write_fd)
+                     const std::array<int, 3>& stdio, int control_read_fd, int status_write_fd,
+                     const TreeBounds& bounds)
     : argv_storage(request.argv),
       env_storage(std::move(env)),
       workdir(request.workdir),
       control_read(control_read_fd),
-      status_write(status_write_fd) {
+      status_write(status_write_fd),
+      cgroup_procs(bounds.procs),
+      cgroup_kill(bounds.kill),
+      has_nproc(bounds.nproc.has_value()),
+      nproc{bounds.nproc.value_or(0), bounds.nproc.value_or(0)},
+      has_data(bounds.data.has_value()),
+      data{bounds.data.value_or(0), bounds.data.value_or(0)},
+      parent(::getpid()) {
+  for (const std::string& dir : bounds.dirs) cgroup_dirs.push_back(dir.c_str());
   std::optional<std::string> path;
   for (const std::string& entry : env_storage) {
     if (entry.starts_with("PATH=")) path = entry.substr(5);
@@ -306,14 +354,23 @@ SpawnPlan::SpawnPlan(const Request& request, std::vector<std::string> env,
   scratch.resize(maps.size());
   keep = {control_read, status_write};
   for (const FdMapping& map : maps) keep.push_back(map.source);
+  keep.insert(keep.end(), cgroup_procs.begin(), cgroup_procs.end());
+  if (cgroup_kill >= 0) keep.push_back(cgroup_kill);
   std::sort(keep.begin(), keep.end());
   keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
 }
 
 pid_t fork_supervisor(SpawnPlan& plan) {
+  // Every signal blocked across the fork: none of the caller's handlers may run in the child.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
   const pid_t pid = ::fork();
   if (pid == 0) supervise(plan);
-  return pid < 0 ? -errno : pid;
+  const int error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return pid < 0 ? -error : pid;
 }
 
 }  // namespace dsh::sandbox::exec::detail

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bounds.h"
 #include "exec.h"
 
 namespace dsh::sandbox::exec::detail {
@@ -27,15 +28,14 @@ struct Message {
   std::int32_t stage = 0;  // kSpawnFailed: SpawnStage
 };
 
-// Parent -> supervisor, one byte over the control pipe; EOF (the parent died or gave up) means
-// kill everything.
-inline constexpr char kTerminate = 'T';  // SIGTERM to the command's process group
-inline constexpr char kKill = 'K';       // SIGKILL to the group and to every descendant
+// Parent -> supervisor, one byte over the control pipe: a signal number (1..64) to send to the
+// command's process group, or kKill. EOF (the parent died or gave up) means kill everything.
+inline constexpr char kKill = 'K';  // SIGKILL to the group and to every descendant
 
 struct SpawnPlan {
   // `stdio` are the command's stdin, stdout and stderr; the two pipe ends are the supervisor's.
   SpawnPlan(const Request& request, std::vector<std::string> env, const std::array<int, 3>& stdio,
-            int control_read, int status_write);
+            int control_read, int status_write, const TreeBounds& bounds);
 
   std::vector<std::string> argv_storage;
   std::vector<std::string> env_storage;
@@ -49,6 +49,20 @@ struct SpawnPlan {
   std::vector<int> keep;        // sorted descriptors the supervisor keeps open
   int control_read = -1;
   int status_write = -1;
+  // The tree's bounds: cgroup.procs descriptors the command joins before exec, cgroup.kill,
+  // the directories the supervisor removes, rlimits for what no cgroup bounds.
+  std::vector<int> cgroup_procs;
+  int cgroup_kill = -1;
+  std::vector<const char*> cgroup_dirs;
+  bool has_nproc = false;
+  rlimit nproc{};
+  bool has_data = false;
+  rlimit data{};
+  // The caller's pid and whether the supervisor also ends the tree when the forking thread dies
+  // (PR_SET_PDEATHSIG; only when that thread is the one waiting for the run).
+  pid_t parent = 0;
+  bool parent_death_signal = false;
+  pid_t supervisor = 0;  // set by the supervisor before it forks the command
 };
 
 // Forks the supervisor. Returns its pid, or -errno. The supervisor reads control bytes from
@@ -78,12 +92,14 @@ struct Leader {
 // Reaps every child of the calling process that has exited. True when none is left (ECHILD).
 bool reap_exited(Leader& leader);
 
-void drain_signalfd(int signal_fd);
+// Empties the signalfd; true when it held anything but SIGCHLD (the parent-death signal).
+bool drain_signalfd(int signal_fd);
 
-// Ends the whole tree: SIGKILL to the leader's group while the leader is unreaped (its pgid
-// cannot be reused then), and to every child of the calling thread (/proc/thread-self/children);
-// killed processes' children reparent to the subreaper and are killed on the next pass. Done
-// when waitpid says no child is left. The caller must be a single-threaded child subreaper.
-void end_tree(Leader& leader, int signal_fd);
+// Ends the whole tree: cgroup.kill when there is one (`kill_fd`), SIGKILL to the leader's group
+// while the leader is unreaped (its pgid cannot be reused then), and to every child of the
+// calling thread (/proc/thread-self/children); killed processes' children reparent to the
+// subreaper and are killed on the next pass. Done when waitpid says no child is left. The
+// caller must be a single-threaded child subreaper.
+void end_tree(Leader& leader, int signal_fd, int kill_fd);
 
 }  // namespace dsh::sandbox::exec::detail

@@ -563,9 +563,9 @@ TEST_P(CliRunOn, JsonIsOneObjectWithTheDocumentedFieldsAndTypes) {
   vector<string> keys;
   for (const auto& [key, value] : object.items()) keys.push_back(key);
   std::sort(keys.begin(), keys.end());
-  EXPECT_EQ(keys,
-            (vector<string>{"backend", "denied", "durationMs", "enforcement", "exitCode", "mode",
-                            "runnerFailed", "signal", "stderr", "stdout", "timedOut"}));
+  EXPECT_EQ(keys, (vector<string>{"backend", "bounds", "denied", "durationMs", "enforcement",
+                                  "exitCode", "interrupted", "mode", "runnerFailed", "signal",
+                                  "stderr", "stdout", "timedOut"}));
   EXPECT_EQ(object["mode"], "read-only");
   EXPECT_EQ(object["backend"], BackendName(GetParam()));
   EXPECT_TRUE(object["enforcement"] == "full" || object["enforcement"] == "partial") << result.out;
@@ -579,6 +579,17 @@ TEST_P(CliRunOn, JsonIsOneObjectWithTheDocumentedFieldsAndTypes) {
   EXPECT_EQ(object["stderr"], "err\n");
   EXPECT_TRUE(object["durationMs"].is_number_integer());
   EXPECT_GE(object["durationMs"].get<long long>(), 0);
+  EXPECT_TRUE(object["interrupted"].is_null());
+  // The bounds: on by default, each with the mechanism that enforced it.
+  const nlohmann::json& bounds = object["bounds"];
+  EXPECT_EQ(bounds["processes"]["max"], 4096) << result.out;
+  EXPECT_TRUE(bounds["memory"]["max"].is_number_unsigned()) << result.out;
+  EXPECT_TRUE(bounds["memory"]["enforcedBy"].is_string()) << result.out;
+  EXPECT_TRUE(bounds["treeKill"] == "subreaper" || bounds["treeKill"] == "cgroup2 cgroup.kill")
+      << result.out;
+  if (!IsRoot()) {
+    EXPECT_TRUE(bounds["processes"]["enforcedBy"].is_string()) << result.out;
+  }
 
   // danger-full-access never reaches a provider: no backend, no enforcement.
   const CliResult open =

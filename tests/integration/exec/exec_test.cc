@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -79,6 +81,7 @@ TEST(Run, LargeOutputKeepsTailsAndSpillsPrivately) {
   TempDir dir;
   Request request = sh("seq 1 100000; seq 1 100000 >&2");
   request.spill_root = dir.path();
+  request.keep_spill = true;
   const Result result = run(request);
   ASSERT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.out.tail.size(), kDefaultMaxOutputBytes);
@@ -261,6 +264,94 @@ TEST(Run, AbortFromAnotherThreadWinsOverALaterDeadline) {
   EXPECT_TRUE(result.aborted);
   EXPECT_FALSE(result.timed_out);
   EXPECT_EQ(result.signal, SIGTERM);
+}
+
+TEST(Run, AnAbortForwardsItsSignalToTheCommandFirst) {
+  auto abort = std::make_shared<AbortSignal>();
+  Request request =
+      sh("trap 'echo got INT; exit 9' INT; echo started; while :; do sleep 0.05; done");
+  request.abort = abort;
+  request.on_stdout = [&](std::string_view chunk) {
+    if (chunk.find("started") != std::string_view::npos) abort->abort(SIGINT);
+  };
+  const Result result = run(request);
+  EXPECT_TRUE(result.aborted);
+  EXPECT_EQ(result.exit_code, 9);
+  EXPECT_EQ(result.out.tail, "started\ngot INT\n");
+}
+
+TEST(Run, StdinIsClosedUnlessTheCallerPassesADescriptor) {
+  const Result closed = run(sh("cat; echo eof"));
+  EXPECT_EQ(closed.out.tail, "eof\n");
+  std::array<int, 2> pipe{};
+  ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);
+  ASSERT_EQ(::write(pipe[1], "hi\n", 3), 3);
+  ::close(pipe[1]);
+  Request request = sh("cat");
+  request.stdin_fd = pipe[0];
+  const Result passed = run(request);
+  ::close(pipe[0]);
+  EXPECT_EQ(passed.out.tail, "hi\n");
+}
+
+TEST(Run, TheBoundsFactsNameTheirMechanism) {
+  const Result bounded = run(sh("true"));
+  EXPECT_EQ(bounded.bounds.processes.limit, kDefaultMaxProcesses);
+  EXPECT_EQ(bounded.bounds.memory.limit, default_max_memory_bytes());
+  EXPECT_FALSE(bounded.bounds.memory.enforced_by.empty());  // a cgroup, or RLIMIT_DATA
+  if (::getuid() != 0) {
+    EXPECT_FALSE(bounded.bounds.processes.enforced_by.empty());
+  }
+  Request open = sh("true");
+  open.bounds = {std::nullopt, std::nullopt};
+  const Result unbounded = run(open);
+  EXPECT_FALSE(unbounded.bounds.processes.limit.has_value());
+  EXPECT_TRUE(unbounded.bounds.processes.enforced_by.empty());
+  EXPECT_TRUE(unbounded.bounds.memory.enforced_by.empty());
+  // An rlimit, where one is the mechanism, is the command's own.
+  Request small = sh("grep 'Max processes' /proc/self/limits");
+  small.bounds.max_processes = 77;
+  const Result limited = run(small);
+  if (limited.bounds.processes.enforced_by == "RLIMIT_NPROC") {
+    EXPECT_NE(limited.out.tail.find(" 77 "), std::string::npos) << limited.out.tail;
+  }
+}
+
+// The v2 cgroup this process is in, under the usual mount points (pure v2, or the hybrid's
+// unified hierarchy).
+std::string own_v2_cgroup() {
+  std::ifstream file("/proc/self/cgroup");
+  for (std::string line; std::getline(file, line);) {
+    if (!line.starts_with("0::")) continue;
+    const std::string path = line.substr(3) == "/" ? "" : line.substr(3);
+    const std::string mount = std::filesystem::exists("/sys/fs/cgroup/unified/cgroup.procs")
+                                  ? "/sys/fs/cgroup/unified"
+                                  : "/sys/fs/cgroup";
+    return mount + path;
+  }
+  return "";
+}
+
+TEST(Run, RunCgroupsAreRemovedAndAStaleOneOfADeadCreatorIsSwept) {
+  const std::string parent = own_v2_cgroup();
+  const bool writable = !parent.empty() && ::access((parent + "/cgroup.procs").c_str(), W_OK) == 0;
+  const Result first = run(sh("true"));
+  if (!writable) {  // no cgroup can be made: the facts say the subreaper ends the tree
+    EXPECT_EQ(first.bounds.tree_kill, "subreaper");
+    return;
+  }
+  EXPECT_EQ(first.bounds.tree_kill, "cgroup2 cgroup.kill");
+  // pid_max is at most 2^22: this creator never existed, as after a caller and its supervisor
+  // were both killed.
+  const std::string stale = parent + "/dsh-run-99999999-0";
+  ASSERT_EQ(::mkdir(stale.c_str(), 0755), 0) << stale << ": " << std::strerror(errno);
+  const Result second = run(sh("true"));
+  EXPECT_EQ(second.exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  for (const auto& entry : std::filesystem::directory_iterator(parent)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_FALSE(name.starts_with("dsh-run-" + std::to_string(::getpid()) + "-")) << name;
+  }
 }
 
 TEST(Run, AnAlreadyAbortedSignalRunsNothing) {

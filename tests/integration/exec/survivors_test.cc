@@ -47,22 +47,13 @@ void expect_both_gone(const TempDir& dir) {
       << "double-forked grandchild " << orphan_pid << " survived";
 }
 
-// Foreground runs, under the forked per-run supervisor and with the caller as the supervisor.
-class ForegroundSurvivors : public ::testing::TestWithParam<bool> {
+// Foreground runs under the forked per-run supervisor.
+class ForegroundSurvivors : public ::testing::Test {
  protected:
-  Request request_for(const std::string& script) const {
-    Request request = sh(script);
-    request.caller_supervises = GetParam();
-    return request;
-  }
+  static Request request_for(const std::string& script) { return sh(script); }
 };
 
-INSTANTIATE_TEST_SUITE_P(Supervisor, ForegroundSurvivors, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& param) {
-                           return std::string(param.param ? "CallerSupervises" : "Forked");
-                         });
-
-TEST_P(ForegroundSurvivors, NoneAfterANormalExit) {
+TEST_F(ForegroundSurvivors, NoneAfterANormalExit) {
   TempDir dir;
   const Result result = run(request_for(escapees(dir, "exit 0")));
   EXPECT_EQ(result.exit_code, 0);
@@ -70,7 +61,7 @@ TEST_P(ForegroundSurvivors, NoneAfterANormalExit) {
   expect_both_gone(dir);
 }
 
-TEST_P(ForegroundSurvivors, NoneAfterATimeout) {
+TEST_F(ForegroundSurvivors, NoneAfterATimeout) {
   TempDir dir;
   Request request = request_for(escapees(dir, "sleep 300"));
   request.timeout_ms = 5'000;  // the escapees start within milliseconds; 5 s is generous
@@ -81,7 +72,7 @@ TEST_P(ForegroundSurvivors, NoneAfterATimeout) {
   expect_both_gone(dir);
 }
 
-TEST_P(ForegroundSurvivors, NoneAfterAnAbort) {
+TEST_F(ForegroundSurvivors, NoneAfterAnAbort) {
   TempDir dir;
   auto abort = std::make_shared<AbortSignal>();
   Request request = request_for(escapees(dir, "sleep 300"));

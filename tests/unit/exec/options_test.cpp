@@ -62,6 +62,23 @@ TEST(Validate, RejectsEmptyArgvBadGraceZeroCapsAndLowFdTargets) {
   EXPECT_TRUE(validate(request, true));
 }
 
+TEST(Validate, BoundsAreOnByDefaultAndAZeroOrTinyBoundIsRefused) {
+  Request request;
+  request.argv = {"/bin/true"};
+  EXPECT_EQ(request.bounds.max_processes, kDefaultMaxProcesses);
+  ASSERT_TRUE(request.bounds.max_memory_bytes.has_value());
+  EXPECT_GE(*request.bounds.max_memory_bytes, kMinMemoryBytes);
+  EXPECT_TRUE(validate(request, true));
+  request.bounds.max_processes = 0;
+  EXPECT_FALSE(validate(request, true));
+  request.bounds.max_processes = std::nullopt;  // no bound: allowed, and said so in the facts
+  EXPECT_TRUE(validate(request, true));
+  request.bounds.max_memory_bytes = kMinMemoryBytes - 1;
+  EXPECT_FALSE(validate(request, true));
+  request.bounds.max_memory_bytes = std::nullopt;
+  EXPECT_TRUE(validate(request, true));
+}
+
 TEST(Run, InvalidRequestThrowsInvalidInputAndRunsNothing) {
   Request request;
   request.argv = {"/bin/true"};

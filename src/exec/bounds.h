@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The resource bounds of one run's command tree: cgroup children made before the fork, which
+// the command joins before it execs (so every descendant is born inside), the supervisor ends
+// through (cgroup.kill) and removes once the tree is reaped; rlimits where no cgroup can be had.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec.h"
+
+namespace dsh::sandbox::exec::detail {
+
+class TreeBounds {
+ public:
+  TreeBounds() = default;
+  // Closes the descriptors and removes the directories still there; for an abnormal end (the
+  // supervisor died) it first kills what the cgroups hold.
+  ~TreeBounds();
+  TreeBounds(const TreeBounds&) = delete;
+  TreeBounds& operator=(const TreeBounds&) = delete;
+
+  std::vector<std::string> dirs;  // cgroup directories created for this run
+  std::vector<int> procs;         // O_WRONLY cgroup.procs of each: the command writes "0"
+  int kill = -1;                  // O_WRONLY cgroup.kill (cgroup v2, Linux 5.14), or -1
+  std::optional<rlim_t> nproc;    // RLIMIT_NPROC for the command, when no cgroup bounds tasks
+  std::optional<rlim_t> data;     // RLIMIT_DATA for the command, when no cgroup bounds memory
+  BoundsFacts facts;
+};
+
+// Best effort, never fatal: whatever cgroup this process can create under its own cgroups
+// (a pure v2 hierarchy with delegated pids/memory controllers; on a v1/v2 hybrid the v1 pids
+// and memory hierarchies, and the v2 one for cgroup.kill), rlimits for the rest.
+void make_tree_bounds(const ResourceBounds& bounds, TreeBounds& out);
+
+// Removes `dirs` (rmdir: empty cgroups only); async-signal-safe.
+void remove_cgroup_dirs(const std::vector<const char*>& dirs);
+
+}  // namespace dsh::sandbox::exec::detail

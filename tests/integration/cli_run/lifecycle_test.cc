@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: Apache-2.0
+// `dsh-sandbox run` and the life of its command tree, on both backends, as root and as nobody:
+// nothing of the tree outlives the run however run ends (a signal, a broken pipe, SIGKILL, a
+// Ctrl-C at a terminal), the deadline holds against a reader that never reads, a fork bomb is
+// bounded, memory is bounded, stdin is passed through only when it is not a terminal, and
+// spill files do not pile up. Every verdict comes from outside: /proc, the marker file the tree
+// keeps writing, the spill directory, the test's own ability to fork.
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "cli_run_harness.h"
+#include "must_run.h"
+
+extern char** environ;
+
+namespace dsh::cli_run_it {
+namespace {
+
+using std::string;
+using std::vector;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+enum class Backend { kNatural, kLandlock };
+
+string BackendName(Backend backend) {
+  return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
+}
+
+const string& HostProblem() {
+  static const string problem = MissingHostFeature();
+  return problem;
+}
+
+// Every live process whose command line contains `token` (zombies have none).
+vector<pid_t> LiveWith(const string& token) {
+  vector<pid_t> found;
+  for (const pid_t pid : ProcessesNamed("")) {
+    const char state = ProcessState(pid);
+    if (state != 'Z' && state != '\0' && Cmdline(pid).find(token) != string::npos) {
+      found.push_back(pid);
+    }
+  }
+  return found;
+}
+
+std::size_t FileSize(const string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 ? static_cast<std::size_t>(info.st_size) : 0;
+}
+
+// Waits up to `limit` for `done`, polling.
+template <typename Done>
+bool WaitUntil(Done done, std::chrono::milliseconds limit = 10s) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return done();
+}
+
+// The CLI with chosen descriptors as its stdin, stdout and stderr (-1: /dev/null for stdin,
+// a memfd for the others), optionally on a fresh pseudo-terminal as its controlling terminal.
+class Spawned {
+ public:
+  Spawned(const vector<string>& args, int in, int out, bool terminal = false) {
+    out_ = ::memfd_create("stdout", MFD_CLOEXEC);
+    err_ = ::memfd_create("stderr", MFD_CLOEXEC);
+    vector<string> argv = {DshSandbox()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    vector<char*> pointers;
+    for (string& arg : argv) pointers.push_back(arg.data());
+    pointers.push_back(nullptr);
+    int slave = -1;
+    if (terminal) {
+      if (::openpty(&master_, &slave, nullptr, nullptr, nullptr) != 0) {
+        ADD_FAILURE() << "openpty: " << std::strerror(errno);
+        return;
+      }
+      ::fcntl(master_, F_SETFD, FD_CLOEXEC);
+    }
+    const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const int stdin_fd = terminal ? slave : (in >= 0 ? in : null_in);
+    const int stdout_fd = out >= 0 ? out : out_;
+    const int stderr_fd = terminal ? slave : err_;
+    start_ = Clock::now();
+    pid_ = ::fork();
+    if (pid_ == 0) {  // async-signal-safe calls only
+      if (terminal) {
+        ::setsid();
+        ::ioctl(slave, TIOCSCTTY, 0);
+      }
+      ::dup2(stdin_fd, 0);
+      ::dup2(stdout_fd, 1);
+      ::dup2(stderr_fd, 2);
+      ::execve(pointers[0], pointers.data(), environ);
+      ::_exit(127);
+    }
+    ::close(null_in);
+    if (slave >= 0) ::close(slave);
+  }
+  ~Spawned() {
+    if (!waited_ && pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      Wait();
+    }
+    ::close(out_);
+    ::close(err_);
+    if (master_ >= 0) ::close(master_);
+  }
+  Spawned(const Spawned&) = delete;
+  Spawned& operator=(const Spawned&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int master() const { return master_; }
+  string ErrSoFar() const { return Slurp(err_); }  // what run wrote live to its stderr
+
+  CliResult Wait() {
+    CliResult result;
+    waited_ = true;
+    // The terminal's transcript is drained meanwhile, so a full pty buffer never blocks the CLI.
+    while (true) {
+      const pid_t done = ::waitpid(pid_, &result.status, master_ >= 0 ? WNOHANG : 0);
+      if (done == pid_) break;
+      if (done < 0 && errno != EINTR) break;
+      if (master_ >= 0) {
+        pollfd ready{master_, POLLIN, 0};
+        if (::poll(&ready, 1, 20) > 0) {
+          char buffer[1024];
+          const ssize_t n = ::read(master_, buffer, sizeof buffer);
+          if (n > 0) transcript_.append(buffer, static_cast<std::size_t>(n));
+        }
+      }
+    }
+    result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_);
+    result.out = Slurp(out_);
+    result.err = master_ >= 0 ? transcript_ : Slurp(err_);
+    return result;
+  }
+
+ private:
+  static string Slurp(int fd) {
+    string text;
+    ::lseek(fd, 0, SEEK_SET);
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
+      text.append(buffer, static_cast<std::size_t>(n));
+    }
+    return text;
+  }
+
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int err_ = -1;
+  int master_ = -1;
+  bool waited_ = false;
+  string transcript_;
+  Clock::time_point start_;
+};
+
+class Lifecycle : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (!HostProblem().empty()) DSH_SKIP_OR_FAIL(HostProblem());
+    ::chmod(dir_.path().c_str(), 0755);
+    ws_ = dir_.Mkdir("ws", 0777);
+    ::chmod(ws_.c_str(), 0777);
+    token_ = Unique("dshlife");
+    marker_ = ws_ + "/marker";
+  }
+
+  vector<string> Run(const vector<string>& tail, const string& mode = "workspace-write") {
+    vector<string> args = {"run"};
+    if (GetParam() == Backend::kLandlock) {
+      const string config = dir_ / (Unique("config") + ".json");
+      WriteFile(config, R"({"bwrapPath":"/nonexistent/dsh-cli-run/bwrap"})");
+      args.insert(args.end(), {"--config", config});
+    }
+    args.insert(args.end(), {"--mode", mode, "--workspace", ws_});
+    args.insert(args.end(), tail.begin(), tail.end());
+    return args;
+  }
+
+  // A command that leaves a setsid'd, double-forked writer behind (named after the token, so
+  // /proc finds it), then runs `then`.
+  string Escapee(const string& then) const {
+    return "setsid bash -c '(exec -a " + token_ + "-writer bash -c \"while :; do echo x >> " +
+           marker_ + "; sleep 0.05; done\" &)' </dev/null >/dev/null 2>&1; " + then;
+  }
+
+  bool MarkerGrowing() const { return FileSize(marker_) > 0; }
+
+  // After the run: the marker stops growing and no process of the tree is alive.
+  void ExpectTreeGone() const {
+    EXPECT_TRUE(WaitUntil([&] { return LiveWith(token_).empty(); }, 5s))
+        << "still alive: " << ::testing::PrintToString(LiveWith(token_));
+    const std::size_t before = FileSize(marker_);
+    std::this_thread::sleep_for(300ms);  // six periods of the writer
+    EXPECT_EQ(FileSize(marker_), before) << "the marker still grows";
+  }
+
+  WorkDir dir_;
+  string ws_;
+  string token_;
+  string marker_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, Lifecycle,
+                         ::testing::Values(Backend::kNatural, Backend::kLandlock),
+                         [](const ::testing::TestParamInfo<Backend>& param) {
+                           return string(param.param == Backend::kNatural ? "bwrap" : "landlock");
+                         });
+
+// ---- signals to run ----------------------------------------------------------------------------
+
+TEST_P(Lifecycle, SigintSigtermSighupEndTheTreeReportAndExit128PlusN) {
+  for (const auto& [signal, name] : vector<std::pair<int, string>>{
+           {SIGINT, "SIGINT"}, {SIGTERM, "SIGTERM"}, {SIGHUP, "SIGHUP"}}) {
+    SCOPED_TRACE(name);
+    ::unlink(marker_.c_str());
+    Spawned cli(Run({"--json", "-c", Escapee("sleep 60")}), -1, -1);
+    ASSERT_TRUE(WaitUntil([&] { return MarkerGrowing(); })) << "the writer never started";
+    ASSERT_EQ(::kill(cli.pid(), signal), 0);
+    const CliResult result = cli.Wait();
+    EXPECT_TRUE(result.ExitedWith(128 + signal)) << result.Describe();
+    EXPECT_LT(result.elapsed, 10s) << result.Describe();
+    const nlohmann::json object = ParseJson(result.out);
+    EXPECT_EQ(object["interrupted"], name) << result.out;
+    EXPECT_EQ(object["backend"], BackendName(GetParam())) << result.out;
+    ExpectTreeGone();
+  }
+}
+
+TEST_P(Lifecycle, SigkillOfRunLeavesTheTreeToItsSupervisorWhichEndsIt) {
+  Spawned cli(Run({"-c", Escapee("sleep 60")}), -1, -1);
+  ASSERT_TRUE(WaitUntil([&] { return MarkerGrowing(); })) << "the writer never started";
+  ASSERT_EQ(::kill(cli.pid(), SIGKILL), 0);
+  const CliResult result = cli.Wait();
+  EXPECT_TRUE(WIFSIGNALED(result.status) && WTERMSIG(result.status) == SIGKILL)
+      << result.Describe();
+  ExpectTreeGone();
+}
+
+TEST_P(Lifecycle, ABrokenPipeOnRunsOutputEndsTheTree) {
+  std::array<int, 2> pipe{};
+  ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);
+  Spawned cli(Run({"-c", Escapee("exec yes")}), -1, pipe[1]);
+  ::close(pipe[1]);
+  char byte = 0;
+  ASSERT_EQ(::read(pipe[0], &byte, 1), 1);  // `run ... | head -c 1`
+  EXPECT_EQ(byte, 'y');
+  ASSERT_TRUE(WaitUntil([&] { return MarkerGrowing(); })) << "the writer never started";
+  ::close(pipe[0]);
+  const CliResult result = cli.Wait();
+  EXPECT_TRUE(result.ExitedWith(128 + SIGPIPE)) << result.Describe();
+  EXPECT_LT(result.elapsed, 10s) << result.Describe();
+  ExpectTreeGone();
+}
+
+TEST_P(Lifecycle, CtrlCAtATerminalEndsTheCommand) {
+  Spawned cli(Run({"-c", Escapee("sleep 60")}), -1, -1, true);
+  ASSERT_GE(cli.master(), 0);
+  ASSERT_TRUE(WaitUntil([&] { return MarkerGrowing(); })) << "the writer never started";
+  // The terminal's line discipline turns ^C into SIGINT for its foreground process group.
+  ASSERT_EQ(::write(cli.master(), "\x03", 1), 1);
+  const CliResult result = cli.Wait();
+  EXPECT_TRUE(result.ExitedWith(128 + SIGINT)) << result.Describe();
+  EXPECT_LT(result.elapsed, 10s) << result.Describe();
+  ExpectTreeGone();
+}
+
+// ---- the deadline against a reader that never reads ------------------------------------------
+
+TEST_P(Lifecycle, AReaderThatNeverReadsCannotDelayTheDeadline) {
+  std::array<int, 2> pipe{};
+  ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);  // the read end stays open, never read
+  Spawned cli(
+      Run({"--timeout", "2", "--", "/bin/bash", "-c", Escapee("exec -a " + token_ + "-yes yes")}),
+      -1, pipe[1]);
+  ::close(pipe[1]);
+  const CliResult result = cli.Wait();
+  ::close(pipe[0]);
+  EXPECT_TRUE(result.ExitedWith(124)) << result.Describe();
+  EXPECT_LT(result.elapsed, 2s + 3s + 2s) << result.Describe();  // deadline + grace + slack
+  ExpectTreeGone();
+}
+
+// ---- bounds
+// --------------------------------------------------------------------------------------
+
+bool HostCanFork() {
+  pid_t pid = 0;
+  char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};
+  if (::posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, environ) != 0) return false;
+  int status = 0;
+  return ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST_P(Lifecycle, AForkBombIsBoundedAndLeavesNothing) {
+  const string failed_fork = "fork: retry: Resource temporarily unavailable";
+  Spawned cli(
+      Run({"--timeout", "60", "-c", ": " + token_ + "; b(){ b|b& }; b; sleep 60"}, "read-only"), -1,
+      -1);
+  // The bomb at its bound: bash says so, live on run's stderr, when fork fails with EAGAIN.
+  // 4096 forks of bash take a few seconds on a loaded host.
+  EXPECT_TRUE(WaitUntil([&] { return cli.ErrSoFar().find(failed_fork) != string::npos; }, 50s))
+      << "the bomb never met its bound: " << cli.ErrSoFar().substr(0, 1000);
+  EXPECT_TRUE(HostCanFork()) << "the host could not start a process during the bomb";
+  ASSERT_EQ(::kill(cli.pid(), SIGINT), 0);  // and `run` ends the whole bomb
+  const CliResult result = cli.Wait();
+  EXPECT_TRUE(result.ExitedWith(128 + SIGINT)) << result.Describe().substr(0, 1000);
+  EXPECT_TRUE(HostCanFork());
+  EXPECT_TRUE(WaitUntil([&] { return LiveWith(token_).empty(); }, 5s))
+      << LiveWith(token_).size() << " processes of the bomb are alive";
+}
+
+TEST_P(Lifecycle, MemoryIsBoundedAndTheFactsSaySo) {
+  // tail keeps the current line: 512 MiB without a newline.
+  const string hog = "set -o pipefail; head -c 536870912 /dev/zero | tail -n 1 | wc -c";
+  const CliResult bounded = Cli(Run({"--json", "--max-memory", "64M", "-c", hog}));
+  const nlohmann::json object = ParseJson(bounded.out);
+  EXPECT_NE(object["exitCode"], 0) << bounded.Describe();
+  EXPECT_NE(object["stdout"], "536870912\n") << bounded.Describe();
+  EXPECT_EQ(object["bounds"]["memory"]["max"], 64 * 1024 * 1024) << bounded.out;
+  EXPECT_TRUE(object["bounds"]["memory"]["enforcedBy"].is_string()) << bounded.out;
+  // Control: the same command without the bound completes.
+  const CliResult open = Cli(Run({"--json", "--max-memory", "unlimited", "-c", hog}));
+  const nlohmann::json control = ParseJson(open.out);
+  EXPECT_EQ(control["exitCode"], 0) << open.Describe();
+  EXPECT_EQ(control["stdout"], "536870912\n") << open.Describe();
+  EXPECT_TRUE(control["bounds"]["memory"]["max"].is_null()) << open.out;
+  EXPECT_TRUE(control["bounds"]["memory"]["enforcedBy"].is_null()) << open.out;
+}
+
+TEST_P(Lifecycle, BadBoundsAreRefusedAndRunNothing) {
+  for (const vector<string>& bad :
+       {vector<string>{"--max-processes", "0"}, vector<string>{"--max-processes", "many"},
+        vector<string>{"--max-memory", "1X"}, vector<string>{"--max-memory", "1K"},
+        vector<string>{"--stdin", "sometimes"}}) {
+    SCOPED_TRACE(::testing::PrintToString(bad));
+    vector<string> tail = bad;
+    tail.insert(tail.end(), {"-c", "touch " + marker_});
+    const CliResult result = Cli(Run(tail));
+    EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
+    EXPECT_EQ(Lines(result.err).size(), 1U) << result.Describe();
+    EXPECT_EQ(result.err.rfind("dsh-sandbox: ", 0), 0U) << result.Describe();
+    EXPECT_FALSE(Exists(marker_));
+  }
+}
+
+// ---- stdin
+// ---------------------------------------------------------------------------------------
+
+TEST_P(Lifecycle, StdinIsPassedThroughUnlessClosedOrATerminal) {
+  std::array<int, 2> pipe{};
+  ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);
+  ASSERT_EQ(::write(pipe[1], "hi\n", 3), 3);
+  ::close(pipe[1]);
+  {
+    Spawned cli(Run({"--", "cat"}), pipe[0], -1);
+    const CliResult result = cli.Wait();
+    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+    EXPECT_EQ(result.out, "hi\n") << result.Describe();
+  }
+  ::close(pipe[0]);
+  ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);
+  ASSERT_EQ(::write(pipe[1], "hi\n", 3), 3);
+  ::close(pipe[1]);
+  {
+    Spawned cli(Run({"--stdin", "close", "--", "cat"}), pipe[0], -1);
+    const CliResult result = cli.Wait();
+    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+    EXPECT_EQ(result.out, "") << result.Describe();
+  }
+  ::close(pipe[0]);
+  // A terminal on stdin: the command reads end-of-file at once, never the terminal.
+  {
+    Spawned cli(Run({"--", "cat"}), -1, -1, true);
+    const CliResult result = cli.Wait();
+    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+    EXPECT_EQ(result.out, "") << result.Describe();
+  }
+  {
+    Spawned cli(Run({"--stdin", "inherit", "--", "cat"}), -1, -1, true);
+    const CliResult result = cli.Wait();
+    EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
+    EXPECT_NE(result.err.find("dsh-sandbox: run: --stdin inherit"), string::npos)
+        << result.Describe();
+  }
+}
+
+// ---- spill files
+// ---------------------------------------------------------------------------------
+
+string SpillDir() { return "/var/tmp/dsh-sandbox-" + std::to_string(::geteuid()); }
+
+vector<string> Spills() {
+  vector<string> names;
+  for (const string& name : ListDir(SpillDir())) {
+    if (name.rfind("stdout-", 0) == 0 || name.rfind("stderr-", 0) == 0) names.push_back(name);
+  }
+  return names;
+}
+
+TEST_P(Lifecycle, SpillFilesAreRemovedUnlessTheAgentRenderNamesThem) {
+  const string big = "seq 1 100000; seq 1 100000 >&2";
+  const vector<string> before = Spills();
+  for (const vector<string>& form : {vector<string>{"--json"}, vector<string>{}}) {
+    vector<string> tail = form;
+    tail.insert(tail.end(), {"-c", big});
+    const CliResult result = Cli(Run(tail));
+    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe().substr(0, 500);
+    EXPECT_EQ(Spills(), before) << "a spill file was left behind";
+  }
+  const CliResult agent = Cli(Run({"--format", "agent", "-c", "seq 1 100000"}));
+  EXPECT_TRUE(agent.ExitedWith(0)) << agent.Describe().substr(0, 500);
+  const string prefix = "[output truncated; full output: ";
+  const std::size_t at = agent.out.find(prefix);
+  ASSERT_NE(at, string::npos) << agent.out.substr(agent.out.size() - 300);
+  const std::size_t end = agent.out.find(']', at);
+  const string path = agent.out.substr(at + prefix.size(), end - at - prefix.size());
+  EXPECT_EQ(path.rfind(SpillDir() + "/stdout-", 0), 0U) << path;
+  struct stat info {};
+  ASSERT_EQ(::lstat(path.c_str(), &info), 0) << path;
+  EXPECT_EQ(info.st_mode & 0777, 0600U);
+  EXPECT_EQ(info.st_uid, ::geteuid());
+  struct stat dir {};
+  ASSERT_EQ(::lstat(SpillDir().c_str(), &dir), 0);
+  EXPECT_TRUE(S_ISDIR(dir.st_mode));
+  EXPECT_EQ(dir.st_mode & 0777, 0700U);
+  // The agent's next sandboxed command can read it, under workspace-write (bwrap mounts a
+  // private /tmp there) and read-only.
+  for (const string mode : {"workspace-write", "read-only"}) {
+    const CliResult next = Cli(Run({"--", "wc", "-c", path}, mode));
+    EXPECT_TRUE(next.ExitedWith(0)) << next.Describe();
+    EXPECT_EQ(next.out, std::to_string(info.st_size) + " " + path + "\n") << next.Describe();
+  }
+  ::unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace dsh::cli_run_it

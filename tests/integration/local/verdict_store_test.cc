@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,7 +26,10 @@ using sandbox::local::UserVerdictStore;
 
 constexpr uid_t kNobody = 65534;
 
-SandboxPolicy ReadOnly() { return {ConfinedSandboxMode::kReadOnly, "/", std::nullopt}; }
+// A call whose workspace is far from the cache (a workspace of / could have written it).
+SandboxPolicy ReadOnly() {
+  return {ConfinedSandboxMode::kReadOnly, "/nonexistent/dsh-it-workspace", std::nullopt};
+}
 SandboxPolicy WorkspaceWrite(const std::string& root) {
   return {ConfinedSandboxMode::kWorkspaceWrite, root, std::nullopt};
 }
@@ -189,8 +193,8 @@ TEST_F(VerdictStore, ProviderUsesAStoredVerdictUnprobedAndProbesAfterInvalidate)
   features.enforcement = sandbox::SandboxEnforcement::kFull;
   features.abi = llrt::KernelAbi();
   features.deny_network = features.scope_ipc = features.deny_metadata = true;
-  store_->save(ReadOnly(),
-               sandbox::local::encode_selection({sandbox::SandboxBackend::kLandlock, features}));
+  store_->save(ReadOnly(), sandbox::local::encode_selection(
+                               {sandbox::SandboxBackend::kLandlock, features}, llrt::Launcher()));
 
   auto provider = MakeProvider(Backend::kNatural, store_);
   WorkDir workspace;
@@ -213,7 +217,9 @@ TEST_F(VerdictStore, ProviderUsesAStoredVerdictUnprobedAndProbesAfterInvalidate)
   // The new verdict is stored for the next process.
   const std::optional<std::string> stored = store_->load(ReadOnly());
   ASSERT_TRUE(stored.has_value());
-  const auto selection = sandbox::local::decode_selection(*stored);
+  constexpr std::array kLinux = {sandbox::SandboxBackend::kBwrap,
+                                 sandbox::SandboxBackend::kLandlock};
+  const auto selection = sandbox::local::decode_selection(*stored, kLinux, llrt::Launcher());
   ASSERT_TRUE(selection.has_value()) << *stored;
   EXPECT_EQ(selection->backend, sandbox::SandboxBackend::kBwrap);
   EXPECT_TRUE(selection->landlock.has_value());

@@ -98,10 +98,10 @@ void require_trusted_self(std::span<const std::string> untrusted_roots, Confined
   auto checked = check_trusted_path(exe.empty() ? "/proc/self/exe" : exe, untrusted_roots);
   if (checked) return;
   throw SandboxUnavailableError(
-      mode, fmt::format("the running dsh-sandbox cannot be trusted: {}; a confined run could "
+      mode, fmt::format("the running dsh-sandbox {} cannot be trusted: {}; a confined run could "
                         "replace it and later calls would run the impostor: install dsh-sandbox "
                         "where no confined run can write ({})",
-                        checked.error().message, trusted_path_fix()));
+                        exe, checked.error().message, trusted_path_fix()));
 }
 
 LocalSandboxProvider make_provider(const LocalSandboxConfig& config) {

@@ -279,8 +279,15 @@ ConfinedArgv LocalSandboxProvider::confine_validated(std::span<const std::string
   }
   const std::vector<std::string> untrusted = untrusted_roots(policy.workspace_root, {}, s.temp_dir);
   if (!s.config.runner_command.empty()) {
-    s.require_trusted_runner(s.config.runner_command.front(), "runnerCommand program", untrusted,
-                             policy.mode);
+    // A missing program outside every untrusted root fails at execution, as a runner failure.
+    if (const auto distrust = s.runner_distrust(s.config.runner_command.front(), untrusted)) {
+      throw SandboxUnavailableError(
+          policy.mode,
+          fmt::format("the runnerCommand program {} cannot be trusted: {}; a confined run could "
+                      "replace it and later runs would start the impostor unconfined: install "
+                      "it where no confined run can write ({})",
+                      s.config.runner_command.front(), *distrust, trusted_path_fix()));
+    }
     return profiles::wrap_runner_command(s.config.runner_command,
                                          s.config.runner_failure_signatures, argv, policy);
   }

@@ -83,7 +83,9 @@ Result<Dir> open_root_dir(std::span<const std::string> roots) {
     return InvalidInput{fmt::format("cannot open /: {}", errno_text(errno))};
   }
   if (const auto above = root_above("/", roots)) {
-    return InvalidInput{"/ itself is a root a confined run can write"};
+    return InvalidInput{
+        "the workspace (or another writable root) is / itself, so every file lies beneath a root "
+        "a confined run can write; pass a narrower --workspace"};
   }
   if (auto checked = check_owner_and_mode(info, "/", true); !checked) return checked.error();
   return root;

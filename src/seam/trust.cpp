@@ -150,9 +150,15 @@ Result<TrustedPath> walk(std::string_view path, std::span<const std::string> roo
     const int lookup_error = errno;
     if (check_objects || (found && S_ISLNK(link.st_mode))) {
       if (const auto above = root_above(next, roots)) {
+        const std::string_view what = found && S_ISLNK(link.st_mode) ? "the symlink " : "";
+        if (next == *above) {
+          return InvalidInput{
+              fmt::format("{}{} is a root a confined run can write (the "
+                          "workspace, /tmp, $TMPDIR or an earlier workspace)",
+                          what, text::quoted(next))};
+        }
         return InvalidInput{fmt::format("{}{} lies beneath {}, which a confined run can write",
-                                        found && S_ISLNK(link.st_mode) ? "the symlink " : "",
-                                        text::quoted(next), text::quoted(*above))};
+                                        what, text::quoted(next), text::quoted(*above))};
       }
     }
     if (!found) {

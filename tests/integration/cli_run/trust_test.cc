@@ -91,8 +91,8 @@ TEST_P(Trust, SessionPlantedInTheWorkspaceIsRefused) {
   ExpectRefusal(later, "Keep the session log outside the workspace, /tmp and $TMPDIR");
   EXPECT_FALSE(Exists(outside_));
   // Nor may a new session be created there by a caller who names it.
-  const CliResult fresh = Cli(
-      Run({"--session", ws_ + "/new.jsonl", "--workspace", ws_, "-c", "echo x > " + outside_}));
+  const CliResult fresh =
+      Cli(Run({"--session", ws_ + "/new.jsonl", "--workspace", ws_, "-c", "echo x > " + outside_}));
   ExpectRefusal(fresh, "cannot be trusted");
   EXPECT_FALSE(Exists(ws_ + "/new.jsonl"));
   EXPECT_FALSE(Exists(outside_));
@@ -103,8 +103,8 @@ TEST_P(Trust, SessionPlantedInTheWorkspaceIsRefused) {
 TEST_P(Trust, ExplicitWorkspaceWinsOverTheSessionsCwd) {
   const string session = dir_ / "session.jsonl";
   const string other = dir_.Mkdir("other", 0755);
-  const CliResult first = Cli(Run({"--session", session, "--mode", "workspace-write",
-                                   "--workspace", other, "-c", "echo a > " + other + "/a"}));
+  const CliResult first = Cli(Run({"--session", session, "--mode", "workspace-write", "--workspace",
+                                   other, "-c", "echo a > " + other + "/a"}));
   ASSERT_TRUE(first.ExitedWith(0)) << first.Describe();
   // The session now records `other` as its cwd; this call names ws_.
   const CliResult second =
@@ -136,8 +136,8 @@ TEST_P(Trust, ConfigPlantedInTheWorkspaceIsRefused) {
     ExpectRefusal(Cli(args), "Keep the config outside the workspace, /tmp and $TMPDIR");
     EXPECT_FALSE(Exists(outside_));
   }
-  Plant("printf '{\"runnerCommand\":[\"" + runner + "\"],\"runnerFailureSignatures\":[\"x: \"]}' > " +
-        config);
+  Plant("printf '{\"runnerCommand\":[\"" + runner +
+        "\"],\"runnerFailureSignatures\":[\"x: \"]}' > " + config);
   ExpectRefusal(Cli({"run", "--config", config, "--mode", "read-only", "--workspace", ws_, "-c",
                      "echo x > " + outside_}),
                 "cannot be trusted");
@@ -156,10 +156,9 @@ TEST_P(Trust, ConfigOutsideTheWorkspaceIsUsed) {
   args.insert(args.begin() + 1, {"--config", config});
   if (GetParam() == Backend::kLandlock) {
     // One config only: merge the backend choice into it.
-    WriteFile(config,
-              R"({"mode":"workspace-write","bwrapPath":"/nonexistent/dsh-trust/bwrap"})");
-    args = {"run", "--config", config, "--workspace", ws_, "--json", "-c",
-            "echo in > " + ws_ + "/in"};
+    WriteFile(config, R"({"mode":"workspace-write","bwrapPath":"/nonexistent/dsh-trust/bwrap"})");
+    args = {"run", "--config", config, "--workspace",
+            ws_,   "--json",   "-c",   "echo in > " + ws_ + "/in"};
   }
   const CliResult result = Cli(args);
   EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
@@ -173,13 +172,12 @@ TEST_P(Trust, ConfigOutsideTheWorkspaceIsUsed) {
 TEST_P(Trust, SymlinkPlantedInAnEarlierWorkspaceNeverRedirectsALaterOne) {
   const string session = dir_ / "session.jsonl";
   const string target = dir_.Mkdir("home", 0755);
-  const CliResult planted = Cli(Run({"--session", session, "--mode", "workspace-write",
-                                     "--workspace", ws_, "-c", "ln -s " + target + " " + ws_ +
-                                                                   "/sub"}));
+  const CliResult planted =
+      Cli(Run({"--session", session, "--mode", "workspace-write", "--workspace", ws_, "-c",
+               "ln -s " + target + " " + ws_ + "/sub"}));
   ASSERT_TRUE(planted.ExitedWith(0)) << planted.Describe();
-  const CliResult later =
-      Cli(Run({"--session", session, "--mode", "workspace-write", "--workspace", ws_ + "/sub",
-               "-c", "echo x > " + ws_ + "/sub/f"}));
+  const CliResult later = Cli(Run({"--session", session, "--mode", "workspace-write", "--workspace",
+                                   ws_ + "/sub", "-c", "echo x > " + ws_ + "/sub/f"}));
   ExpectRefusal(later, "the symlink \"" + ws_ + "/sub\" lies beneath \"" + ws_ + "\"");
   EXPECT_FALSE(Exists(target + "/f"));
   // A symlink under /tmp (writable by every Landlock run) is refused without any session.
@@ -212,8 +210,8 @@ TEST_P(Trust, TruePlantedOnPathAndInTheWorkingDirectoryDoesNotChangeTheVerdict) 
   const string marker = ws_ + "/planted-true-ran";
   const string bin = ws_ + "/.venv/bin";
   const string body = "#!/bin/sh\\necho planted > " + marker + "\\nexit 1\\n";
-  Plant("mkdir -p " + bin + " && printf '" + body + "' > " + bin + "/true && cp " + bin +
-        "/true " + ws_ + "/true && chmod 755 " + bin + "/true " + ws_ + "/true");
+  Plant("mkdir -p " + bin + " && printf '" + body + "' > " + bin + "/true && cp " + bin + "/true " +
+        ws_ + "/true && chmod 755 " + bin + "/true " + ws_ + "/true");
   ASSERT_TRUE(Exists(bin + "/true"));
   const dsh::testing::ScopedEnv path("PATH", (bin + ":.:/usr/bin:/bin").c_str());
   const dsh::testing::CwdGuard cwd(ws_);

@@ -50,7 +50,7 @@ TEST(CheckTrustedPath, AFileBeneathAnyUntrustedRootIsRefusedNamingTheRoot) {
   const std::string ws = dir.Mkdir("ws", 0700);
   const std::string file = write_file(ws + "/config.json");
   EXPECT_NE(message_of(check_trusted_path(file, untrusted_roots(ws, {})))
-                .find("lies beneath \"" + ws + "\""),
+                .find("\"" + ws + "\" is a root a confined run can write"),
             std::string::npos);
   // The workspace itself, an extra root above it, /tmp.
   EXPECT_FALSE(check_trusted_path(ws, untrusted_roots(ws, {}), TrustedKind::kDirectory));
@@ -58,7 +58,8 @@ TEST(CheckTrustedPath, AFileBeneathAnyUntrustedRootIsRefusedNamingTheRoot) {
   EXPECT_FALSE(check_trusted_path(file, untrusted_roots("", extra)));
   dsh::testing::TempDir tmp;  // $TMPDIR or /tmp
   const std::string in_tmp = write_file(tmp / "config.json");
-  EXPECT_NE(message_of(check_trusted_path(in_tmp, untrusted_roots("", {}))).find("lies beneath"),
+  EXPECT_NE(message_of(check_trusted_path(in_tmp, untrusted_roots("", {})))
+                .find("a confined run can write"),
             std::string::npos);
 }
 
@@ -108,7 +109,7 @@ TEST(CheckTrustedPath, SymlinksAreFollowedOnlyOutsideEveryRoot) {
   // The same symlink planted inside the workspace is refused, target notwithstanding.
   ASSERT_EQ(::symlink(real.c_str(), (ws + "/link").c_str()), 0);
   EXPECT_NE(message_of(check_trusted_path(ws + "/link/config.json", untrusted_roots(ws, {})))
-                .find("lies beneath"),
+                .find("a confined run can write"),
             std::string::npos);
   // A symlink whose target lies beneath a root is refused at the target.
   const std::string planted = write_file(ws + "/planted.json");

@@ -232,5 +232,60 @@ TEST_P(Trust, TruePlantedOnPathAndInTheWorkingDirectoryDoesNotChangeTheVerdict) 
   EXPECT_FALSE(Exists(marker));
 }
 
+// The CLI's verdict cache: root's lives in /run/dsh-sandbox; another user's in
+// $XDG_RUNTIME_DIR/dsh-sandbox, only while no confined run of the call could write it. A cache
+// a confined run did reach (it lay in that run's workspace) and rewrote to name windows-acl is
+// decoded as no verdict: a fresh probe, the backend unchanged, and a cache inside the call's own
+// workspace is neither read nor created.
+TEST_P(Trust, VerdictCacheLivesOnlyWhereNoConfinedRunCanWrite) {
+  const vector<string> run_true = Run({"--json", "--workspace", ws_, "--", "/bin/true"});
+  if (IsRoot()) {
+    const CliResult ran = Cli(run_true);
+    ASSERT_TRUE(ran.ExitedWith(0)) << ran.Describe();
+    struct stat info {};
+    ASSERT_EQ(::lstat("/run/dsh-sandbox", &info), 0);
+    EXPECT_TRUE(S_ISDIR(info.st_mode));
+    EXPECT_EQ(info.st_uid, 0U);
+    EXPECT_EQ(info.st_mode & 0077, 0U);
+    return;
+  }
+  // A private runtime directory outside every root (the legitimate /run/user/UID case).
+  const string runtime = dir_.Mkdir("runtime", 0700);
+  {
+    const dsh::testing::ScopedEnv xdg("XDG_RUNTIME_DIR", runtime.c_str());
+    const CliResult ran = Cli(run_true);
+    ASSERT_TRUE(ran.ExitedWith(0)) << ran.Describe();
+    ASSERT_EQ(ListDir(runtime + "/dsh-sandbox").size(), 1U);
+  }
+  // A runtime directory inside another workspace: a call on that other workspace keeps its
+  // cache there, a confined run on it rewrites the entry, and the next call decodes nothing.
+  const string other = dir_.Mkdir("other", 0755);
+  const string exposed = dir_.Mkdir("other/runtime", 0700);
+  const dsh::testing::ScopedEnv xdg("XDG_RUNTIME_DIR", exposed.c_str());
+  const CliResult warm = Cli(run_true);
+  ASSERT_TRUE(warm.ExitedWith(0)) << warm.Describe();
+  const vector<string> entries = ListDir(exposed + "/dsh-sandbox");
+  ASSERT_EQ(entries.size(), 1U);
+  const string entry = exposed + "/dsh-sandbox/" + entries[0];
+  const CliResult planted = Cli(Run(
+      {"--mode", "workspace-write", "--workspace", other, "-c",
+       "key=$(sed 's/.*\"key\":\\(\"[^}]*\"\\),\"verdict.*/\\1/' " + entry +
+           "); printf '{\"key\":%s,\"verdict\":\"{\\\\\"backend\\\\\":\\\\\"windows-acl\\\\\"}\"}' "
+           "\"$key\" > " +
+           entry}));
+  ASSERT_TRUE(planted.ExitedWith(0)) << planted.Describe();
+  ASSERT_NE(ReadFile(entry).find("windows-acl"), string::npos) << ReadFile(entry);
+  const CliResult later = Cli(run_true);
+  ASSERT_TRUE(later.ExitedWith(0)) << later.Describe();
+  EXPECT_NE(later.out.find("\"backend\":\"" + BackendName(GetParam()) + "\""), string::npos)
+      << later.out;
+  EXPECT_EQ(ReadFile(entry).find("windows-acl"), string::npos);  // probed afresh, re-stored
+  // On `other` itself the cache is neither read nor created.
+  std::filesystem::remove_all(exposed + "/dsh-sandbox");
+  const CliResult on_other = Cli(Run({"--json", "--workspace", other, "--", "/bin/true"}));
+  ASSERT_TRUE(on_other.ExitedWith(0)) << on_other.Describe();
+  EXPECT_FALSE(Exists(exposed + "/dsh-sandbox"));
+}
+
 }  // namespace
 }  // namespace dsh::cli_run_it

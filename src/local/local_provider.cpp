@@ -240,8 +240,9 @@ struct LocalSandboxProvider::State {
     }
     if (!selection) {
       selection = walk_chain(roots);
-      if (selection && store)
+      if (selection && store) {
         store->save(policy, local::encode_selection(*selection, runners.landlock_run));
+      }
     }
     decided = true;
     return selection;

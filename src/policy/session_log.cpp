@@ -274,7 +274,10 @@ std::optional<SandboxMode> effective_sandbox_mode(const std::vector<SandboxModeE
 
 SessionLog::SessionLog(std::string path, std::string id, std::optional<std::string> cwd,
                        SessionLogOptions options)
-    : path_(std::move(path)), id_(std::move(id)), cwd_(std::move(cwd)), options_(options) {}
+    : path_(std::move(path)),
+      id_(std::move(id)),
+      cwd_(std::move(cwd)),
+      options_(std::move(options)) {}
 
 SessionLog SessionLog::create(std::string path, std::string id, std::optional<std::string> cwd,
                               SessionLogOptions options) {
@@ -298,12 +301,13 @@ SessionLog SessionLog::create(std::string path, std::string id, std::optional<st
     throw_invalid(path, fmt::format("cannot create: {}", std::generic_category().message(error)));
   }
   write_line(fd.get(), path, line, options.fsync);
-  return {std::move(path), std::move(header.id), std::move(header.cwd), options};
+  return {std::move(path), std::move(header.id), std::move(header.cwd), std::move(options)};
 }
 
 SessionLog SessionLog::open(std::string path, SessionLogOptions options) {
   SessionContents contents = read_contents(path, options);
-  return {std::move(path), std::move(contents.header.id), std::move(contents.header.cwd), options};
+  return {std::move(path), std::move(contents.header.id), std::move(contents.header.cwd),
+          std::move(options)};
 }
 
 std::vector<SandboxModeEvent> SessionLog::sandbox_mode_events() const {

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
 
 #include <fmt/format.h>
-#include <mutex>
 
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"

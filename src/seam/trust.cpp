@@ -157,8 +157,10 @@ Result<TrustedPath> walk(std::string_view path, std::span<const std::string> roo
                           "workspace, /tmp, $TMPDIR or an earlier workspace)",
                           what, text::quoted(next))};
         }
-        return InvalidInput{fmt::format("{}{} lies beneath {}, which a confined run can write",
-                                        what, text::quoted(next), text::quoted(*above))};
+        return InvalidInput{fmt::format(
+            "{}{} lies beneath {}, which a confined run can write (the workspace, /tmp, $TMPDIR "
+            "or an earlier workspace)",
+            what, text::quoted(next), text::quoted(*above))};
       }
     }
     if (!found) {

@@ -9,6 +9,7 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/roots.h"
+#include "dsh/sandbox/trust.h"
 #include "json_codec.h"
 #include "setup.h"
 
@@ -16,7 +17,8 @@ namespace dsh::sandbox::cli {
 
 namespace {
 
-SandboxPolicy confined_policy(const Options& options, SandboxMode default_mode) {
+SandboxPolicy confined_policy(const Options& options, SandboxMode default_mode,
+                              const std::string& workspace) {
   const SandboxMode mode =
       options.mode.empty() ? default_mode : parse_sandbox_mode(options.mode).value();
   const std::optional<ConfinedSandboxMode> confined = to_confined_mode(mode);
@@ -24,8 +26,7 @@ SandboxPolicy confined_policy(const Options& options, SandboxMode default_mode) 
     throw InvalidSandboxInputError(
         "confine: danger-full-access runs the command unconfined; there is nothing to confine");
   }
-  return {*confined, workspace_root(options.workspace), std::nullopt,
-          parse_network_policy(options.network).value()};
+  return {*confined, workspace, std::nullopt, parse_network_policy(options.network).value()};
 }
 
 nlohmann::json report_json(const BackendReport& report) {
@@ -67,8 +68,11 @@ int fail(const std::string& message) {
 
 int confine(const Options& options) {
   try {
-    const Setup setup = load_setup(options.config_path);
-    const SandboxPolicy policy = confined_policy(options, setup.mode);
+    const std::string workspace = workspace_root(options.workspace);
+    const std::vector<std::string> untrusted = untrusted_roots(workspace);
+    const Setup setup = load_setup(options.config_path, untrusted);
+    const SandboxPolicy policy = confined_policy(options, setup.mode, workspace);
+    require_trusted_self(untrusted, policy.mode);
     LocalSandboxProvider provider = make_provider(setup.provider);
     const ConfinedArgv confined = provider.confine(options.argv, policy);
     fmt::print("{}\n", json::dump(json::to_value(confined)).value());
@@ -80,7 +84,8 @@ int confine(const Options& options) {
 
 int probe(const Options& options) {
   try {
-    const Setup setup = load_setup(options.config_path);
+    // A probe confines nothing and has no workspace: the config is held to /tmp and $TMPDIR.
+    const Setup setup = load_setup(options.config_path, untrusted_roots(""));
     LocalSandboxProvider provider(setup.provider);  // a probe always probes: no cache
     const ProbeSummary summary = provider.probe_all();
     if (options.json) {

@@ -4,6 +4,7 @@
 // its runner failed, or the input was bad (the command did not run); 128+N when `run` itself
 // got SIGINT, SIGTERM, SIGHUP or SIGPIPE (the tree is ended first, and --json still reports).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -23,6 +24,8 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/policy_service.h"
+#include "dsh/sandbox/roots.h"
+#include "dsh/sandbox/trust.h"
 #include "render.h"
 #include "run_io.h"
 #include "setup.h"
@@ -45,24 +48,98 @@ std::vector<std::string> command_argv(const Options& options) {
   return options.argv;
 }
 
-// The session log named by --session: opened when it exists, else created for this workspace.
-std::optional<SessionLog> open_session(const std::string& path, const std::string& root) {
+// The session log named by --session: opened when it exists, else created for the workspace.
+// Either way it must pass the trust check against `roots`, on every read and append.
+std::optional<SessionLog> open_session(const std::string& path, std::vector<std::string> roots,
+                                       const std::string& workspace) {
   if (path.empty()) return std::nullopt;
-  if (std::filesystem::exists(path)) return SessionLog::open(path);
-  return SessionLog::create(path, std::filesystem::path(path).stem().string(), root);
+  std::string absolute = path;
+  if (!absolute.starts_with('/')) absolute = working_directory() + "/" + absolute;
+  const SessionLogOptions options{false, std::move(roots)};
+  struct stat info {};
+  if (::lstat(absolute.c_str(), &info) == 0) return SessionLog::open(absolute, options);
+  return SessionLog::create(absolute, std::filesystem::path(absolute).stem().string(), workspace,
+                            options);
+}
+
+// Where this call's workspace is and what it must not trust. An explicit --workspace wins over
+// the session's recorded cwd, which wins over the working directory; the workspace is resolved
+// through symlinks only outside /tmp, $TMPDIR and every workspace the session's earlier runs
+// could write.
+struct CallContext {
+  std::optional<SessionLog> session;
+  std::string workspace;
+  std::vector<std::string> written;    // the session's earlier writable workspaces
+  std::vector<std::string> untrusted;  // untrusted_roots(workspace, written)
+};
+
+CallContext call_context(const Options& options) {
+  CallContext call;
+  // Before the session says where it worked, its file is checked against the workspace as
+  // spelled (and as resolved), /tmp and $TMPDIR.
+  const std::vector<std::string> spelled = spelled_workspace_roots(options.workspace);
+  if (!options.session_path.empty()) {
+    const std::string creating_for =
+        options.workspace.empty() ? workspace_root("") : workspace_root(options.workspace);
+    call.session = open_session(options.session_path, untrusted_roots("", spelled), creating_for);
+    call.written = call.session->written_workspaces();
+  }
+  const bool from_session = options.workspace.empty() && call.session && call.session->cwd();
+  call.workspace =
+      workspace_root(from_session ? *call.session->cwd() : options.workspace, call.written);
+  call.untrusted = untrusted_roots(call.workspace, call.written);
+  if (call.session) {
+    // Now that every workspace is known, the session is held to all of them.
+    call.session = SessionLog::open(call.session->path(), {false, call.untrusted});
+  }
+  return call;
 }
 
 // --mode is the approved mode; then the session's last sandbox/mode event; then the config.
 SandboxExecutionPolicy resolve_policy(const Options& options, const Setup& setup,
-                                      const std::optional<SessionLog>& session) {
-  const SandboxPolicyService service(
-      {std::string(wire_name(setup.mode)), workspace_root(options.workspace)});
+                                      const CallContext& call) {
+  const SandboxPolicyService service({std::string(wire_name(setup.mode)), call.workspace});
   SandboxPolicyRequest request;
-  if (session) request.session = &*session;
+  if (call.session) request.session = &*call.session;
   if (!options.mode.empty()) request.mode = parse_sandbox_mode(options.mode).value();
+  request.workspace_root = call.workspace;
   SandboxExecutionPolicy policy = service.resolve(request);
   policy.network = parse_network_policy(options.network).value();
   return policy;
+}
+
+// One audit line per run; a log that cannot take it must not turn a finished run into an error.
+void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& outcome) {
+  if (!call.session) return;
+  SandboxRunEvent event;
+  event.argv = spec.argv;
+  event.mode = outcome.sandbox.mode;
+  event.workspace_root = spec.policy.workspace_root;
+  event.backend = outcome.sandbox.backend;
+  if (outcome.sandbox.enforcement) {
+    event.enforcement = std::string(wire_name(*outcome.sandbox.enforcement));
+  }
+  event.exit_code = outcome.process.exit_code;
+  if (outcome.process.signal) event.signal = consumer::signal_name(*outcome.process.signal);
+  event.timed_out = outcome.process.timed_out;
+  event.denied = outcome.sandbox.denied;
+  if (event.denied) event.denial = sandbox_denial_marker(outcome.sandbox.mode);
+  try {
+    record_run(*call.session, event);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dsh-sandbox: the session log did not record this run: {}\n", error.what());
+  }
+}
+
+void audit_refusal(const CallContext* call, const std::vector<std::string>& argv, SandboxMode mode,
+                   const SandboxError& error) {
+  if (call == nullptr || !call->session) return;
+  try {
+    record_refusal(*call->session,
+                   {argv, mode, call->workspace, std::string(error.code()), error.what()});
+  } catch (const std::exception&) {
+    // The refusal itself is reported on stderr; a log that cannot take it changes nothing.
+  }
 }
 
 // The command's stdin: run's own when it is not a terminal (a pipe, a file), else /dev/null.
@@ -277,38 +354,50 @@ int runner_failed(const Options& options, SandboxMode mode, const SandboxUnavail
 }  // namespace
 
 int run(const Options& options) {
+  std::optional<CallContext> call;
+  std::vector<std::string> argv;
+  SandboxMode mode = SandboxMode::kReadOnly;
   try {
     if (!options.format.empty() && options.format != "agent") {
       throw InvalidSandboxInputError(
           fmt::format("run: unknown --format \"{}\"; expected agent", options.format));
     }
-    const Setup setup = load_setup(options.config_path);
-    const std::optional<SessionLog> session =
-        open_session(options.session_path, workspace_root(options.workspace));
+    argv = command_argv(options);
+    call = call_context(options);
+    const Setup setup = load_setup(options.config_path, call->untrusted);
     const Interrupts interrupts;
-    RunSpec spec = make_spec(options, resolve_policy(options, setup, session), interrupts);
+    RunSpec spec = make_spec(options, resolve_policy(options, setup, *call), interrupts);
+    mode = spec.policy.mode;
+    if (const auto confined = to_confined_mode(spec.policy.mode)) {
+      require_trusted_self(call->untrusted, *confined);
+    }
     LocalSandboxProvider provider = make_provider(setup.provider);
     consumer::SandboxBashExecutor executor(provider);
     RunOutcome outcome;
     try {
       outcome = run_once(options, executor, spec);
+      audit_run(*call, spec, outcome);
       mark_denial(options, outcome);
       std::optional<SandboxMode> wider;
       if (interrupts.signal() == 0) wider = approved_retry(options, outcome);
       if (wider && interrupts.signal() == 0) {
         spec.policy.mode = *wider;  // this one retry only; nothing is persisted
+        mode = *wider;
         outcome = run_once(options, executor, spec);
+        audit_run(*call, spec, outcome);
         mark_denial(options, outcome);
       }
     } catch (const SandboxUnavailableError& error) {
       // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
       provider.invalidate_verdict();
+      audit_refusal(&*call, argv, spec.policy.mode, error);
       return runner_failed(options, spec.policy.mode, error, interrupts.signal());
     }
     const int interrupted = interrupts.signal();
     report(options, outcome, interrupted);
     return interrupted != 0 ? 128 + interrupted : exit_status(outcome.process);
   } catch (const SandboxError& error) {
+    audit_refusal(call ? &*call : nullptr, argv, mode, error);
     return fail(error.what());
   }
 }

@@ -2,31 +2,46 @@
 #include "setup.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <array>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
+#include "dsh/sandbox/trust.h"
 #include "probe_cache.h"
+#include "trusted_file.h"
 
 namespace dsh::sandbox::cli {
 
-// The config file holds the provider's keys and the default mode.
-Setup load_setup(const std::string& path) {
+namespace {
+
+// A config is a few keys; anything this large is not one.
+constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
+
+}  // namespace
+
+Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots) {
   Setup setup;
   if (path.empty()) return setup;
-  std::ifstream file(path);
+  const std::string absolute = path.starts_with('/') ? path : working_directory() + "/" + path;
+  auto file = open_trusted_path(absolute, untrusted_roots, TrustedKind::kFile, true);
   if (!file) {
-    throw InvalidSandboxInputError(
-        fmt::format("config file \"{}\" cannot be read; check the path", path));
+    throw InvalidSandboxInputError(fmt::format(
+        "config file \"{}\" cannot be trusted: {}; a confined run could have rewritten it to "
+        "choose the next run's mode or runner. Keep the config outside the workspace, /tmp and "
+        "$TMPDIR, in directories owned by you or root that nobody else can write",
+        path, file.error().message));
   }
-  std::stringstream contents;
-  contents << file.rdbuf();
-  const std::string text = contents.str();
+  auto read = read_trusted_file(file.value(), kMaxConfigBytes);
+  if (!read) {
+    throw InvalidSandboxInputError(
+        fmt::format("config file \"{}\" cannot be read: {}", path, read.error().message));
+  }
+  const std::string text = std::move(read).value();
   auto provider = config_from_json(text);
   if (!provider) {
     throw InvalidSandboxInputError(
@@ -45,8 +60,9 @@ Setup load_setup(const std::string& path) {
   return setup;
 }
 
-// An absolute existing directory, resolved realpath-first.
-std::string workspace_root(const std::string& given) {
+// An absolute existing directory, resolved realpath-first, through trusted symlinks only.
+std::string workspace_root(const std::string& given,
+                           std::span<const std::string> written_workspaces) {
   const std::string spelled = given.empty() ? working_directory() : given;
   if (spelled.empty() || spelled.front() != '/') {
     throw InvalidSandboxInputError(fmt::format(
@@ -57,7 +73,35 @@ std::string workspace_root(const std::string& given) {
     throw InvalidSandboxInputError(fmt::format(
         "--workspace \"{}\" is not an existing directory; create it or pass another", spelled));
   }
-  return resolve_workspace_root(spelled);
+  const std::vector<std::string> roots = untrusted_roots("", written_workspaces);
+  auto resolved = resolve_workspace_symlinks(spelled, roots);
+  if (!resolved) {
+    throw InvalidSandboxInputError(fmt::format(
+        "--workspace \"{}\" cannot be used: {}; an earlier confined run could have planted that "
+        "symlink to redirect this run's writes. Remove the symlink, or pass the directory you "
+        "mean by its real path",
+        spelled, resolved.error().message));
+  }
+  return resolve_workspace_root(resolved.value());
+}
+
+std::vector<std::string> spelled_workspace_roots(const std::string& given) {
+  const std::string spelled = given.empty() ? working_directory() : given;
+  if (!spelled.starts_with('/')) return {};
+  return {lexically_normalize(spelled), canonical_path(spelled)};
+}
+
+void require_trusted_self(std::span<const std::string> untrusted_roots, ConfinedSandboxMode mode) {
+  std::array<char, 4096> self{};
+  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  const std::string exe = n > 0 ? std::string(self.data(), static_cast<std::size_t>(n)) : "";
+  auto checked = check_trusted_path(exe.empty() ? "/proc/self/exe" : exe, untrusted_roots);
+  if (checked) return;
+  throw SandboxUnavailableError(
+      mode, fmt::format("the running dsh-sandbox {} cannot be trusted: {}; a confined run could "
+                        "replace it and later calls would run the impostor: install dsh-sandbox "
+                        "where no confined run can write ({})",
+                        exe, checked.error().message, trusted_path_fix()));
 }
 
 LocalSandboxProvider make_provider(const LocalSandboxConfig& config) {

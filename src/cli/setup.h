@@ -3,7 +3,9 @@
 // provider with the per-user verdict cache.
 #pragma once
 
+#include <span>
 #include <string>
+#include <vector>
 
 #include "dsh/sandbox/local_provider.h"
 
@@ -15,11 +17,24 @@ struct Setup {
 };
 
 // The config file holds the provider's keys and the default mode; an empty path is no file.
-Setup load_setup(const std::string& path);
+// It must pass the trust check against `untrusted_roots` (InvalidSandboxInputError otherwise):
+// a config a confined run could write would choose the next run's mode and runner.
+Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots);
 
 // An absolute existing directory (the working directory when `given` is empty), resolved
-// realpath-first. InvalidSandboxInputError otherwise.
-std::string workspace_root(const std::string& given);
+// realpath-first; a symlink on the way is followed only when it lies outside /tmp, $TMPDIR and
+// `written_workspaces` (the workspaces earlier runs of the session could write).
+// InvalidSandboxInputError otherwise.
+std::string workspace_root(const std::string& given,
+                           std::span<const std::string> written_workspaces = {});
+
+// The spelled workspace (given or the working directory) and its realpath: the roots a session
+// file is checked against before its own recorded workspaces are known.
+std::vector<std::string> spelled_workspace_roots(const std::string& given);
+
+// The running dsh-sandbox (/proc/self/exe) must pass the trust check: a CLI a confined run
+// could replace would be the impostor of every later call. SandboxUnavailableError otherwise.
+void require_trusted_self(std::span<const std::string> untrusted_roots, ConfinedSandboxMode mode);
 
 LocalSandboxProvider make_provider(const LocalSandboxConfig& config);
 

@@ -16,13 +16,16 @@
 
 #include "unique_fd.h"
 
-extern char** environ;  // NOLINT: POSIX declares it nowhere else
-
 namespace dsh::sandbox::local {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A probe's verdict decides later runs, so nothing of the caller may change it: a fixed
+// environment (no PATH entry, LD_PRELOAD or locale of the caller's) and the root directory as
+// its working directory (no program or library found relative to the caller's).
+constexpr std::array<const char*, 2> kProbeEnvironment = {"PATH=/usr/bin:/bin", nullptr};
 
 // Spawns argv in a new process group with stdout/stderr on the pipes; returns the pid or -errno.
 pid_t spawn(const std::vector<std::string>& argv, Pipe& out, Pipe& err) {
@@ -38,6 +41,7 @@ pid_t spawn(const std::vector<std::string>& argv, Pipe& out, Pipe& err) {
   posix_spawn_file_actions_adddup2(&actions, err.write.get(), STDERR_FILENO);
   // Descriptors the caller left open without O_CLOEXEC must not reach the probe.
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  posix_spawn_file_actions_addchdir_np(&actions, "/");  // glibc 2.29
   sigset_t empty;
   sigset_t defaults;
   sigemptyset(&empty);
@@ -48,7 +52,11 @@ pid_t spawn(const std::vector<std::string>& argv, Pipe& out, Pipe& err) {
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  std::array<const char*, 2> environment = kProbeEnvironment;
+  // posix_spawn takes char* const[] for historical reasons and never writes through it.
+  const int rc = ::posix_spawn(&pid, args[0], &actions, &attr, args.data(),
+                               const_cast<char* const*>(environment.data()));  // NOLINT
+
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   return rc == 0 ? pid : -rc;
@@ -125,6 +133,12 @@ void drain(Pipe& pipe, std::string& sink) {
 
 BoundedRun run_bounded(const std::vector<std::string>& argv, double timeout_ms) {
   BoundedRun run;
+  // posix_spawn does not search PATH, but a relative name would still be found in the working
+  // directory of the spawn: refuse it outright.
+  if (argv.empty() || !argv.front().starts_with('/')) {
+    run.spawn_error = EINVAL;
+    return run;
+  }
   Pipe out;
   Pipe err;
   if (!open_pipe(out) || !open_pipe(err)) {

@@ -22,7 +22,9 @@ struct BoundedRun {
 
 inline constexpr std::size_t kCaptureLimit = std::size_t{16} * 1024;
 
-// `argv[0]` must be an absolute path (no PATH search). stdin is /dev/null; no descriptor of
+// `argv[0]` must be an absolute path (EINVAL otherwise: no PATH or working-directory lookup).
+// The probe runs in /, with PATH=/usr/bin:/bin as its whole environment, so nothing of the
+// caller's environment or working directory changes a verdict. stdin is /dev/null; no descriptor of
 // the caller leaks into the child.
 BoundedRun run_bounded(const std::vector<std::string>& argv, double timeout_ms);
 

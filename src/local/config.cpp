@@ -60,6 +60,12 @@ Result<void> validate_config(const LocalSandboxConfig& config) {
   if (has_runner && config.runner_command.front().empty()) {
     return InvalidInput{"sandbox-local: runnerCommand must start with the runner program"};
   }
+  // A bare name would be looked up through the caller's PATH, a relative one in its working
+  // directory: both places a confined run may have written.
+  if (has_runner && config.runner_command.front().front() != '/') {
+    return InvalidInput{
+        "sandbox-local: runnerCommand must start with the runner program's absolute path"};
+  }
   if (!config.bwrap_path.empty() &&
       (config.bwrap_path.front() != '/' || has_nul(config.bwrap_path))) {
     return InvalidInput{"sandbox-local: bwrapPath must be an absolute path"};

@@ -3,11 +3,17 @@
 // threads confining at once probe once), unavailable verdict included.
 #include "dsh/sandbox/local_provider.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <mutex>
+
+#include <fmt/format.h>
 
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
+#include "dsh/sandbox/trust.h"
 #include "probes.h"
 #include "runners.h"
 #include "verdict_codec.h"
@@ -69,10 +75,37 @@ struct LocalSandboxProvider::State {
     throw std::logic_error("unreachable variant in SandboxBackend");
   }
 
-  BackendReport probe(SandboxBackend backend) {
+  // The runner's trust check; nullopt when it passes, or when the runner is simply missing
+  // outside every untrusted root (its probe then reports it missing, as for any other host).
+  std::optional<std::string> runner_distrust(const std::string& runner,
+                                             std::span<const std::string> roots) const {
+    if (hooks.check_runner) {
+      auto checked = hooks.check_runner(runner, roots);
+      return checked ? std::nullopt : std::optional(checked.error().message);
+    }
+    auto checked = check_trusted_path(runner, roots);
+    if (checked) return std::nullopt;
+    const bool beneath_root = std::any_of(
+        roots.begin(), roots.end(), [&](const std::string& r) { return is_beneath(runner, r); });
+    if (!beneath_root && ::access(runner.c_str(), F_OK) != 0 && errno == ENOENT) {
+      return std::nullopt;
+    }
+    return checked.error().message;
+  }
+
+  // A probe executes its runner unconfined: an untrusted runner is never probed.
+  BackendReport probe(SandboxBackend backend, std::span<const std::string> roots) {
     BackendReport report;
     report.backend = backend;
     report.runner = runner_of(backend);
+    if (!report.runner.empty()) {
+      if (const auto distrust = runner_distrust(report.runner, roots)) {
+        report.cause = fmt::format("{} cannot be trusted: {}", report.runner, *distrust);
+        report.fix =
+            fmt::format("install it where no confined run can write: {}", trusted_path_fix());
+        return report;
+      }
+    }
     ++probes;
     if (hooks.probe) {
       report.probed = true;
@@ -112,12 +145,13 @@ struct LocalSandboxProvider::State {
     return chosen;
   }
 
-  std::optional<BackendReport> probe_if_in_chain(SandboxBackend backend) {
+  std::optional<BackendReport> probe_if_in_chain(SandboxBackend backend,
+                                                 std::span<const std::string> roots) {
     if (!in_chain(chain, backend)) return std::nullopt;
-    return probe(backend);
+    return probe(backend, roots);
   }
 
-  std::optional<profiles::Selection> walk_chain() {
+  std::optional<profiles::Selection> walk_chain(std::span<const std::string> roots) {
     for (const SandboxBackend backend : chain) (void)backend_name(backend);  // rogue entries
     // A sole candidate is selected unprobed: its own refusal at execution time is the
     // fail-closed end. Landlock is the exception: its profile depends on the kernel's features.
@@ -125,23 +159,90 @@ struct LocalSandboxProvider::State {
       return profiles::Selection{chain.front(), std::nullopt};
     }
     for (const SandboxBackend backend : chain) {
-      const BackendReport report = probe(backend);
+      const BackendReport report = probe(backend, roots);
       if (report.usable) {
-        return select(report, [this] { return probe_if_in_chain(SandboxBackend::kLandlock); });
+        return select(
+            report, [this, roots] { return probe_if_in_chain(SandboxBackend::kLandlock, roots); });
       }
     }
     return std::nullopt;
   }
 
-  std::optional<profiles::Selection> verdict(const SandboxPolicy& policy) {
+  // A runner is executed by path in every later run too: one a confined run could have written
+  // would start an impostor, unconfined. Refused as unavailable, naming what to fix.
+  void require_trusted_runner(const std::string& runner, std::string_view role,
+                              std::span<const std::string> roots, ConfinedSandboxMode mode) const {
+    Result<void> checked;
+    if (hooks.check_runner) {
+      checked = hooks.check_runner(runner, roots);
+    } else if (auto path = check_trusted_path(runner, roots); !path) {
+      checked = path.error();
+    }
+    if (checked) return;
+    throw SandboxUnavailableError(
+        mode, fmt::format("the {} {} cannot be trusted: {}; a confined run could replace it and "
+                          "later runs would start the impostor unconfined: install it where no "
+                          "confined run can write ({})",
+                          role, runner, checked.error().message, trusted_path_fix()));
+  }
+
+  // Before any probe: every runner of the chain that is present must be trusted for this call,
+  // or the call is refused (a probe would run it, and a selection without it would be weaker).
+  void require_trusted_chain(std::span<const std::string> roots, ConfinedSandboxMode mode) const {
+    for (const SandboxBackend backend : chain) {
+      const std::string runner = runner_of(backend);
+      if (runner.empty()) continue;
+      if (const auto distrust = runner_distrust(runner, roots)) {
+        throw SandboxUnavailableError(
+            mode, fmt::format("the {} runner {} cannot be trusted: {}; a confined run could "
+                              "replace it and later runs would start the impostor unconfined: "
+                              "install it where no confined run can write ({})",
+                              backend_name(backend), runner, *distrust, trusted_path_fix()));
+      }
+    }
+  }
+
+  // Every runner the selection's argv starts, in order.
+  void require_trusted_runners(const profiles::Selection& chosen,
+                               std::span<const std::string> roots, ConfinedSandboxMode mode) const {
+    switch (chosen.backend) {
+      case SandboxBackend::kBwrap:
+        require_trusted_runner(runners.bwrap, "bwrap runner", roots, mode);
+        if (chosen.landlock) {
+          require_trusted_runner(runners.landlock_run, "landlock-run launcher", roots, mode);
+        }
+        return;
+      case SandboxBackend::kLandlock:
+        require_trusted_runner(runners.landlock_run, "landlock-run launcher", roots, mode);
+        return;
+      case SandboxBackend::kSeatbelt:
+        require_trusted_runner(runners.sandbox_exec, "sandbox-exec runner", roots, mode);
+        return;
+      case SandboxBackend::kWindowsAcl:
+        if (runners.windows_acl.empty()) {
+          throw SandboxUnavailableError(
+              mode, "no windows-acl runner is configured; install the windows-acl runner");
+        }
+        require_trusted_runner(runners.windows_acl.front(), "windows-acl runner", roots, mode);
+        return;
+    }
+    throw std::logic_error("unreachable variant in SandboxBackend");
+  }
+
+  std::optional<profiles::Selection> verdict(const SandboxPolicy& policy,
+                                             std::span<const std::string> roots) {
     const std::lock_guard lock(mutex);
     if (decided) return selection;
     if (store) {
-      if (const auto text = store->load(policy)) selection = local::decode_selection(*text);
+      if (const auto text = store->load(policy)) {
+        selection = local::decode_selection(*text, chain, runners.landlock_run);
+      }
     }
     if (!selection) {
-      selection = walk_chain();
-      if (selection && store) store->save(policy, local::encode_selection(*selection));
+      selection = walk_chain(roots);
+      if (selection && store) {
+        store->save(policy, local::encode_selection(*selection, runners.landlock_run));
+      }
     }
     decided = true;
     return selection;
@@ -177,15 +278,27 @@ ConfinedArgv LocalSandboxProvider::confine_validated(std::span<const std::string
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
     policy.workspace_root = resolve_workspace_root(policy.workspace_root);
   }
+  const std::vector<std::string> untrusted = untrusted_roots(policy.workspace_root, {}, s.temp_dir);
   if (!s.config.runner_command.empty()) {
+    // A missing program outside every untrusted root fails at execution, as a runner failure.
+    if (const auto distrust = s.runner_distrust(s.config.runner_command.front(), untrusted)) {
+      throw SandboxUnavailableError(
+          policy.mode,
+          fmt::format("the runnerCommand program {} cannot be trusted: {}; a confined run could "
+                      "replace it and later runs would start the impostor unconfined: install "
+                      "it where no confined run can write ({})",
+                      s.config.runner_command.front(), *distrust, trusted_path_fix()));
+    }
     return profiles::wrap_runner_command(s.config.runner_command,
                                          s.config.runner_failure_signatures, argv, policy);
   }
-  const std::optional<profiles::Selection> selection = s.verdict(policy);
+  s.require_trusted_chain(untrusted, policy.mode);
+  const std::optional<profiles::Selection> selection = s.verdict(policy, untrusted);
   if (!selection) throw SandboxUnavailableError(policy.mode);
   if (const auto reason = profiles::unsupported_reason(*selection, s.runners, policy)) {
     throw SandboxUnavailableError(policy.mode, *reason);
   }
+  s.require_trusted_runners(*selection, untrusted, policy.mode);
   // Only Seatbelt matches resolved paths; the others take the root as resolved above.
   const std::vector<std::string> roots = selection->backend == SandboxBackend::kSeatbelt
                                              ? writable_roots(policy, s.temp_dir)
@@ -197,7 +310,11 @@ ProbeSummary LocalSandboxProvider::probe_all() {
   State& s = *state_;
   const std::lock_guard lock(s.mutex);
   ProbeSummary summary{s.platform, {}, {}};
-  for (const SandboxBackend backend : s.chain) summary.backends.push_back(s.probe(backend));
+  // No call, no workspace: the roots every call has.
+  const std::vector<std::string> untrusted = untrusted_roots("", {}, s.temp_dir);
+  for (const SandboxBackend backend : s.chain) {
+    summary.backends.push_back(s.probe(backend, untrusted));
+  }
   const auto report_of = [&](SandboxBackend backend) -> std::optional<BackendReport> {
     for (const BackendReport& report : summary.backends) {
       if (report.backend == backend) return report;

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -17,18 +18,30 @@
 #include <nlohmann/json.hpp>
 
 #include "dsh/sandbox/roots.h"
+#include "dsh/sandbox/trust.h"
 #include "probes.h"
 #include "runners.h"
+#include "trusted_file.h"
 
 namespace dsh::sandbox::local {
 
 namespace {
 
-// A directory this user alone owns and alone can write.
-bool private_directory(const std::string& path) {
+// A stored entry is its key (a few hundred bytes) and a verdict; anything larger is not ours.
+constexpr off_t kMaxEntryBytes = 65536;
+
+// A directory this user alone owns and alone can write, which no confined run could have
+// written for a call on `roots`: the trust check, plus 0700.
+std::optional<TrustedPath> private_directory(const std::string& path,
+                                             std::span<const std::string> roots) {
+  auto dir = open_trusted_path(path, roots, TrustedKind::kDirectory, false);
+  if (!dir) return std::nullopt;
   struct stat info {};
-  return ::lstat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == ::geteuid() &&
-         (info.st_mode & 0077) == 0;
+  if (::fstat(dir.value().fd.get(), &info) != 0 || info.st_uid != ::geteuid() ||
+      (info.st_mode & 0077) != 0) {
+    return std::nullopt;
+  }
+  return std::move(dir).value();
 }
 
 std::string file_identity(const std::string& path) {
@@ -38,17 +51,19 @@ std::string file_identity(const std::string& path) {
                      info.st_mtim.tv_sec, info.st_mtim.tv_nsec);
 }
 
-std::string read_owned_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return {};
+// An entry of the trusted directory: opened without following a symlink, checked on the
+// descriptor (a regular 0600 file of this user, not oversized), read through it.
+std::string read_owned_entry(const TrustedPath& dir, const std::string& name) {
+  const UniqueFd fd(
+      ::openat(dir.fd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) return {};
   struct stat info {};
-  std::string text;
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid() &&
-      (info.st_mode & 0022) == 0 && info.st_size < 65536) {
-    text.resize(static_cast<std::size_t>(info.st_size));
-    if (::read(fd, text.data(), text.size()) != info.st_size) text.clear();
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::geteuid() ||
+      (info.st_mode & 0077) != 0 || info.st_size > kMaxEntryBytes) {
+    return {};
   }
-  ::close(fd);
+  std::string text(static_cast<std::size_t>(info.st_size), '\0');
+  if (::read(fd.get(), text.data(), text.size()) != info.st_size) return {};
   return text;
 }
 
@@ -63,6 +78,13 @@ std::uint64_t fnv1a(std::string_view text) {
 }
 
 constexpr std::string_view kEntryPrefix = "verdict-";
+
+// The directory, when no confined run of this call could have written it or anything on its
+// way (the trust check against the call's workspace, /tmp and $TMPDIR), and it is private.
+std::optional<TrustedPath> directory_for(const std::string& directory,
+                                         const SandboxPolicy& policy) {
+  return private_directory(directory, untrusted_roots(policy.workspace_root));
+}
 // Installs, builds and configs alive at once; each rebuild of dsh-sandbox is a new key.
 constexpr std::size_t kMaxEntries = 8;
 
@@ -92,21 +114,18 @@ void prune_entries(const std::string& directory, const std::string& keep) {
 
 UserVerdictStore::UserVerdictStore(std::string directory, std::string key)
     : directory_(std::move(directory)),
-      path_(fmt::format("{}/{}{:016x}.json", directory_, kEntryPrefix, fnv1a(key))),
+      name_(fmt::format("{}{:016x}.json", kEntryPrefix, fnv1a(key))),
+      path_(directory_ + "/" + name_),
       key_(std::move(key)) {}
 
-bool UserVerdictStore::usable_for(const SandboxPolicy& policy) const {
-  for (const std::string& root : writable_roots(policy)) {
-    if (is_beneath(directory_, root)) return false;
-  }
-  return true;
-}
-
 std::optional<std::string> UserVerdictStore::load(const SandboxPolicy& policy) {
-  if (!usable_for(policy) || !private_directory(directory_)) return std::nullopt;
+  const std::optional<TrustedPath> dir = directory_for(directory_, policy);
+  if (!dir) return std::nullopt;
   try {
-    const nlohmann::json entry = nlohmann::json::parse(read_owned_file(path_));
-    if (entry.at("key").get<std::string>() != key_) return std::nullopt;
+    const nlohmann::json entry = nlohmann::json::parse(read_owned_entry(*dir, name_));
+    if (!entry.is_object() || entry.size() != 2 || entry.at("key").get<std::string>() != key_) {
+      return std::nullopt;
+    }
     return entry.at("verdict").get<std::string>();
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
@@ -114,18 +133,28 @@ std::optional<std::string> UserVerdictStore::load(const SandboxPolicy& policy) {
 }
 
 void UserVerdictStore::save(const SandboxPolicy& policy, const std::string& verdict) {
-  if (!usable_for(policy)) return;
+  // The parent must pass the check before anything is created in it.
+  const std::string parent = directory_.substr(0, directory_.rfind('/'));
+  if (!check_trusted_path(parent.empty() ? "/" : parent, untrusted_roots(policy.workspace_root),
+                          TrustedKind::kDirectory)) {
+    return;
+  }
   ::mkdir(directory_.c_str(), 0700);
-  if (!private_directory(directory_)) return;
-  std::string temp = directory_ + "/.verdict-XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) return;
+  const std::optional<TrustedPath> dir = directory_for(directory_, policy);
+  if (!dir) return;
+  std::array<unsigned char, 8> random{};
+  if (::getrandom(random.data(), random.size(), 0) != static_cast<ssize_t>(random.size())) return;
+  std::string temp = ".verdict-";
+  for (const unsigned char byte : random) temp += fmt::format("{:02x}", byte);
+  const UniqueFd fd(::openat(dir->fd.get(), temp.c_str(),
+                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (fd.get() < 0) return;
   const std::string text = nlohmann::json{{"key", key_}, {"verdict", verdict}}.dump();
-  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
+  const bool written =
+      ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
   // rename(2) is atomic: a concurrent reader sees the old entry or the new one, never half.
-  if (!written || ::rename(temp.c_str(), path_.c_str()) != 0) {
-    ::unlink(temp.c_str());
+  if (!written || ::renameat(dir->fd.get(), temp.c_str(), dir->fd.get(), name_.c_str()) != 0) {
+    ::unlinkat(dir->fd.get(), temp.c_str(), 0);
     return;
   }
   prune_entries(directory_, path_);
@@ -137,7 +166,10 @@ std::string user_cache_directory() {
   if (::geteuid() == 0) return "/run/dsh-sandbox";
   // Only read here; the CLI never writes its environment.
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");  // NOLINT(concurrency-mt-unsafe)
-  if (runtime == nullptr || runtime[0] != '/' || !private_directory(runtime)) return {};
+  if (runtime == nullptr || runtime[0] != '/' ||
+      !private_directory(runtime, untrusted_roots("", {}))) {
+    return {};
+  }
   return std::string(runtime) + "/dsh-sandbox";
 }
 

@@ -3,10 +3,11 @@
 // every call would probe. One entry per key (verdict-<hash>.json, at most 8, the oldest pruned),
 // so installs used alternately do not evict each other. It lives where no confined command can
 // write: /run/dsh-sandbox for root, $XDG_RUNTIME_DIR/dsh-sandbox (a 0700 tmpfs owned by the user)
-// otherwise; neither is ever granted, and a policy whose writable roots contain it makes the cache
-// step aside. An entry is keyed by everything that could change the verdict (kernel release, the
-// runners' paths and file identities, this binary, the config); a stale entry can only select a
-// backend that then refuses, never an unconfined run.
+// otherwise, each used only while it passes the trust check against the call's untrusted roots
+// (the workspace, /tmp, $TMPDIR): otherwise the cache steps aside for that call. An entry is keyed
+// by everything that could change the verdict (kernel release, the runners' paths and file
+// identities, this binary, the config); a stale entry can only select a backend that then refuses,
+// never an unconfined run.
 #pragma once
 
 #include <memory>
@@ -27,9 +28,8 @@ class UserVerdictStore final : public VerdictStore {
   const std::string& path() const { return path_; }
 
  private:
-  bool usable_for(const SandboxPolicy& policy) const;
-
   std::string directory_;
+  std::string name_;
   std::string path_;
   std::string key_;
 };

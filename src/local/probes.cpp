@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "dsh/sandbox/trust.h"
+
 namespace dsh::sandbox::local {
 
 namespace {
@@ -31,6 +33,18 @@ bool under_seccomp_filter() {
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// The program bwrap's probe starts inside its sandbox: true(1) from a fixed list, the first
+// that passes the trust check against /tmp and $TMPDIR (never one found through the caller's
+// PATH or working directory, where a planted `true` that fails would mark bwrap unusable and
+// silently drop every later run to Landlock alone).
+std::string trusted_true() {
+  const std::vector<std::string> roots = untrusted_roots("");
+  for (const char* path : {"/usr/bin/true", "/bin/true"}) {
+    if (check_trusted_path(path, roots)) return path;
+  }
+  return "/usr/bin/true";  // missing: bwrap's exec fails and the probe says why
+}
 
 void mark_unusable(BackendReport& report, std::string cause, std::string fix) {
   report.usable = false;
@@ -98,7 +112,7 @@ void diagnose_bwrap(BackendReport& report, const BoundedRun& run, const HostFact
   } else {
     mark_unusable(report, fmt::format("bwrap cannot create its sandbox: {}", said),
                   "run the probe by hand to see why: bwrap --ro-bind / / --dev /dev "
-                  "--unshare-pid --proc /proc -- true");
+                  "--unshare-pid --proc /proc -- /usr/bin/true");
   }
 }
 
@@ -145,7 +159,7 @@ void probe_bwrap(BackendReport& report, double timeout_ms) {
   std::vector<std::string> argv = {report.runner};
   const std::vector<std::string> profile = profiles::bwrap_args(root_read_only);
   argv.insert(argv.end(), profile.begin(), profile.end());
-  argv.insert(argv.end(), {"--", "true"});
+  argv.insert(argv.end(), {"--", trusted_true()});
   const BoundedRun run = run_bounded(argv, timeout_ms);
   if (run.succeeded()) {
     report.usable = true;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "verdict_codec.h"
 
+#include <algorithm>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 namespace dsh::sandbox::local {
@@ -9,24 +12,66 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<SandboxBackend> backend_named(const std::string& name) {
-  for (const auto backend : {SandboxBackend::kBwrap, SandboxBackend::kLandlock,
-                             SandboxBackend::kSeatbelt, SandboxBackend::kWindowsAcl}) {
-    if (backend_name(backend) == name) return backend;
+// Landlock ABIs this build can name; a larger number is not a kernel's answer.
+constexpr int kMaxLandlockAbi = 64;
+
+bool has_exactly(const json& object, const std::set<std::string>& required,
+                 const std::set<std::string>& optional = {}) {
+  if (!object.is_object()) return false;
+  for (const std::string& key : required) {
+    if (!object.contains(key)) return false;
+  }
+  return std::all_of(object.items().begin(), object.items().end(), [&](const auto& item) {
+    return required.contains(item.key()) || optional.contains(item.key());
+  });
+}
+
+std::optional<SandboxBackend> backend_named(const json& name,
+                                            std::span<const SandboxBackend> chain) {
+  if (!name.is_string()) return std::nullopt;
+  for (const SandboxBackend backend : chain) {
+    if (backend_name(backend) == name.get<std::string>()) return backend;
   }
   return std::nullopt;
 }
 
-profiles::LandlockFeatures features_from(const json& value) {
-  return {value.at("enforcement").get<std::string>() == "full" ? SandboxEnforcement::kFull
-                                                               : SandboxEnforcement::kPartial,
-          value.at("abi").get<int>(), value.at("denyNetwork").get<bool>(),
-          value.at("scopeIpc").get<bool>(), value.at("denyMetadata").get<bool>()};
+// What landlock_features() derives from a probe: IPC scoping exactly from ABI 6, and one
+// seccomp answer behind both network and metadata filtering.
+std::optional<profiles::LandlockFeatures> features_from(const json& value) {
+  if (!has_exactly(value, {"enforcement", "abi", "denyNetwork", "scopeIpc", "denyMetadata"})) {
+    return std::nullopt;
+  }
+  const json& enforcement = value.at("enforcement");
+  const json& abi = value.at("abi");
+  if (!enforcement.is_string() || !abi.is_number_integer() ||
+      !value.at("denyNetwork").is_boolean() || !value.at("scopeIpc").is_boolean() ||
+      !value.at("denyMetadata").is_boolean()) {
+    return std::nullopt;
+  }
+  profiles::LandlockFeatures features;
+  if (enforcement == "full") {
+    features.enforcement = SandboxEnforcement::kFull;
+  } else if (enforcement == "partial") {
+    features.enforcement = SandboxEnforcement::kPartial;
+  } else {
+    return std::nullopt;
+  }
+  const auto level = abi.get<long long>();
+  if (level < 1 || level > kMaxLandlockAbi) return std::nullopt;
+  features.abi = static_cast<int>(level);
+  features.deny_network = value.at("denyNetwork").get<bool>();
+  features.scope_ipc = value.at("scopeIpc").get<bool>();
+  features.deny_metadata = value.at("denyMetadata").get<bool>();
+  if (features.scope_ipc != (features.abi >= 6) ||
+      features.deny_metadata != features.deny_network) {
+    return std::nullopt;
+  }
+  return features;
 }
 
 }  // namespace
 
-std::string encode_selection(const profiles::Selection& selection) {
+std::string encode_selection(const profiles::Selection& selection, const std::string& launcher) {
   json value = {{"backend", backend_name(selection.backend)}};
   if (selection.landlock) {
     const profiles::LandlockFeatures& features = *selection.landlock;
@@ -35,17 +80,36 @@ std::string encode_selection(const profiles::Selection& selection) {
                          {"denyNetwork", features.deny_network},
                          {"scopeIpc", features.scope_ipc},
                          {"denyMetadata", features.deny_metadata}};
+    value["launcher"] = launcher;
   }
   return value.dump();
 }
 
-std::optional<profiles::Selection> decode_selection(const std::string& text) {
+std::optional<profiles::Selection> decode_selection(const std::string& text,
+                                                    std::span<const SandboxBackend> chain,
+                                                    const std::string& launcher) {
+  if (text.size() > kMaxVerdictBytes) return std::nullopt;
   try {
     const json value = json::parse(text);
-    const std::optional<SandboxBackend> backend = backend_named(value.at("backend"));
+    if (!has_exactly(value, {"backend"}, {"landlock", "launcher"})) return std::nullopt;
+    const std::optional<SandboxBackend> backend = backend_named(value.at("backend"), chain);
     if (!backend) return std::nullopt;
     profiles::Selection selection{*backend, std::nullopt};
-    if (value.contains("landlock")) selection.landlock = features_from(value.at("landlock"));
+    const bool layered = value.contains("landlock");
+    if (layered != value.contains("launcher")) return std::nullopt;
+    if (layered) {
+      // Only bwrap layers the launcher inside; Landlock alone always carries its features.
+      if (*backend != SandboxBackend::kBwrap && *backend != SandboxBackend::kLandlock) {
+        return std::nullopt;
+      }
+      const json& named = value.at("launcher");
+      if (!named.is_string() || launcher.empty() || !launcher.starts_with('/') ||
+          named.get<std::string>() != launcher) {
+        return std::nullopt;
+      }
+      selection.landlock = features_from(value.at("landlock"));
+      if (!selection.landlock) return std::nullopt;
+    }
     if (*backend == SandboxBackend::kLandlock && !selection.landlock) return std::nullopt;
     return selection;
   } catch (const json::exception&) {

@@ -54,8 +54,13 @@ SandboxExecutionPolicy SandboxPolicyService::resolve(const SandboxPolicyRequest&
   policy.mode = request.mode.value_or(session_mode.value_or(default_mode_));
   // The session's cwd is immutable; the configured root serves agentless calls and sessions
   // created without a cwd.
+  // An explicit root named for this call wins over both.
   const bool has_cwd = session != nullptr && session->cwd().has_value();
-  policy.workspace_root = has_cwd ? resolve_workspace_root(*session->cwd()) : workspace_root_;
+  if (request.workspace_root) {
+    policy.workspace_root = resolve_workspace_root(*request.workspace_root);
+  } else {
+    policy.workspace_root = has_cwd ? resolve_workspace_root(*session->cwd()) : workspace_root_;
+  }
   if (session != nullptr) policy.session_id = session->id();
   return policy;
 }

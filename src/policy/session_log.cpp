@@ -3,8 +3,10 @@
 // format.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <system_error>
@@ -13,6 +15,7 @@
 #include "dsh/sandbox/policy_service.h"
 #include "json_codec.h"
 #include "text.h"
+#include "trusted_file.h"
 
 namespace dsh::sandbox {
 
@@ -28,7 +31,19 @@ struct SessionHeader {
 struct SessionContents {
   SessionHeader header;
   std::vector<SandboxModeEvent> events;
+  std::vector<std::string> workspaces;  // of the workspace-write runs recorded
 };
+
+// An audit trail grows with every run; a log past this size is not read whole.
+constexpr std::size_t kMaxSessionLogBytes = std::size_t{64} * 1024 * 1024;
+
+std::string untrusted_problem(const std::string& reason) {
+  return fmt::format(
+      "cannot be trusted: {}; a confined run could have rewritten it (its mode, its cwd) to "
+      "change later runs. Keep the session log outside the workspace, /tmp and $TMPDIR, in "
+      "directories owned by you or root that nobody else can write",
+      reason);
+}
 
 // A descriptor closed on scope exit.
 class Fd {
@@ -168,6 +183,19 @@ SessionContents parse_contents(const std::string& path, std::string_view text) {
     }
     const std::string type = value.value().at("type").get<std::string>();
     if (type == kSessionHeaderType) throw_line(path, number, "a second session header");
+    if (type == kSandboxRunEventType) {
+      const Json& payload = value.value().value("payload", Json());
+      const Json mode = payload.is_object() ? payload.value("mode", Json()) : Json();
+      const Json workspace = payload.is_object() ? payload.value("workspace", Json()) : Json();
+      if (!mode.is_string() || !workspace.is_string()) {
+        throw_line(path, number,
+                   R"(sandbox/run needs a payload with string "mode" and "workspace")");
+      }
+      if (mode == std::string(wire_name(SandboxMode::kWorkspaceWrite))) {
+        contents.workspaces.push_back(workspace.get<std::string>());
+      }
+      continue;
+    }
     if (type != kSandboxModeEventType) continue;  // another component's event
     auto event = sandbox_mode_event_from_value(value.value());
     if (!event) throw_line(path, number, event.error().message);
@@ -176,8 +204,15 @@ SessionContents parse_contents(const std::string& path, std::string_view text) {
   return contents;
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, const SessionLogOptions& options) {
   if (has_nul(path)) throw_invalid(path, "the path contains a NUL byte");
+  if (options.untrusted_roots) {
+    auto file = open_trusted_path(path, *options.untrusted_roots, TrustedKind::kFile, true);
+    if (!file) throw_invalid(path, untrusted_problem(file.error().message));
+    auto text = read_trusted_file(file.value(), kMaxSessionLogBytes);
+    if (!text) throw_invalid(path, text.error().message);
+    return std::move(text).value();
+  }
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     const int error = errno;
@@ -197,8 +232,8 @@ std::string read_file(const std::string& path) {
   }
 }
 
-SessionContents read_contents(const std::string& path) {
-  return parse_contents(path, read_file(path));
+SessionContents read_contents(const std::string& path, const SessionLogOptions& options) {
+  return parse_contents(path, read_file(path, options));
 }
 
 // One write(2) per line: with O_APPEND the kernel places the whole line at the end of the file,
@@ -239,7 +274,10 @@ std::optional<SandboxMode> effective_sandbox_mode(const std::vector<SandboxModeE
 
 SessionLog::SessionLog(std::string path, std::string id, std::optional<std::string> cwd,
                        SessionLogOptions options)
-    : path_(std::move(path)), id_(std::move(id)), cwd_(std::move(cwd)), options_(options) {}
+    : path_(std::move(path)),
+      id_(std::move(id)),
+      cwd_(std::move(cwd)),
+      options_(std::move(options)) {}
 
 SessionLog SessionLog::create(std::string path, std::string id, std::optional<std::string> cwd,
                               SessionLogOptions options) {
@@ -249,22 +287,31 @@ SessionLog SessionLog::create(std::string path, std::string id, std::optional<st
   Json value{{"type", kSessionHeaderType}, {"version", kSessionLogVersion}, {"id", header.id}};
   if (header.cwd) value["cwd"] = *header.cwd;
   const std::string line = dump_line(value);
-  const Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600));
+  if (options.untrusted_roots) {
+    const std::size_t slash = path.rfind('/');
+    const std::string parent =
+        slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    auto dir = check_trusted_path(parent, *options.untrusted_roots, TrustedKind::kDirectory);
+    if (!dir) throw_invalid(path, untrusted_problem(dir.error().message));
+  }
+  const Fd fd(
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd.get() < 0) {
     const int error = errno;
     throw_invalid(path, fmt::format("cannot create: {}", std::generic_category().message(error)));
   }
   write_line(fd.get(), path, line, options.fsync);
-  return {std::move(path), std::move(header.id), std::move(header.cwd), options};
+  return {std::move(path), std::move(header.id), std::move(header.cwd), std::move(options)};
 }
 
 SessionLog SessionLog::open(std::string path, SessionLogOptions options) {
-  SessionContents contents = read_contents(path);
-  return {std::move(path), std::move(contents.header.id), std::move(contents.header.cwd), options};
+  SessionContents contents = read_contents(path, options);
+  return {std::move(path), std::move(contents.header.id), std::move(contents.header.cwd),
+          std::move(options)};
 }
 
 std::vector<SandboxModeEvent> SessionLog::sandbox_mode_events() const {
-  SessionContents contents = read_contents(path_);
+  SessionContents contents = read_contents(path_, options_);
   // The header is immutable; a file replaced under us is another session, not this one.
   if (contents.header.id != id_ || contents.header.cwd != cwd_) {
     throw_line(path_, 1, fmt::format("the header no longer names session {}", text::quoted(id_)));
@@ -272,17 +319,84 @@ std::vector<SandboxModeEvent> SessionLog::sandbox_mode_events() const {
   return std::move(contents.events);
 }
 
-void SessionLog::append(const SandboxModeEvent& event) const {
-  Json payload{{"mode", wire_name(event.mode)}};
-  if (event.delegated) payload["source"] = kDelegationSource;
-  const std::string line = dump_line(Json{{"type", kSandboxModeEventType}, {"payload", payload}});
+std::vector<std::string> SessionLog::written_workspaces() const {
+  SessionContents contents = read_contents(path_, options_);
+  std::vector<std::string> workspaces;
+  if (cwd_) workspaces.push_back(*cwd_);
+  for (std::string& workspace : contents.workspaces) {
+    if (std::find(workspaces.begin(), workspaces.end(), workspace) == workspaces.end()) {
+      workspaces.push_back(std::move(workspace));
+    }
+  }
+  return workspaces;
+}
+
+void SessionLog::append_line(const std::string& line) const {
+  std::string path = path_;
+  struct stat checked {};
+  if (options_.untrusted_roots) {
+    auto file = open_trusted_path(path_, *options_.untrusted_roots, TrustedKind::kFile, false);
+    if (!file) throw_invalid(path_, untrusted_problem(file.error().message));
+    if (::fstat(file.value().fd.get(), &checked) != 0) throw_invalid(path_, "cannot stat");
+    path = file.value().path;
+  }
   // No O_CREAT: appending to a log that vanished would start a headerless file.
-  const Fd fd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+  const Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) {
     throw std::system_error(errno, std::generic_category(),
                             fmt::format("cannot open session log {}", text::quoted(path_)));
   }
+  struct stat opened {};
+  if (options_.untrusted_roots &&
+      (::fstat(fd.get(), &opened) != 0 || opened.st_dev != checked.st_dev ||
+       opened.st_ino != checked.st_ino)) {
+    throw_invalid(path_, "the file changed while it was checked");
+  }
   write_line(fd.get(), path_, line, options_.fsync);
+}
+
+void SessionLog::append(const SandboxModeEvent& event) const {
+  Json payload{{"mode", wire_name(event.mode)}};
+  if (event.delegated) payload["source"] = kDelegationSource;
+  append_line(dump_line(Json{{"type", kSandboxModeEventType}, {"payload", payload}}));
+}
+
+namespace {
+
+Json optional_json(const std::optional<std::string>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+// Anything a command's argv holds, even bytes that are not UTF-8 (shown as U+FFFD): an audit
+// line must never fail to be written because of what it records.
+std::string dump_audit_line(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+void record_run(const SessionLog& session, const SandboxRunEvent& event) {
+  const Json payload{{"argv", event.argv},
+                     {"mode", wire_name(event.mode)},
+                     {"workspace", event.workspace_root},
+                     {"backend", event.backend.empty() ? Json(nullptr) : Json(event.backend)},
+                     {"enforcement", optional_json(event.enforcement)},
+                     {"exitCode", event.exit_code ? Json(*event.exit_code) : Json(nullptr)},
+                     {"signal", optional_json(event.signal)},
+                     {"timedOut", event.timed_out},
+                     {"denied", event.denied},
+                     {"denial", event.denied ? Json(event.denial) : Json(nullptr)}};
+  session.append_line(dump_audit_line(Json{{"type", kSandboxRunEventType}, {"payload", payload}}));
+}
+
+void record_refusal(const SessionLog& session, const SandboxRefusalEvent& event) {
+  const Json payload{{"argv", event.argv},
+                     {"mode", wire_name(event.mode)},
+                     {"workspace", event.workspace_root},
+                     {"code", event.code},
+                     {"reason", event.reason}};
+  session.append_line(
+      dump_audit_line(Json{{"type", kSandboxRefusedEventType}, {"payload", payload}}));
 }
 
 void set_sandbox_mode(const SessionLog& session, SandboxMode mode) {

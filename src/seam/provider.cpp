@@ -69,6 +69,15 @@ ConfinedArgv SandboxProvider::confine(std::span<const std::string> argv,
   validate_policy(policy).value();
   check_writable_root_exists(policy).value();
   ConfinedArgv confined = confine_validated(argv, policy);
+  // The runner is executed by path: a bare name would be looked up through the caller's PATH
+  // (and a relative one in its working directory), both places a confined run may have written.
+  if (!confined.argv.empty() && !confined.argv.front().starts_with('/')) {
+    throw SandboxUnavailableError(
+        policy.mode, fmt::format("the provider's runner {} is not an absolute path, so it would be "
+                                 "looked up through PATH; configure the runner by its absolute "
+                                 "path",
+                                 text::quoted(confined.argv.front())));
+  }
   if (!wraps_command(confined.argv, argv)) {
     throw SandboxUnavailableError(policy.mode,
                                   "the provider returned an argv that does not wrap the command as "

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,11 @@ struct LocalSandboxHooks {
   std::string sandbox_exec_path;                // default: /usr/bin/sandbox-exec
   std::vector<std::string> windows_acl_runner;  // default: none (unusable)
   std::string temp_dir;                         // default: user_temp_dir()
+  // Replaces the trust check of each runner file a confined argv starts (default:
+  // check_trusted_path against untrusted_roots of the call): for runners that only exist in a
+  // test. An error refuses the call as SANDBOX_UNAVAILABLE.
+  std::function<Result<void>(const std::string& runner, std::span<const std::string> roots)>
+      check_runner;
 };
 
 class LocalSandboxProvider final : public SandboxProvider {

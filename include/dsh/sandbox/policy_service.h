@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // SandboxPolicyService (spec §6): which policy a call runs under. Precedence is
 //   approved request mode > the session's last sandbox/mode event > the configured default,
-// and the workspace root is the session's immutable cwd, else the configured root, resolved
-// realpath-first (§6.3). A session is a JSONL log file; the log is the store, so a mode switch
-// written by any process takes effect at the next resolve.
+// and the workspace root is an explicit root named for the call, else the session's immutable
+// cwd, else the configured root, resolved realpath-first (§6.3). A session is a JSONL log file;
+// the log is the store, so a mode switch written by any process takes effect at the next resolve.
 //
 // Session log format: one JSON object per line, each terminated by "\n".
 //   line 1, the header:  {"type":"session","version":1,"id":"<session id>","cwd":"<abs path>"}
@@ -12,6 +12,14 @@
 // The only event this component reads or writes is the reference's (§6.4):
 //   {"type":"sandbox/mode","payload":{"mode":"<mode>"}}
 //   {"type":"sandbox/mode","payload":{"mode":"<mode>","source":"delegation"}}
+// The audit trail (this project's extension; docs/trust.md): each confined or unconfined run
+// appends one line saying what ran, under which mode, workspace and backend, and how it ended,
+// or why the sandbox refused it:
+//   {"type":"sandbox/run","payload":{"argv":[...],"mode":"<mode>","workspace":"<abs path>",
+//     "backend":"<backend>"|null,"enforcement":"full"|"partial"|null,"exitCode":N|null,
+//     "signal":"SIGKILL"|null,"timedOut":false,"denied":false,"denial":"<marker>"|null}}
+//   {"type":"sandbox/refused","payload":{"argv":[...],"mode":"<mode>","workspace":"<abs path>",
+//     "code":"SANDBOX_UNAVAILABLE"|"SANDBOX_INVALID_INPUT","reason":"<message>"}}
 // Events of other types (a harness may share the log) are skipped, but every line must still be
 // a JSON object with a string "type". Anything else is an error naming the file and the line.
 #pragma once
@@ -47,7 +55,42 @@ struct SessionLogOptions {
   // descriptor, so it survives a crash of this process (and never interleaves with another
   // writer's line), but only fsync makes it survive a power loss.
   bool fsync = false;
+  // When set, the log decides runs only while no confined run could have written it: every
+  // read and append first passes check_trusted_path against these roots (see trust.h; the
+  // caller passes untrusted_roots of its workspace), else InvalidSandboxInputError saying to
+  // keep the session outside the workspace and /tmp.
+  std::optional<std::vector<std::string>> untrusted_roots;
 };
+
+inline constexpr std::string_view kSandboxRunEventType = "sandbox/run";
+inline constexpr std::string_view kSandboxRefusedEventType = "sandbox/refused";
+
+// What ran and how it ended: the payload of a sandbox/run event.
+struct SandboxRunEvent {
+  std::vector<std::string> argv;  // the command, as the caller gave it
+  SandboxMode mode = SandboxMode::kReadOnly;
+  std::string workspace_root;
+  std::string backend;                     // empty: unconfined (danger-full-access)
+  std::optional<std::string> enforcement;  // "full" or "partial"; nullopt when unconfined
+  std::optional<int> exit_code;
+  std::optional<std::string> signal;  // "SIGKILL"
+  bool timed_out = false;
+  bool denied = false;
+  std::string denial;  // the denial marker shown, when denied
+};
+
+// Why the sandbox refused to run a command: the payload of a sandbox/refused event.
+struct SandboxRefusalEvent {
+  std::vector<std::string> argv;
+  SandboxMode mode = SandboxMode::kReadOnly;
+  std::string workspace_root;
+  std::string code;  // SANDBOX_UNAVAILABLE or SANDBOX_INVALID_INPUT
+  std::string reason;
+};
+
+class SessionLog;
+void record_run(const SessionLog& session, const SandboxRunEvent& event);
+void record_refusal(const SessionLog& session, const SandboxRefusalEvent& event);
 
 // A session backed by its JSONL log file. The object holds only the path and the immutable
 // header; events are read from the file on every query, so a switch appended by another
@@ -71,12 +114,20 @@ class SessionLog {
   // Every sandbox/mode event in log order, read from the file now.
   std::vector<SandboxModeEvent> sandbox_mode_events() const;
 
+  // The directories a confined run of this session could have written: its cwd and the
+  // workspace of every workspace-write run it recorded, read from the file now.
+  std::vector<std::string> written_workspaces() const;
+
  private:
   SessionLog(std::string path, std::string id, std::optional<std::string> cwd,
              SessionLogOptions options);
   void append(const SandboxModeEvent& event) const;
 
+  void append_line(const std::string& line) const;
+
   friend void set_sandbox_mode(const SessionLog& session, SandboxMode mode);
+  friend void record_run(const SessionLog& session, const SandboxRunEvent& event);
+  friend void record_refusal(const SessionLog& session, const SandboxRefusalEvent& event);
   friend std::optional<SandboxMode> delegate_sandbox_mode(const SessionLog& parent,
                                                           const SessionLog& child);
 
@@ -108,6 +159,9 @@ struct SandboxPolicyConfig {
 struct SandboxPolicyRequest {
   const SessionLog* session = nullptr;  // nullptr: an agentless call
   std::optional<SandboxMode> mode;      // an explicitly approved mode for this call only
+  // An explicit workspace for this call (the caller named it, as `run --workspace` does): it
+  // wins over the session's recorded cwd, which a confined run must never be able to redirect.
+  std::optional<std::string> workspace_root;
 };
 
 class SandboxPolicyService {

@@ -611,7 +611,9 @@ TEST_P(CliRunOn, AgentRenderEndsWithTheExitCodeAfterTheDenialMarker) {
   EXPECT_FALSE(Exists(ws + "/f"));
   const vector<string> lines = Lines(result.out);
   ASSERT_GE(lines.size(), 4U) << result.out;
-  EXPECT_EQ(lines.front(), "[stderr]") << result.out;
+  // The command's stderr inside its fence, then the sandbox's own lines.
+  EXPECT_EQ(lines.front().rfind("<stderr ", 0), 0U) << result.out;
+  EXPECT_EQ(lines[lines.size() - 4], "</stderr " + lines.front().substr(8)) << result.out;
   EXPECT_EQ(lines[lines.size() - 3], kReadOnlyMarker) << result.out;
   EXPECT_EQ(lines[lines.size() - 2].rfind("[sandbox: escalation available", 0), 0U) << result.out;
   EXPECT_EQ(lines.back(), "[exit code: 1]") << result.out;
@@ -620,7 +622,7 @@ TEST_P(CliRunOn, AgentRenderEndsWithTheExitCodeAfterTheDenialMarker) {
   // Under danger-full-access no wider mode exists: no hint; clean output renders as is.
   const CliResult clean = Cli(Plus(Run(), {"--format", "agent", "--workspace", ws, "--", "true"}));
   EXPECT_TRUE(clean.ExitedWith(0)) << clean.Describe();
-  EXPECT_EQ(clean.out, "(no output)\n");
+  EXPECT_EQ(clean.out, "(no output)\n[exit code: 0]\n");
 }
 
 // A command that never started says why on every output: one "dsh-sandbox: " line (with --json
@@ -779,7 +781,24 @@ TEST_P(CliRunOn, SessionModeIsUsedAndTheCommandLineModeOutranksIt) {
   EXPECT_TRUE(outranked.ExitedWith(1)) << outranked.Describe();
   EXPECT_NE(outranked.err.find(kReadOnlyMarker), string::npos) << outranked.Describe();
   EXPECT_FALSE(Exists(ws + "/g"));
-  EXPECT_EQ(ReadFile(log), before);  // runs read the session; they never write it
+  // Runs never change the session's mode; each appends its audit line (what ran, how it ended).
+  const string after = ReadFile(log);
+  ASSERT_EQ(after.rfind(before, 0), 0U) << after;
+  const vector<string> audit = Lines(after.substr(before.size()));
+  ASSERT_EQ(audit.size(), 3U) << after;
+  const vector<std::pair<string, bool>> expected = {
+      {"workspace-write", false}, {"workspace-write", false}, {"read-only", true}};
+  for (std::size_t i = 0; i < audit.size(); ++i) {
+    const nlohmann::json event = ParseJson(audit[i]);
+    EXPECT_EQ(event["type"], "sandbox/run") << audit[i];
+    EXPECT_EQ(event["payload"]["mode"], expected[i].first) << audit[i];
+    EXPECT_EQ(event["payload"]["denied"], expected[i].second) << audit[i];
+    EXPECT_EQ(event["payload"]["workspace"], ws) << audit[i];
+    EXPECT_EQ(event["payload"]["backend"], BackendName(GetParam())) << audit[i];
+  }
+  EXPECT_EQ(ParseJson(audit[2])["payload"]["exitCode"], 1);
+  EXPECT_EQ(ParseJson(audit[2])["payload"]["denial"], kReadOnlyMarker);
+  EXPECT_EQ(ParseJson(audit[1])["payload"]["argv"], nlohmann::json::array({"true"}));
 
   // The last event wins: a later switch back to read-only is honoured at the next run.
   sandbox::set_sandbox_mode(sandbox::SessionLog::open(log), sandbox::SandboxMode::kReadOnly);

@@ -125,9 +125,10 @@ TEST_F(Bwrap, WorkspaceWriteLandsInsideOnlyAndTmpLeavesNothingOnTheHost) {
   std::remove(tmp.c_str());
 }
 
-// An install under /tmp (a CI checkout, an unpacked release): the inner launcher must survive
-// workspace-write's fresh tmpfs /tmp. Library and CLI, each run for real.
-TEST_F(Bwrap, LauncherInstalledUnderTmpStillRunsUnderWorkspaceWrite) {
+// An install under /tmp (a CI checkout, an unpacked release): every confined mode can write
+// /tmp (Landlock grants the host's), so a command could replace the launcher or the CLI and the
+// next call would run the impostor unconfined. Library and CLI refuse, and nothing runs.
+TEST_F(Bwrap, LauncherInstalledUnderTmpIsRefusedAndNothingRuns) {
   WorkDir install("/tmp");
   ASSERT_EQ(::chmod(install.path().c_str(), 0755), 0);
   const std::string launcher = install / "landlock-run";
@@ -137,29 +138,30 @@ TEST_F(Bwrap, LauncherInstalledUnderTmpStillRunsUnderWorkspaceWrite) {
   sandbox::LocalSandboxHooks hooks;
   hooks.launcher_path = launcher;
   sandbox::LocalSandboxProvider provider({}, hooks);
-  const std::string inside = workspace_ + "/" + Unique("inside");
-  const std::string beside = sibling_ + "/" + Unique("beside");
-  const std::string script = "printf in > " + inside + "; printf x > " + beside + "; exit 0";
-  const ConfinedArgv confined =
-      Confine(provider, Bash(script), ConfinedSandboxMode::kWorkspaceWrite, workspace_);
-  EXPECT_EQ(confined.backend, "bwrap+landlock");
-  const RunResult library = Spawn(confined);
-  EXPECT_TRUE(library.ExitedWith(0)) << library.Describe();
-  EXPECT_EQ(llrt::ReadFile(inside), "in") << library.Describe();
-  EXPECT_FALSE(llrt::Exists(beside));
+  for (const ConfinedSandboxMode mode :
+       {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
+    try {
+      (void)Confine(provider, Bash("true"), mode, workspace_);
+      ADD_FAILURE() << "a launcher under /tmp must not be trusted";
+    } catch (const sandbox::SandboxUnavailableError& error) {
+      EXPECT_NE(std::string(error.what()).find("cannot be trusted"), std::string::npos)
+          << error.what();
+      EXPECT_NE(std::string(error.what()).find(launcher), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_EQ(provider.probes_run(), 0);  // not even probed: a probe would run it unconfined
 
-  const RunResult confine = Cli({"confine", "--mode", "workspace-write", "--workspace", workspace_,
-                                 "--", "/bin/bash", "-c", "printf cli > " + inside},
-                                install / "dsh-sandbox");
-  ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
-  const nlohmann::json cli = ParseJson(confine.out);
-  EXPECT_EQ(cli["backend"], "bwrap+landlock");
-  std::vector<std::string> argv;
-  for (const nlohmann::json& word : cli["argv"]) argv.push_back(word.get<std::string>());
-  EXPECT_NE(std::find(argv.begin(), argv.end(), launcher), argv.end());
-  const RunResult ran = llrt::Execute(argv);
-  EXPECT_TRUE(ran.ExitedWith(0)) << ran.Describe();
-  EXPECT_EQ(llrt::ReadFile(inside), "cli") << ran.Describe();
+  const std::string inside = workspace_ + "/" + Unique("inside");
+  for (const char* command : {"confine", "run"}) {
+    const RunResult cli = Cli({command, "--mode", "workspace-write", "--workspace", workspace_,
+                               "--", "/bin/bash", "-c", "printf cli > " + inside},
+                              install / "dsh-sandbox");
+    EXPECT_TRUE(cli.ExitedWith(125)) << cli.Describe();
+    ExpectOneCliErrorLine(cli);
+    EXPECT_NE(cli.err.find("cannot be trusted"), std::string::npos) << cli.Describe();
+    EXPECT_NE(cli.err.find(install.path()), std::string::npos) << cli.Describe();
+  }
+  EXPECT_FALSE(llrt::Exists(inside));
 }
 
 }  // namespace

@@ -51,9 +51,11 @@ TEST_P(Network, DenyKeepsATcpConnectFromReachingALoopbackListener) {
 
 TEST_P(Network, CliDenyKeepsATcpConnectFromReachingALoopbackListener) {
   WorkDir config_dir;
+  WorkDir workspace;  // not the working directory: for nobody that is /, beneath which is all
   for (const char* network : {"inherit", "deny"}) {
     llrt::InetListener listener(AF_INET, SOCK_STREAM);
-    std::vector<std::string> args = {"confine", "--network", network};
+    std::vector<std::string> args = {"confine", "--workspace", workspace.path(), "--network",
+                                     network};
     if (GetParam() == Backend::kLandlock) {
       const std::string config = config_dir / "config.json";
       llrt::WriteFile(config, R"({"bwrapPath": ")" + MissingBwrapPath() + R"("})");

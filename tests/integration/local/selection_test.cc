@@ -174,7 +174,10 @@ TEST_F(Selection, CliFallsToLandlockWhenConfigNamesAMissingBwrap) {
   EXPECT_EQ(bwrap["runner"], MissingBwrapPath());
   ExpectLandlockUsable(report);
 
-  const RunResult confine = Cli({"confine", "--config", config, "--", "true"});
+  // A workspace apart from the config: the working directory (/ for nobody) would hold it.
+  WorkDir workspace;
+  const RunResult confine =
+      Cli({"confine", "--workspace", workspace.path(), "--config", config, "--", "true"});
   ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
   const nlohmann::json confined = ParseJson(confine.out);
   EXPECT_EQ(confined["backend"], "landlock");
@@ -239,11 +242,12 @@ TEST_F(Selection, CliUnderSeccompThatForbidsNamespacesFallsToLandlockAndSaysWhy)
 
   // The filtered call's verdict does not leak into an unfiltered call (root's CLI keeps a
   // per-user cache): outside the filter the natural selection stands.
-  const RunResult natural = Cli({"confine", "--", "true"});
+  const RunResult natural = Cli({"confine", "--workspace", workspace.path(), "--", "true"});
   ASSERT_TRUE(natural.ExitedWith(0)) << natural.Describe();
   EXPECT_EQ(ParseJson(natural.out)["backend"], "bwrap+landlock") << natural.out;
   // ...and the reverse: a warm unfiltered verdict does not hand the filtered caller bwrap.
-  const RunResult again = CliWithoutNamespaces({"confine", "--", "true"});
+  const RunResult again =
+      CliWithoutNamespaces({"confine", "--workspace", workspace.path(), "--", "true"});
   ASSERT_TRUE(again.ExitedWith(0)) << again.Describe();
   EXPECT_EQ(ParseJson(again.out)["backend"], "landlock") << again.out;
 }

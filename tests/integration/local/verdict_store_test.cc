@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,7 +27,10 @@ using sandbox::local::UserVerdictStore;
 
 constexpr uid_t kNobody = 65534;
 
-SandboxPolicy ReadOnly() { return {ConfinedSandboxMode::kReadOnly, "/", std::nullopt}; }
+// A call whose workspace is far from the cache (a workspace of / could have written it).
+SandboxPolicy ReadOnly() {
+  return {ConfinedSandboxMode::kReadOnly, "/nonexistent/dsh-it-workspace", std::nullopt};
+}
 SandboxPolicy WorkspaceWrite(const std::string& root) {
   return {ConfinedSandboxMode::kWorkspaceWrite, root, std::nullopt};
 }
@@ -189,8 +194,8 @@ TEST_F(VerdictStore, ProviderUsesAStoredVerdictUnprobedAndProbesAfterInvalidate)
   features.enforcement = sandbox::SandboxEnforcement::kFull;
   features.abi = llrt::KernelAbi();
   features.deny_network = features.scope_ipc = features.deny_metadata = true;
-  store_->save(ReadOnly(),
-               sandbox::local::encode_selection({sandbox::SandboxBackend::kLandlock, features}));
+  store_->save(ReadOnly(), sandbox::local::encode_selection(
+                               {sandbox::SandboxBackend::kLandlock, features}, llrt::Launcher()));
 
   auto provider = MakeProvider(Backend::kNatural, store_);
   WorkDir workspace;
@@ -213,7 +218,9 @@ TEST_F(VerdictStore, ProviderUsesAStoredVerdictUnprobedAndProbesAfterInvalidate)
   // The new verdict is stored for the next process.
   const std::optional<std::string> stored = store_->load(ReadOnly());
   ASSERT_TRUE(stored.has_value());
-  const auto selection = sandbox::local::decode_selection(*stored);
+  constexpr std::array kLinux = {sandbox::SandboxBackend::kBwrap,
+                                 sandbox::SandboxBackend::kLandlock};
+  const auto selection = sandbox::local::decode_selection(*stored, kLinux, llrt::Launcher());
   ASSERT_TRUE(selection.has_value()) << *stored;
   EXPECT_EQ(selection->backend, sandbox::SandboxBackend::kBwrap);
   EXPECT_TRUE(selection->landlock.has_value());
@@ -227,6 +234,92 @@ TEST_F(VerdictStore, UndecodableStoredVerdictIsProbedOver) {
       Confine(*provider, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace.path());
   EXPECT_EQ(provider->probes_run(), 2);
   EXPECT_EQ(confined.backend, "bwrap+landlock");
+}
+
+// Fault injection: whatever sits in the entry (corrupted, truncated, a backend of another
+// platform, features weaker than this launcher reports, oversized, a symlink), the provider
+// probes afresh and the run confines as fully as ever: the launcher is in the argv with its IPC
+// scoping and metadata filter, and a write outside the workspace is refused on the host.
+class VerdictFaults : public VerdictStore, public ::testing::WithParamInterface<Backend> {
+ protected:
+  std::string Entry(const std::string& verdict) const {
+    return nlohmann::json{{"key", key_}, {"verdict", verdict}}.dump();
+  }
+  void Plant(const std::string& content) const {
+    std::filesystem::create_directories(directory_);
+    ::chmod(directory_.c_str(), 0700);
+    std::remove(store_->path().c_str());
+    llrt::WriteFile(store_->path(), content, 0600);
+  }
+  void ExpectFreshFullConfinement(const std::string& fault) {
+    SCOPED_TRACE(fault);
+    auto provider = MakeProvider(GetParam(), store_);
+    WorkDir workspace;
+    const std::string target = workspace.path() + "-outside";
+    const ConfinedArgv confined = Confine(*provider, Bash("printf x > " + target),
+                                          ConfinedSandboxMode::kReadOnly, workspace.path());
+    EXPECT_GT(provider->probes_run(), 0);
+    EXPECT_EQ(confined.backend, ExpectedBackendName(GetParam()));
+    const auto has = [&](const std::string& word) {
+      return std::find(confined.argv.begin(), confined.argv.end(), word) != confined.argv.end();
+    };
+    EXPECT_TRUE(has(llrt::Launcher()));
+    if (llrt::KernelAbi() >= 6) {
+      EXPECT_TRUE(has("--scope-ipc"));
+    }
+    EXPECT_TRUE(has("--deny-metadata"));
+    EXPECT_EQ(confined.argv.front().front(), '/');
+    const RunResult ran = Spawn(confined);
+    EXPECT_FALSE(ran.ExitedWith(0)) << ran.Describe();
+    EXPECT_FALSE(llrt::Exists(target));
+    std::remove(target.c_str());
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, VerdictFaults,
+                         ::testing::Values(Backend::kNatural, Backend::kLandlock), ParamLabel);
+
+TEST_P(VerdictFaults, AnyDamagedOrForeignEntryMeansAFreshProbeNeverAWeakerRun) {
+  const std::string launcher = llrt::Launcher();
+  const std::string weakened =
+      R"({"backend":"bwrap","launcher":")" + launcher +
+      R"(","landlock":{"enforcement":"full","abi":7,"denyNetwork":true,"scopeIpc":false,)"
+      R"("denyMetadata":false}})";
+  const std::string valid = Entry(R"({"backend":"landlock","launcher":")" + launcher +
+                                  R"(","landlock":{"enforcement":"full","abi":7,)"
+                                  R"("denyNetwork":true,"scopeIpc":true,"denyMetadata":true}})");
+  const std::vector<std::pair<std::string, std::string>> faults = {
+      {"corrupted", Entry("{\"backend\": bwrap")},
+      {"truncated", valid.substr(0, valid.size() / 2)},
+      {"foreign platform", Entry(R"({"backend":"windows-acl"})")},
+      {"weakened features", Entry(weakened)},
+      {"another launcher", Entry(R"({"backend":"landlock","launcher":"/tmp/landlock-run",)"
+                                 R"("landlock":{"enforcement":"full","abi":7,"denyNetwork":true,)"
+                                 R"("scopeIpc":true,"denyMetadata":true}})")},
+      {"oversized verdict", Entry(R"({"backend":"bwrap")" + std::string(8192, ' ') + "}")},
+      {"oversized entry", Entry("x") + std::string(70000, ' ')},
+  };
+  for (const auto& [fault, content] : faults) {
+    Plant(content);
+    ExpectFreshFullConfinement(fault);
+  }
+  // A symlinked entry, pointing at a file that would otherwise decode: never followed.
+  const std::string elsewhere = base_ / "elsewhere.json";
+  llrt::WriteFile(elsewhere, Entry(R"({"backend":"bwrap"})"), 0600);
+  Plant("");
+  std::remove(store_->path().c_str());
+  ASSERT_EQ(::symlink(elsewhere.c_str(), store_->path().c_str()), 0);
+  ExpectFreshFullConfinement("symlinked entry");
+}
+
+// A cache inside the call's workspace is neither read nor written, in read-only mode too (an
+// earlier workspace-write run on the same workspace could have written it).
+TEST_F(VerdictStore, CacheInsideTheWorkspaceIsIgnoredInEveryMode) {
+  store_->save(ReadOnly(), "verdict-1");
+  const SandboxPolicy read_only_here{ConfinedSandboxMode::kReadOnly, base_.path(), std::nullopt};
+  EXPECT_EQ(store_->load(read_only_here), std::nullopt);
+  store_->save(read_only_here, "poisoned");
+  EXPECT_EQ(store_->load(ReadOnly()), "verdict-1");
 }
 
 // The real per-user location, read only: root's is /run/dsh-sandbox, owner-only; a user without

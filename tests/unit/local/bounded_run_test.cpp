@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 
 #include "scripts.h"
@@ -48,7 +49,24 @@ TEST(RunBounded, CapturesExitCodeStdoutAndStderr) {
 
 TEST(RunBounded, MissingProgramIsASpawnErrorNeverAPathSearch) {
   EXPECT_EQ(run_bounded({"/no/such/dsh-probe"}, 1000).spawn_error, ENOENT);
-  EXPECT_EQ(run_bounded({"true"}, 1000).spawn_error, ENOENT);
+  // A bare or relative name is refused outright: no PATH, no working-directory lookup.
+  EXPECT_EQ(run_bounded({"true"}, 1000).spawn_error, EINVAL);
+  EXPECT_EQ(run_bounded({"./true"}, 1000).spawn_error, EINVAL);
+}
+
+// Nothing of the caller reaches a probe: its environment is PATH=/usr/bin:/bin alone and its
+// working directory is /, whatever the caller's are.
+TEST(RunBounded, ProbeSeesAFixedEnvironmentAndTheRootAsItsWorkingDirectory) {
+  TempDir dir;
+  const dsh::testing::ScopedEnv path("PATH", (dir.path() + ":/usr/bin:/bin").c_str());
+  const dsh::testing::ScopedEnv preload("DSH_PROBE_LEAK", "1");
+  const std::string cwd = std::filesystem::current_path().string();
+  std::filesystem::current_path(dir.path());
+  const BoundedRun run = run_bounded({"/usr/bin/env"}, 5000);
+  const BoundedRun where = run_bounded({"/bin/pwd"}, 5000);
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(run.out, "PATH=/usr/bin:/bin\n");
+  EXPECT_EQ(where.out, "/\n");
 }
 
 TEST(RunBounded, DeathBySignalHasNoExitCode) {

@@ -31,6 +31,14 @@ TEST(LocalSandboxConfig, RunnerWithoutSignaturesIsRefused) {
             "sandbox-local: runnerCommand requires at least one runnerFailureSignatures entry");
 }
 
+TEST(LocalSandboxConfig, RunnerProgramMustBeAnAbsolutePath) {
+  for (const char* bare : {"runner", "./runner", "bin/runner"}) {
+    EXPECT_EQ(error_of({{bare}, {"x: "}}),
+              "sandbox-local: runnerCommand must start with the runner program's absolute path")
+        << bare;
+  }
+}
+
 TEST(LocalSandboxConfig, BlankOrMultiLineSignaturesAreRefused) {
   for (const char* bad : {"  ", "fatal\ncontinued", "fatal\rcontinued", ""}) {
     EXPECT_EQ(error_of({{"/opt/runner"}, {"ok: ", bad}}),

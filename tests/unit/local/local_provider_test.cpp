@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -41,11 +42,17 @@ struct FakeProbes {
   }
 };
 
+// The runners of these tests exist nowhere or under /tmp: their trust check is tested apart.
+Result<void> trust_every_runner(const std::string& /*runner*/, std::span<const std::string>) {
+  return {};
+}
+
 LocalSandboxHooks linux_hooks(FakeProbes& probes) {
   LocalSandboxHooks hooks;
   hooks.platform = "linux";
   hooks.probe = probes.hook();
   hooks.launcher_path = "/opt/dsh/landlock-run";
+  hooks.check_runner = trust_every_runner;
   return hooks;
 }
 
@@ -57,11 +64,11 @@ Argv concat(std::initializer_list<Argv> parts) {
 
 TEST(LocalProviderRunnerCommand, WrapsWithTheBwrapProfileAndNeverProbes) {
   FakeProbes probes;
-  LocalSandboxProvider provider({{"fake-runner", "--flag"}, {"fake-runner: "}},
+  LocalSandboxProvider provider({{"/opt/fake-runner", "--flag"}, {"fake-runner: "}},
                                 linux_hooks(probes));
   const ConfinedArgv confined = provider.confine(kCommand, kRo);
   EXPECT_EQ(confined.argv,
-            concat({{"fake-runner", "--flag"}, profiles::bwrap_args(kRo), {"--"}, kCommand}));
+            concat({{"/opt/fake-runner", "--flag"}, profiles::bwrap_args(kRo), {"--"}, kCommand}));
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
   EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
   EXPECT_EQ(confined.runner_failure_rules,
@@ -217,11 +224,11 @@ TEST(LocalProviderChain, WindowsAclPassingIsPartialWithTheAclDialect) {
   FakeProbes probes{{SandboxBackend::kWindowsAcl}, {}};
   LocalSandboxHooks hooks = linux_hooks(probes);
   hooks.chain = std::vector{SandboxBackend::kWindowsAcl, SandboxBackend::kBwrap};
-  hooks.windows_acl_runner = {"node", "/opt/runner.js"};
+  hooks.windows_acl_runner = {"/usr/bin/node", "/opt/runner.js"};
   hooks.temp_dir = "/tmp/user";
   LocalSandboxProvider provider({}, hooks);
   const ConfinedArgv confined = provider.confine(Argv{"true"}, kRo);
-  EXPECT_EQ(confined.argv, (Argv{"node", "/opt/runner.js", "--workspace", "/ws", "--temp",
+  EXPECT_EQ(confined.argv, (Argv{"/usr/bin/node", "/opt/runner.js", "--workspace", "/ws", "--temp",
                                  "/tmp/user", "--mode", "read-only", "--", "true"}));
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(confined.runner_failure_rules,
@@ -274,6 +281,7 @@ class LocalProviderFakeRunners : public ::testing::Test {
     LocalSandboxHooks hooks;
     hooks.platform = "linux";
     hooks.launcher_path = write_script(dir_ / "landlock-run", launcher_body);
+    hooks.check_runner = trust_every_runner;
     bwrap_ = write_script(dir_ / "bwrap", bwrap_body);
     return hooks;
   }
@@ -323,6 +331,7 @@ TEST_F(LocalProviderFakeRunners, MissingLauncherAndBwrapFailClosed) {
   LocalSandboxHooks hooks;
   hooks.platform = "linux";
   hooks.launcher_path = dir_ / "no-such-launcher";
+  hooks.check_runner = trust_every_runner;
   LocalSandboxConfig missing;
   missing.bwrap_path = dir_ / "no-such-bwrap";
   LocalSandboxProvider provider(missing, hooks);
@@ -347,7 +356,8 @@ TEST_F(LocalProviderFakeRunners, BwrapProbeRunsTheReadOnlyProfileOfTheRoot) {
   Argv seen;
   for (std::string line; std::getline(recorded, line);) seen.push_back(line);
   const SandboxPolicy root{ConfinedSandboxMode::kReadOnly, "/", std::nullopt};
-  EXPECT_EQ(seen, concat({profiles::bwrap_args(root), {"--", "true"}}));
+  // An absolute true(1), never one found through the caller's PATH or working directory.
+  EXPECT_EQ(seen, concat({profiles::bwrap_args(root), {"--", "/usr/bin/true"}}));
 }
 
 TEST_F(LocalProviderFakeRunners, SeatbeltFakeExitingZeroWrapsAndExitingOneFailsClosed) {
@@ -377,6 +387,58 @@ TEST_F(LocalProviderFakeRunners, ProbeAllReportsEveryBackendWithCauseAndFix) {
     EXPECT_EQ(report.cause.find('\n'), std::string::npos);
     EXPECT_EQ(report.fix.find('\n'), std::string::npos);
   }
+}
+
+// The default trust check against runners a confined run could have written: a launcher under
+// /tmp (where TempDir puts it) is never probed, never run, and the call is unavailable.
+TEST_F(LocalProviderFakeRunners, UntrustedLauncherIsNeverProbedAndTheCallIsUnavailable) {
+  const std::string marker = dir_ / "probed";
+  LocalSandboxHooks hooks = hooks_with(kFailingBwrap, "touch " + marker + "; exit 0");
+  hooks.check_runner = nullptr;  // the real check
+  LocalSandboxConfig fixed = config();
+  fixed.bwrap_path = "/nonexistent/dsh-unit/bwrap";
+  LocalSandboxProvider provider(fixed, hooks);
+  try {
+    (void)provider.confine(kCommand, kRo);
+    FAIL() << "a launcher under /tmp must not be trusted";
+  } catch (const SandboxUnavailableError& error) {
+    const std::string detail = error.detail().value_or("");
+    EXPECT_NE(detail.find("cannot be trusted"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("a confined run can write"), std::string::npos) << detail;
+  }
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  EXPECT_EQ(provider.probes_run(), 0);
+  // probe_all reports it unusable with the reason and the fix, without running it either.
+  const ProbeSummary summary = provider.probe_all();
+  ASSERT_EQ(summary.backends.size(), 2U);
+  EXPECT_FALSE(summary.backends[1].usable);
+  EXPECT_NE(summary.backends[1].cause.find("cannot be trusted"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST(LocalProviderChain, WindowsAclWithNoRunnerIsUnavailableNeverAPathLookup) {
+  FakeProbes probes{{SandboxBackend::kWindowsAcl}, {}};
+  LocalSandboxHooks hooks = linux_hooks(probes);
+  hooks.platform = "win32";
+  hooks.chain.reset();
+  LocalSandboxProvider provider({}, hooks);
+  try {
+    (void)provider.confine(kCommand, kRo);
+    FAIL() << "windows-acl without a runner must be unavailable";
+  } catch (const SandboxUnavailableError& error) {
+    EXPECT_NE(error.detail().value_or("").find("no windows-acl runner is configured"),
+              std::string::npos);
+  }
+}
+
+TEST(LocalProviderRunnerCommand, UntrustedRunnerCommandIsUnavailable) {
+  FakeProbes probes;
+  LocalSandboxHooks hooks = linux_hooks(probes);
+  hooks.check_runner = nullptr;
+  TempDir dir;  // /tmp: a root every confined mode can write
+  const std::string runner = write_script(dir / "runner", "exit 0");
+  LocalSandboxProvider provider({{runner}, {"runner: "}}, hooks);
+  EXPECT_THROW((void)provider.confine(kCommand, kRo), SandboxUnavailableError);
 }
 
 }  // namespace

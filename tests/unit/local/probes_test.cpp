@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "verdict_codec.h"
 
 namespace dsh::sandbox::local {
@@ -105,6 +107,13 @@ TEST(LandlockFeatures, ReadsAbiAndSeccompAndIgnoresUnknownKeys) {
   EXPECT_FALSE(landlock_features(report).scope_ipc);
 }
 
+constexpr std::array kLinux = {SandboxBackend::kBwrap, SandboxBackend::kLandlock};
+const std::string kLauncher = "/opt/dsh/bin/landlock-run";
+
+std::optional<profiles::Selection> decode(const std::string& text) {
+  return decode_selection(text, kLinux, kLauncher);
+}
+
 TEST(VerdictCodec, RoundTripsSelections) {
   for (const profiles::Selection& selection :
        {profiles::Selection{SandboxBackend::kBwrap, std::nullopt},
@@ -113,16 +122,70 @@ TEST(VerdictCodec, RoundTripsSelections) {
             profiles::LandlockFeatures{SandboxEnforcement::kFull, 7, true, true, true}},
         profiles::Selection{
             SandboxBackend::kLandlock,
-            profiles::LandlockFeatures{SandboxEnforcement::kPartial, 3, false, false, true}}}) {
-    EXPECT_EQ(decode_selection(encode_selection(selection)), selection);
+            profiles::LandlockFeatures{SandboxEnforcement::kPartial, 3, false, false, false}}}) {
+    EXPECT_EQ(decode(encode_selection(selection, kLauncher)), selection);
   }
 }
 
 TEST(VerdictCodec, AnythingUnexpectedIsNoVerdict) {
-  EXPECT_EQ(decode_selection(""), std::nullopt);
-  EXPECT_EQ(decode_selection(R"({"backend":"chroot"})"), std::nullopt);
-  EXPECT_EQ(decode_selection(R"({"backend":"landlock"})"), std::nullopt);
-  EXPECT_EQ(decode_selection(R"({"backend":"bwrap","landlock":{"abi":"7"}})"), std::nullopt);
+  EXPECT_EQ(decode(""), std::nullopt);
+  EXPECT_EQ(decode("{"), std::nullopt);
+  EXPECT_EQ(decode("[]"), std::nullopt);
+  EXPECT_EQ(decode(R"({"backend":"chroot"})"), std::nullopt);
+  EXPECT_EQ(decode(R"({"backend":"landlock"})"), std::nullopt);
+  EXPECT_EQ(decode(R"({"backend":"bwrap","landlock":{"abi":"7"}})"), std::nullopt);
+  EXPECT_EQ(decode(R"({"backend":"bwrap","extra":1})"), std::nullopt);
+}
+
+TEST(VerdictCodec, OnlyTheBackendsOfThisPlatformsChain) {
+  EXPECT_EQ(decode(R"({"backend":"windows-acl"})"), std::nullopt);
+  EXPECT_EQ(decode(R"({"backend":"seatbelt"})"), std::nullopt);
+  constexpr std::array kWindows = {SandboxBackend::kWindowsAcl};
+  EXPECT_NE(decode_selection(R"({"backend":"windows-acl"})", kWindows, ""), std::nullopt);
+}
+
+TEST(VerdictCodec, EveryLandlockFieldIsCheckedForTypeRangeAndConsistency) {
+  const auto layered = [](const std::string& features, const std::string& launcher = kLauncher) {
+    return decode(R"({"backend":"bwrap","launcher":")" + launcher + R"(","landlock":)" + features +
+                  "}");
+  };
+  const std::string good =
+      R"({"enforcement":"full","abi":7,"denyNetwork":true,"scopeIpc":true,"denyMetadata":true})";
+  EXPECT_NE(layered(good), std::nullopt);
+  // Another launcher than the provider's, or none, or a relative one.
+  EXPECT_EQ(layered(good, "/tmp/landlock-run"), std::nullopt);
+  EXPECT_EQ(layered(good, "landlock-run"), std::nullopt);
+  EXPECT_EQ(decode(R"({"backend":"bwrap","landlock":)" + good + "}"), std::nullopt);
+  // Features no probe of this launcher reports: IPC scoping dropped at ABI 7, metadata filtering
+  // dropped while seccomp filters the network, ABIs out of range, unknown enforcement words.
+  EXPECT_EQ(layered(R"({"enforcement":"full","abi":7,"denyNetwork":true,"scopeIpc":false,)"
+                    R"("denyMetadata":true})"),
+            std::nullopt);
+  EXPECT_EQ(layered(R"({"enforcement":"full","abi":7,"denyNetwork":true,"scopeIpc":true,)"
+                    R"("denyMetadata":false})"),
+            std::nullopt);
+  EXPECT_EQ(layered(R"({"enforcement":"full","abi":0,"denyNetwork":false,"scopeIpc":false,)"
+                    R"("denyMetadata":false})"),
+            std::nullopt);
+  EXPECT_EQ(layered(R"({"enforcement":"full","abi":99999999999,"denyNetwork":false,)"
+                    R"("scopeIpc":true,"denyMetadata":false})"),
+            std::nullopt);
+  EXPECT_EQ(layered(R"({"enforcement":"total","abi":7,"denyNetwork":true,"scopeIpc":true,)"
+                    R"("denyMetadata":true})"),
+            std::nullopt);
+  EXPECT_EQ(layered(R"({"enforcement":"full","abi":7.5,"denyNetwork":true,"scopeIpc":true,)"
+                    R"("denyMetadata":true})"),
+            std::nullopt);
+  EXPECT_EQ(layered(R"({"enforcement":"full","abi":7,"denyNetwork":1,"scopeIpc":true,)"
+                    R"("denyMetadata":true})"),
+            std::nullopt);
+}
+
+TEST(VerdictCodec, OversizedTextIsRefusedUnparsed) {
+  std::string padded = R"({"backend":"bwrap")";
+  padded += std::string(kMaxVerdictBytes, ' ');
+  padded += "}";
+  EXPECT_EQ(decode(padded), std::nullopt);
 }
 
 }  // namespace

@@ -260,5 +260,17 @@ TEST_F(PolicyServiceTest, TheTextIsByteStableAcrossTmpdir) {
   EXPECT_EQ(after.find("/tmp\""), std::string::npos);
 }
 
+// A session's recorded cwd can be rewritten by whoever can write the log; a root the caller
+// names for this call wins over it.
+TEST_F(PolicyServiceTest, AnExplicitWorkspaceWinsOverTheSessionsCwd) {
+  const SessionLog session = SessionLog::create(dir_ / "explicit.jsonl", "s", "/ws/recorded");
+  const SandboxPolicyService service;
+  SandboxPolicyRequest request;
+  request.session = &session;
+  EXPECT_EQ(service.resolve(request).workspace_root, "/ws/recorded");
+  request.workspace_root = "/ws/named";
+  EXPECT_EQ(service.resolve(request).workspace_root, "/ws/named");
+}
+
 }  // namespace
 }  // namespace dsh::sandbox

@@ -10,6 +10,7 @@
 
 #include "dsh/sandbox/policy_service.h"
 #include "temp_dir.h"
+#include "work_dir.h"
 
 namespace dsh::sandbox {
 namespace {
@@ -295,6 +296,65 @@ TEST_F(SessionLogTest, FsyncIsAnOption) {
   const SessionLog log = SessionLog::create(path(), "s", "/ws", {.fsync = true});
   set_sandbox_mode(log, SandboxMode::kWorkspaceWrite);
   EXPECT_EQ(SessionLog::open(path(), {.fsync = true}).sandbox_mode_events().size(), 1U);
+}
+
+// The audit trail: one line per run, and the workspaces the session's confined runs could write.
+TEST_F(SessionLogTest, RunsAndRefusalsAreRecordedAndWrittenWorkspacesAreKnown) {
+  const SessionLog log = SessionLog::create(path(), "s", "/ws");
+  SandboxRunEvent run;
+  run.argv = {"bash", "-c", "make"};
+  run.mode = SandboxMode::kWorkspaceWrite;
+  run.workspace_root = "/ws/sub";
+  run.backend = "bwrap+landlock";
+  run.enforcement = "full";
+  run.exit_code = 1;
+  run.denied = true;
+  run.denial = "[sandbox: file access denied under workspace-write mode]";
+  record_run(log, run);
+  SandboxRunEvent read_only = run;
+  read_only.mode = SandboxMode::kReadOnly;
+  read_only.workspace_root = "/elsewhere";
+  record_run(log, read_only);
+  record_refusal(log, {{"true"}, SandboxMode::kReadOnly, "/ws", "SANDBOX_UNAVAILABLE", "no"});
+  const std::string text = read_all(path());
+  EXPECT_NE(text.find(R"({"payload":{"argv":["bash","-c","make"],"backend":"bwrap+landlock",)"
+                      R"("denial":"[sandbox: file access denied under workspace-write mode]",)"
+                      R"("denied":true,"enforcement":"full","exitCode":1,)"
+                      R"("mode":"workspace-write","signal":null,"timedOut":false,)"
+                      R"("workspace":"/ws/sub"},"type":"sandbox/run"})"
+                      "\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"("code":"SANDBOX_UNAVAILABLE","mode":"read-only","reason":"no")"),
+            std::string::npos)
+      << text;
+  // The cwd and every workspace-write run's workspace; a read-only run wrote nothing.
+  EXPECT_EQ(log.written_workspaces(), (std::vector<std::string>{"/ws", "/ws/sub"}));
+  EXPECT_TRUE(log.sandbox_mode_events().empty());  // audit lines never change the mode
+}
+
+// With untrusted roots, a log beneath one is refused on open, create and append, naming the fix.
+TEST_F(SessionLogTest, ALogBeneathAnUntrustedRootIsRefused) {
+  dsh::testing::WorkDir dir;  // outside /tmp
+  const std::string inside = dir / "session.jsonl";
+  const SessionLog made = SessionLog::create(inside, "s", dir.path());
+  const std::vector<std::string> roots = {dir.path()};
+  const SessionLogOptions guarded{false, roots};
+  try {
+    (void)SessionLog::open(inside, guarded);
+    FAIL() << "a log inside a writable root must be refused";
+  } catch (const InvalidSandboxInputError& error) {
+    EXPECT_NE(std::string(error.what()).find("Keep the session log outside the workspace"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW((void)SessionLog::create(dir / "other.jsonl", "s", dir.path(), guarded),
+               InvalidSandboxInputError);
+  // Outside every root it opens, reads and appends as before.
+  const SessionLogOptions elsewhere{false, std::vector<std::string>{"/nonexistent-root"}};
+  const SessionLog trusted = SessionLog::open(inside, elsewhere);
+  set_sandbox_mode(trusted, SandboxMode::kWorkspaceWrite);
+  EXPECT_EQ(trusted.sandbox_mode_events().size(), 1U);
 }
 
 }  // namespace

@@ -187,5 +187,26 @@ TEST(SandboxProviderConfine, ProvidedDescriptorsMustBeDistinctNamedAndAboveStdio
   EXPECT_THROW((void)in_command.confine(Argv{"echo", "5"}, kReadOnly), SandboxUnavailableError);
 }
 
+// A runner found through PATH (or the working directory) could be one a confined run planted
+// there: a wrap whose first word is not absolute is refused, as a backend with no runner
+// configured whose argv starts with its own arguments.
+TEST(SandboxProviderConfine, WrapWhoseRunnerIsNotAnAbsolutePathIsRefused) {
+  for (const std::string& runner : {"bwrap"s, "./landlock-run"s, "--workspace"s}) {
+    SCOPED_TRACE(runner);
+    FakeProvider provider([&](std::span<const std::string> argv, const SandboxPolicy&) {
+      Argv wrapped = {runner, "/ws", "--"};
+      wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+      return ConfinedArgv{wrapped, SandboxEnforcement::kFull, {}, {}};
+    });
+    try {
+      (void)provider.confine(Argv{"true"}, kReadOnly);
+      FAIL() << "a relative runner must be refused";
+    } catch (const SandboxUnavailableError& error) {
+      EXPECT_NE(error.detail().value_or("").find("not an absolute path"), std::string::npos)
+          << error.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dsh::sandbox

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dsh/sandbox/trust.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <deque>
+#include <optional>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "dsh/sandbox/roots.h"
+#include "text.h"
+#include "trusted_file.h"
+
+namespace dsh::sandbox {
+
+namespace {
+
+// Linux's own limit on symlinks followed in one lookup (MAXSYMLINKS, fs/namei.c).
+constexpr int kMaxSymlinks = 40;
+
+std::string errno_text(int error) { return std::generic_category().message(error); }
+
+bool owned_by_caller_or_root(const struct stat& info) {
+  return info.st_uid == 0 || info.st_uid == ::geteuid();
+}
+
+std::string join(const std::string& dir, std::string_view name) {
+  return dir == "/" ? "/" + std::string(name) : dir + "/" + std::string(name);
+}
+
+std::optional<std::string> root_above(const std::string& path, std::span<const std::string> roots) {
+  for (const std::string& root : roots) {
+    if (!root.empty() && is_beneath(path, root)) return root;
+  }
+  return std::nullopt;
+}
+
+// Owner and permission bits of one checked object (a directory on the way, or the target).
+Result<void> check_owner_and_mode(const struct stat& info, const std::string& path,
+                                  bool on_the_way) {
+  if (!owned_by_caller_or_root(info)) {
+    return InvalidInput{fmt::format("{} is owned by uid {}, neither you (uid {}) nor root",
+                                    text::quoted(path), info.st_uid, ::geteuid())};
+  }
+  // A sticky directory (/var/tmp) lets others create entries but not rename or remove ours;
+  // the entry we go through next is checked for its own owner.
+  const bool sticky_dir = on_the_way && S_ISDIR(info.st_mode) && (info.st_mode & S_ISVTX) != 0;
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !sticky_dir) {
+    return InvalidInput{fmt::format("{} is writable by its group or by others (mode {:04o})",
+                                    text::quoted(path), info.st_mode & 07777)};
+  }
+  return {};
+}
+
+std::deque<std::string> split(std::string_view path) {
+  std::deque<std::string> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) parts.emplace_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+struct Dir {
+  UniqueFd fd;
+  std::string path;
+};
+
+Result<Dir> open_root_dir(std::span<const std::string> roots) {
+  Dir root{UniqueFd(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)), "/"};
+  struct stat info {};
+  if (root.fd.get() < 0 || ::fstat(root.fd.get(), &info) != 0) {
+    return InvalidInput{fmt::format("cannot open /: {}", errno_text(errno))};
+  }
+  if (const auto above = root_above("/", roots)) {
+    return InvalidInput{
+        "the workspace (or another writable root) is / itself, so every file lies beneath a root "
+        "a confined run can write; pass a narrower --workspace"};
+  }
+  if (auto checked = check_owner_and_mode(info, "/", true); !checked) return checked.error();
+  return root;
+}
+
+}  // namespace
+
+std::vector<std::string> untrusted_roots(std::string_view workspace_root,
+                                         std::span<const std::string> extra_roots,
+                                         std::string_view temp_dir) {
+  std::vector<std::string> roots;
+  const auto add = [&roots](std::string_view root) {
+    if (root.empty()) return;
+    std::string canonical = canonical_path(root);
+    if (canonical.starts_with('/')) canonical = lexically_normalize(canonical);
+    if (std::find(roots.begin(), roots.end(), canonical) == roots.end()) {
+      roots.push_back(std::move(canonical));
+    }
+  };
+  add(workspace_root);
+  add("/tmp");
+  add(temp_dir);
+  for (const std::string& root : extra_roots) add(root);
+  return roots;
+}
+
+std::vector<std::string> untrusted_roots(std::string_view workspace_root,
+                                         std::span<const std::string> extra_roots) {
+  return untrusted_roots(workspace_root, extra_roots, user_temp_dir());
+}
+
+namespace {
+
+// The walk behind both checks. `check_objects`: every directory and the target must pass the
+// trust check (a file that decides a run); otherwise only the symlinks met are checked (a
+// workspace, which is itself writable by design).
+Result<TrustedPath> walk(std::string_view path, std::span<const std::string> roots,
+                         TrustedKind kind, bool readable, bool check_objects) {
+  if (path.empty() || path.front() != '/' || path.find('\0') != std::string_view::npos) {
+    return InvalidInput{
+        fmt::format("{} is not an absolute path without NUL bytes", text::quoted(path))};
+  }
+  auto root = open_root_dir(check_objects ? roots : std::span<const std::string>{});
+  if (!root) return root.error();
+  // The directories walked so far, / first: ".." pops one, so it is the physical parent.
+  std::vector<Dir> stack;
+  stack.push_back(std::move(root).value());
+  std::deque<std::string> parts = split(path);
+  int symlinks = 0;
+  while (!parts.empty()) {
+    const std::string name = std::move(parts.front());
+    parts.pop_front();
+    if (name == ".") continue;
+    if (name == "..") {
+      if (stack.size() > 1) stack.pop_back();
+      continue;
+    }
+    const Dir& dir = stack.back();
+    const std::string next = join(dir.path, name);
+    struct stat link {};
+    const bool found = ::fstatat(dir.fd.get(), name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0;
+    const int lookup_error = errno;
+    if (check_objects || (found && S_ISLNK(link.st_mode))) {
+      if (const auto above = root_above(next, roots)) {
+        const std::string_view what = found && S_ISLNK(link.st_mode) ? "the symlink " : "";
+        if (next == *above) {
+          return InvalidInput{
+              fmt::format("{}{} is a root a confined run can write (the "
+                          "workspace, /tmp, $TMPDIR or an earlier workspace)",
+                          what, text::quoted(next))};
+        }
+        return InvalidInput{fmt::format(
+            "{}{} lies beneath {}, which a confined run can write (the workspace, /tmp, $TMPDIR "
+            "or an earlier workspace)",
+            what, text::quoted(next), text::quoted(*above))};
+      }
+    }
+    if (!found) {
+      return InvalidInput{fmt::format("{}: {}", text::quoted(next), errno_text(lookup_error))};
+    }
+    if (S_ISLNK(link.st_mode)) {
+      // The directory holding it is trusted (checked on the way), so only the caller or root
+      // could have made it; its owner says which.
+      if (!owned_by_caller_or_root(link)) {
+        return InvalidInput{fmt::format("the symlink {} is owned by uid {}, neither you nor root",
+                                        text::quoted(next), link.st_uid)};
+      }
+      if (++symlinks > kMaxSymlinks) {
+        return InvalidInput{
+            fmt::format("{}: too many levels of symbolic links", text::quoted(path))};
+      }
+      std::array<char, 4096> target{};
+      const ssize_t n = ::readlinkat(dir.fd.get(), name.c_str(), target.data(), target.size());
+      if (n <= 0 || static_cast<std::size_t>(n) >= target.size()) {
+        return InvalidInput{fmt::format("cannot read the symlink {}", text::quoted(next))};
+      }
+      const std::string_view spelled(target.data(), static_cast<std::size_t>(n));
+      std::deque<std::string> more = split(spelled);
+      parts.insert(parts.begin(), more.begin(), more.end());
+      if (spelled.starts_with('/')) stack.resize(1);
+      continue;
+    }
+    const bool last = parts.empty();
+    const bool want_dir = !last || kind == TrustedKind::kDirectory;
+    int flags = O_NOFOLLOW | O_CLOEXEC;
+    if (want_dir) {
+      flags |= O_PATH | O_DIRECTORY;
+    } else {
+      // O_NONBLOCK: a FIFO planted at the name must not block the open.
+      flags |= readable ? O_RDONLY | O_NONBLOCK : O_PATH;
+    }
+    UniqueFd fd(::openat(dir.fd.get(), name.c_str(), flags));
+    struct stat info {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0) {
+      return InvalidInput{fmt::format("{}: {}", text::quoted(next), errno_text(errno))};
+    }
+    if (info.st_dev != link.st_dev || info.st_ino != link.st_ino) {
+      return InvalidInput{fmt::format("{} changed while it was checked", text::quoted(next))};
+    }
+    if (!want_dir && !S_ISREG(info.st_mode)) {
+      return InvalidInput{fmt::format("{} is not a regular file", text::quoted(next))};
+    }
+    if (check_objects) {
+      if (auto checked = check_owner_and_mode(info, next, !last); !checked) return checked.error();
+    }
+    stack.push_back({std::move(fd), next});
+  }
+  if (stack.size() == 1 && kind == TrustedKind::kFile) {
+    return InvalidInput{fmt::format("{} names a directory, not a file", text::quoted(path))};
+  }
+  TrustedPath result{std::move(stack.back().fd), stack.back().path};
+  if (readable && result.fd.get() >= 0 && kind == TrustedKind::kFile) {
+    // Reads through this descriptor block as files do; only the open had to be non-blocking.
+    ::fcntl(result.fd.get(), F_SETFL, 0);
+  }
+  return result;
+}
+
+}  // namespace
+
+Result<TrustedPath> open_trusted_path(std::string_view path, std::span<const std::string> roots,
+                                      TrustedKind kind, bool readable) {
+  return walk(path, roots, kind, readable, true);
+}
+
+Result<std::string> resolve_workspace_symlinks(std::string_view path,
+                                               std::span<const std::string> roots) {
+  auto opened = walk(path, roots, TrustedKind::kDirectory, false, false);
+  if (!opened) return opened.error();
+  return std::move(opened.value().path);
+}
+
+Result<std::string> check_trusted_path(std::string_view path, std::span<const std::string> roots,
+                                       TrustedKind kind) {
+  auto opened = open_trusted_path(path, roots, kind, false);
+  if (!opened) return opened.error();
+  return std::move(opened.value().path);
+}
+
+Result<std::string> read_trusted_file(const TrustedPath& file, std::size_t limit) {
+  std::string text;
+  std::array<char, 65536> buffer{};
+  for (;;) {
+    const ssize_t n = ::read(file.fd.get(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return InvalidInput{
+          fmt::format("cannot read {}: {}", text::quoted(file.path), errno_text(errno))};
+    }
+    if (n == 0) return text;
+    if (text.size() + static_cast<std::size_t>(n) > limit) {
+      return InvalidInput{
+          fmt::format("{} is larger than {} bytes", text::quoted(file.path), limit)};
+    }
+    text.append(buffer.data(), static_cast<std::size_t>(n));
+  }
+}
+
+std::string_view trusted_path_fix() {
+  return "keep it outside the workspace, /tmp and $TMPDIR, in directories owned by you or root "
+         "that nobody else can write";
+}
+
+}  // namespace dsh::sandbox

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+// Nothing a confined run can write decides a later run. Each attack is a sequence: a confined
+// run plants (a session, a config, a symlink, a `true` on PATH), then a later run is checked
+// from outside: the host file it would have written is absent, the backend unchanged, the
+// refusal says what to fix. Each on the host's natural chain (bwrap+landlock) and on Landlock
+// alone, as root and as nobody; the legitimate spellings keep working.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cli_run_harness.h"
+#include "must_run.h"
+#include "paths.h"
+#include "temp_dir.h"
+
+namespace dsh::cli_run_it {
+namespace {
+
+using std::string;
+using std::vector;
+
+enum class Backend { kNatural, kLandlock };
+
+string BackendName(Backend backend) {
+  return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
+}
+
+const string& HostProblem() {
+  static const string problem = MissingHostFeature();
+  return problem;
+}
+
+class Trust : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (!HostProblem().empty()) DSH_SKIP_OR_FAIL(HostProblem());
+    ::chmod(dir_.path().c_str(), 0755);
+    ws_ = dir_.Mkdir("ws", 0755);
+    outside_ = dir_ / "outside";  // beside the workspace: no confined run may create it
+  }
+
+  // `run` and the options that select the backend: a config outside every workspace naming a
+  // missing bwrap for Landlock alone.
+  vector<string> Run() {
+    if (GetParam() == Backend::kNatural) return {"run"};
+    const string config = dir_ / "landlock.json";
+    if (!Exists(config)) WriteFile(config, R"({"bwrapPath":"/nonexistent/dsh-trust/bwrap"})");
+    return {"run", "--config", config};
+  }
+  vector<string> Run(const vector<string>& tail) {
+    vector<string> args = Run();
+    args.insert(args.end(), tail.begin(), tail.end());
+    return args;
+  }
+
+  // A confined workspace-write run that plants `script`'s effects in the workspace.
+  void Plant(const string& script) {
+    const CliResult planted =
+        Cli(Run({"--mode", "workspace-write", "--workspace", ws_, "-c", script}));
+    ASSERT_TRUE(planted.ExitedWith(0)) << planted.Describe();
+  }
+
+  static void ExpectRefusal(const CliResult& result, const string& needle) {
+    EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
+    EXPECT_EQ(result.out, "") << result.Describe();
+    ASSERT_EQ(Lines(result.err).size(), 1U) << result.Describe();
+    EXPECT_EQ(result.err.rfind("dsh-sandbox: ", 0), 0U) << result.Describe();
+    EXPECT_NE(result.err.find(needle), string::npos) << result.Describe();
+  }
+
+  WorkDir dir_;
+  string ws_;
+  string outside_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, Trust, ::testing::Values(Backend::kNatural, Backend::kLandlock),
+                         [](const ::testing::TestParamInfo<Backend>& param) {
+                           return string(param.param == Backend::kNatural ? "bwrap" : "landlock");
+                         });
+
+// A session log the command could write: it switches the session to danger-full-access, and
+// the next run with that session would run unconfined. The session is refused instead.
+TEST_P(Trust, SessionPlantedInTheWorkspaceIsRefused) {
+  const string session = ws_ + "/session.jsonl";
+  Plant("printf '%s\\n' '{\"type\":\"session\",\"version\":1,\"id\":\"s\",\"cwd\":\"" + ws_ +
+        "\"}' '{\"type\":\"sandbox/mode\",\"payload\":{\"mode\":\"danger-full-access\"}}' > " +
+        session);
+  const CliResult later =
+      Cli(Run({"--session", session, "--workspace", ws_, "-c", "echo x > " + outside_}));
+  ExpectRefusal(later, "Keep the session log outside the workspace, /tmp and $TMPDIR");
+  EXPECT_FALSE(Exists(outside_));
+  // Nor may a new session be created there by a caller who names it.
+  const CliResult fresh =
+      Cli(Run({"--session", ws_ + "/new.jsonl", "--workspace", ws_, "-c", "echo x > " + outside_}));
+  ExpectRefusal(fresh, "cannot be trusted");
+  EXPECT_FALSE(Exists(ws_ + "/new.jsonl"));
+  EXPECT_FALSE(Exists(outside_));
+}
+
+// The session's recorded cwd never overrides an explicit --workspace, and a session kept
+// outside the workspace (the legitimate place) records each run as an audit line.
+TEST_P(Trust, ExplicitWorkspaceWinsOverTheSessionsCwd) {
+  const string session = dir_ / "session.jsonl";
+  const string other = dir_.Mkdir("other", 0755);
+  const CliResult first = Cli(Run({"--session", session, "--mode", "workspace-write", "--workspace",
+                                   other, "-c", "echo a > " + other + "/a"}));
+  ASSERT_TRUE(first.ExitedWith(0)) << first.Describe();
+  // The session now records `other` as its cwd; this call names ws_.
+  const CliResult second =
+      Cli(Run({"--session", session, "--mode", "workspace-write", "--workspace", ws_, "-c",
+               "echo b > " + ws_ + "/b; echo c > " + other + "/c"}));
+  EXPECT_FALSE(second.ExitedWith(0)) << second.Describe();
+  EXPECT_EQ(ReadFile(ws_ + "/b"), "b\n");
+  EXPECT_FALSE(Exists(other + "/c"));
+  const vector<string> lines = Lines(ReadFile(session));
+  ASSERT_EQ(lines.size(), 3U) << ReadFile(session);
+  EXPECT_NE(lines[1].find("\"workspace\":\"" + other + "\""), string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("\"workspace\":\"" + ws_ + "\""), string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("\"denied\":true"), string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("\"backend\":\"" + BackendName(GetParam()) + "\""), string::npos)
+      << lines[2];
+}
+
+// A config the command could write: it sets the default mode to danger-full-access, or names a
+// runner of its own. The next run refuses the config, even with an explicit mode.
+TEST_P(Trust, ConfigPlantedInTheWorkspaceIsRefused) {
+  const string config = ws_ + "/config.json";
+  const string runner = ws_ + "/runner";
+  Plant("printf '#!/bin/sh\\nshift 99; exec \"$@\"\\n' > " + runner + "; chmod 755 " + runner +
+        "; printf '{\"mode\":\"danger-full-access\"}' > " + config);
+  for (const vector<string>& mode : {vector<string>{}, vector<string>{"--mode", "read-only"}}) {
+    vector<string> args = {"run", "--config", config, "--workspace", ws_};
+    args.insert(args.end(), mode.begin(), mode.end());
+    args.insert(args.end(), {"-c", "echo x > " + outside_});
+    ExpectRefusal(Cli(args), "Keep the config outside the workspace, /tmp and $TMPDIR");
+    EXPECT_FALSE(Exists(outside_));
+  }
+  Plant("printf '{\"runnerCommand\":[\"" + runner +
+        "\"],\"runnerFailureSignatures\":[\"x: \"]}' > " + config);
+  ExpectRefusal(Cli({"run", "--config", config, "--mode", "read-only", "--workspace", ws_, "-c",
+                     "echo x > " + outside_}),
+                "cannot be trusted");
+  EXPECT_FALSE(Exists(outside_));
+  // confine refuses it the same way.
+  const CliResult confine =
+      Cli({"confine", "--config", config, "--workspace", ws_, "--", "/bin/true"});
+  ExpectRefusal(confine, "cannot be trusted");
+}
+
+// The legitimate place: a config beside the workspace, owned by the caller, is read.
+TEST_P(Trust, ConfigOutsideTheWorkspaceIsUsed) {
+  const string config = dir_ / "mode.json";
+  WriteFile(config, R"({"mode":"workspace-write"})");
+  vector<string> args = Run({"--workspace", ws_, "--json", "-c", "echo in > " + ws_ + "/in"});
+  args.insert(args.begin() + 1, {"--config", config});
+  if (GetParam() == Backend::kLandlock) {
+    // One config only: merge the backend choice into it.
+    WriteFile(config, R"({"mode":"workspace-write","bwrapPath":"/nonexistent/dsh-trust/bwrap"})");
+    args = {"run", "--config", config, "--workspace",
+            ws_,   "--json",   "-c",   "echo in > " + ws_ + "/in"};
+  }
+  const CliResult result = Cli(args);
+  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+  EXPECT_EQ(ReadFile(ws_ + "/in"), "in\n");
+  EXPECT_NE(result.out.find("\"backend\":\"" + BackendName(GetParam()) + "\""), string::npos)
+      << result.out;
+}
+
+// An earlier run turns WS/sub into a symlink to a directory outside; a later run asked for
+// WS/sub must not write there. The session knows WS was writable, so the symlink is refused.
+TEST_P(Trust, SymlinkPlantedInAnEarlierWorkspaceNeverRedirectsALaterOne) {
+  const string session = dir_ / "session.jsonl";
+  const string target = dir_.Mkdir("home", 0755);
+  const CliResult planted =
+      Cli(Run({"--session", session, "--mode", "workspace-write", "--workspace", ws_, "-c",
+               "ln -s " + target + " " + ws_ + "/sub"}));
+  ASSERT_TRUE(planted.ExitedWith(0)) << planted.Describe();
+  const CliResult later = Cli(Run({"--session", session, "--mode", "workspace-write", "--workspace",
+                                   ws_ + "/sub", "-c", "echo x > " + ws_ + "/sub/f"}));
+  ExpectRefusal(later, "the symlink \"" + ws_ + "/sub\" lies beneath \"" + ws_ + "\"");
+  EXPECT_FALSE(Exists(target + "/f"));
+  // A symlink under /tmp (writable by every Landlock run) is refused without any session.
+  dsh::testing::TempDir tmp;
+  const string link = tmp / "link";
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  const CliResult through_tmp =
+      Cli(Run({"--mode", "workspace-write", "--workspace", link, "-c", "echo y > " + link + "/g"}));
+  ExpectRefusal(through_tmp, "lies beneath");
+  EXPECT_FALSE(Exists(target + "/g"));
+}
+
+// `~/work -> /data/work`: a symlink in a directory of the caller's, outside every writable
+// root, names the workspace, and the run writes the real directory.
+TEST_P(Trust, SymlinkedWorkspaceOutsideEveryWritableRootWorks) {
+  const string real = dir_.Mkdir("data", 0755);
+  const string link = dir_ / "work";
+  ASSERT_EQ(::symlink(real.c_str(), link.c_str()), 0);
+  const CliResult result = Cli(Run({"--mode", "workspace-write", "--workspace", link, "-c",
+                                    "echo in > " + link + "/in; echo out > " + outside_}));
+  EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();  // the write beside was denied
+  EXPECT_EQ(ReadFile(real + "/in"), "in\n");
+  EXPECT_FALSE(Exists(outside_));
+}
+
+// A `true` planted by a confined run in the workspace's .venv/bin, first on the caller's PATH
+// and in its working directory, would mark bwrap unusable if the probe ran it. The probe runs
+// an absolute true in /, with a fixed PATH: the verdict is unchanged and the plant never ran.
+TEST_P(Trust, TruePlantedOnPathAndInTheWorkingDirectoryDoesNotChangeTheVerdict) {
+  const string marker = ws_ + "/planted-true-ran";
+  const string bin = ws_ + "/.venv/bin";
+  const string body = "#!/bin/sh\\necho planted > " + marker + "\\nexit 1\\n";
+  Plant("mkdir -p " + bin + " && printf '" + body + "' > " + bin + "/true && cp " + bin + "/true " +
+        ws_ + "/true && chmod 755 " + bin + "/true " + ws_ + "/true");
+  ASSERT_TRUE(Exists(bin + "/true"));
+  const dsh::testing::ScopedEnv path("PATH", (bin + ":.:/usr/bin:/bin").c_str());
+  const dsh::testing::CwdGuard cwd(ws_);
+  vector<string> probe = {"probe", "--json"};
+  if (GetParam() == Backend::kLandlock) {
+    probe.insert(probe.end(), {"--config", dir_ / "landlock.json"});
+    (void)Run();  // writes the config
+  }
+  const CliResult result = Cli(probe);
+  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+  EXPECT_NE(result.out.find("\"selected\":\"" + BackendName(GetParam()) + "\""), string::npos)
+      << result.out;
+  EXPECT_FALSE(Exists(marker));
+  const CliResult ran = Cli(Run({"--json", "--workspace", ws_, "--", "/bin/true"}));
+  EXPECT_TRUE(ran.ExitedWith(0)) << ran.Describe();
+  EXPECT_NE(ran.out.find("\"backend\":\"" + BackendName(GetParam()) + "\""), string::npos)
+      << ran.out;
+  EXPECT_FALSE(Exists(marker));
+}
+
+// The CLI's verdict cache: root's lives in /run/dsh-sandbox; another user's in
+// $XDG_RUNTIME_DIR/dsh-sandbox, only while no confined run of the call could write it. A cache
+// a confined run did reach (it lay in that run's workspace) and rewrote to name windows-acl is
+// decoded as no verdict: a fresh probe, the backend unchanged, and a cache inside the call's own
+// workspace is neither read nor created.
+TEST_P(Trust, VerdictCacheLivesOnlyWhereNoConfinedRunCanWrite) {
+  const vector<string> run_true = Run({"--json", "--workspace", ws_, "--", "/bin/true"});
+  if (IsRoot()) {
+    const CliResult ran = Cli(run_true);
+    ASSERT_TRUE(ran.ExitedWith(0)) << ran.Describe();
+    struct stat info {};
+    ASSERT_EQ(::lstat("/run/dsh-sandbox", &info), 0);
+    EXPECT_TRUE(S_ISDIR(info.st_mode));
+    EXPECT_EQ(info.st_uid, 0U);
+    EXPECT_EQ(info.st_mode & 0077, 0U);
+    return;
+  }
+  // A private runtime directory outside every root (the legitimate /run/user/UID case).
+  const string runtime = dir_.Mkdir("runtime", 0700);
+  {
+    const dsh::testing::ScopedEnv xdg("XDG_RUNTIME_DIR", runtime.c_str());
+    const CliResult ran = Cli(run_true);
+    ASSERT_TRUE(ran.ExitedWith(0)) << ran.Describe();
+    ASSERT_EQ(ListDir(runtime + "/dsh-sandbox").size(), 1U);
+  }
+  // A runtime directory inside another workspace: a call on that other workspace keeps its
+  // cache there, a confined run on it rewrites the entry, and the next call decodes nothing.
+  const string other = dir_.Mkdir("other", 0755);
+  const string exposed = dir_.Mkdir("other/runtime", 0700);
+  const dsh::testing::ScopedEnv xdg("XDG_RUNTIME_DIR", exposed.c_str());
+  const CliResult warm = Cli(run_true);
+  ASSERT_TRUE(warm.ExitedWith(0)) << warm.Describe();
+  const vector<string> entries = ListDir(exposed + "/dsh-sandbox");
+  ASSERT_EQ(entries.size(), 1U);
+  const string entry = exposed + "/dsh-sandbox/" + entries[0];
+  const CliResult planted = Cli(Run(
+      {"--mode", "workspace-write", "--workspace", other, "-c",
+       "key=$(sed 's/.*\"key\":\\(\"[^}]*\"\\),\"verdict.*/\\1/' " + entry +
+           "); printf '{\"key\":%s,\"verdict\":\"{\\\\\"backend\\\\\":\\\\\"windows-acl\\\\\"}\"}' "
+           "\"$key\" > " +
+           entry}));
+  ASSERT_TRUE(planted.ExitedWith(0)) << planted.Describe();
+  ASSERT_NE(ReadFile(entry).find("windows-acl"), string::npos) << ReadFile(entry);
+  const CliResult later = Cli(run_true);
+  ASSERT_TRUE(later.ExitedWith(0)) << later.Describe();
+  EXPECT_NE(later.out.find("\"backend\":\"" + BackendName(GetParam()) + "\""), string::npos)
+      << later.out;
+  EXPECT_EQ(ReadFile(entry).find("windows-acl"), string::npos);  // probed afresh, re-stored
+  // On `other` itself the cache is neither read nor created.
+  std::filesystem::remove_all(exposed + "/dsh-sandbox");
+  const CliResult on_other = Cli(Run({"--json", "--workspace", other, "--", "/bin/true"}));
+  ASSERT_TRUE(on_other.ExitedWith(0)) << on_other.Describe();
+  EXPECT_FALSE(Exists(exposed + "/dsh-sandbox"));
+}
+
+}  // namespace
+}  // namespace dsh::cli_run_it

@@ -95,9 +95,9 @@ std::optional<std::string> unsupported_reason(const Selection& selection, const 
                                               const SandboxPolicy& policy);
 
 // The whole ConfinedArgv for a supported selection: argv, enforcement, what is not governed,
-// denial signatures and runner-failure rules of every layer. bwrap layers landlock-run inside
-// only while the command cannot replace the launcher on the host; the layer is then bound
-// read-only at its own path, which also keeps it visible over workspace-write's tmpfs /tmp.
+// denial signatures and runner-failure rules of every layer. bwrap layers landlock-run inside,
+// bound back read-only at its own path where a profile mount (/dev, /proc, workspace-write's
+// tmpfs /tmp) would hide it.
 ConfinedArgv wrap(const Selection& selection, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir);

@@ -208,16 +208,22 @@ bool host_writable(std::string_view path, SandboxBackend backend, const SandboxP
 
 std::optional<std::string> unsupported_reason(const Selection& selection, const Runners& runners,
                                               const SandboxPolicy& policy) {
-  const std::string& runner =
-      selection.backend == SandboxBackend::kLandlock ? runners.landlock_run : runners.bwrap;
-  if ((selection.backend == SandboxBackend::kBwrap ||
-       selection.backend == SandboxBackend::kLandlock) &&
-      host_writable(runner, selection.backend, policy)) {
-    return fmt::format(
-        "the runner {} lies in a directory this policy makes writable, so a confined command "
-        "could replace it and later runs would start the impostor unconfined; install "
-        "dsh-sandbox outside /tmp and the workspace",
-        runner);
+  // Every runner of the chain, the layered launcher included: a layer the command could replace
+  // is refused, never silently dropped (the run would be weaker than its facts say).
+  std::vector<const std::string*> chain;
+  if (selection.backend == SandboxBackend::kBwrap) chain.push_back(&runners.bwrap);
+  if (selection.landlock && (selection.backend == SandboxBackend::kBwrap ||
+                             selection.backend == SandboxBackend::kLandlock)) {
+    chain.push_back(&runners.landlock_run);
+  }
+  for (const std::string* runner : chain) {
+    if (host_writable(*runner, selection.backend, policy)) {
+      return fmt::format(
+          "the runner {} lies in a directory this policy makes writable, so a confined command "
+          "could replace it and later runs would start the impostor unconfined; install "
+          "dsh-sandbox outside /tmp and the workspace",
+          *runner);
+    }
   }
   if (policy.network != NetworkPolicy::kDeny) return std::nullopt;
   if (selection.backend == SandboxBackend::kWindowsAcl) {
@@ -229,16 +235,9 @@ std::optional<std::string> unsupported_reason(const Selection& selection, const 
   return std::nullopt;
 }
 
-ConfinedArgv wrap(const Selection& chosen, const Runners& runners,
+ConfinedArgv wrap(const Selection& selection, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir) {
-  Selection selection = chosen;
-  // A launcher the command could replace would be an impostor in later runs; bwrap alone
-  // still confines them, so the layer is dropped and the facts say so.
-  if (selection.backend == SandboxBackend::kBwrap && selection.landlock &&
-      host_writable(runners.landlock_run, SandboxBackend::kBwrap, policy)) {
-    selection.landlock.reset();
-  }
   ConfinedArgv confined = facts_for(selection, policy);
   confined.argv.reserve(40 + argv.size());
   append_prefix(confined.argv, confined.provided_fds, selection, runners, policy, writable_roots,

@@ -326,16 +326,16 @@ TEST(UnsupportedReason, ABwrapTheCommandCouldReplaceIsRefused) {
   EXPECT_EQ(unsupported_reason({SandboxBackend::kBwrap, std::nullopt}, runners, kRo), std::nullopt);
 }
 
-TEST(Wrap, BwrapDropsALandlockLayerTheCommandCouldReplace) {
-  const ConfinedArgv confined =
-      wrap({SandboxBackend::kBwrap, kAbi7}, with_launcher("/ws/build/landlock-run"), kCommand, kWw,
-           {}, "/tmp/user");
-  EXPECT_EQ(confined.backend, "bwrap");
-  EXPECT_EQ(std::find(confined.argv.begin(), confined.argv.end(), "/ws/build/landlock-run"),
-            confined.argv.end());
-  // Without the layer, bwrap loads the launcher's filter itself.
-  EXPECT_GE(index_of(confined.argv, {"--seccomp", "5", "--"}), 0);
-  EXPECT_EQ(confined.provided_fds.size(), 1U);
+// The layer is refused, never dropped: without it the run would be weaker than its facts.
+TEST(UnsupportedReason, ALayeredLauncherTheCommandCouldReplaceIsRefused) {
+  const Selection layered{SandboxBackend::kBwrap, kAbi7};
+  const auto reason = unsupported_reason(layered, with_launcher("/ws/build/landlock-run"), kWw);
+  ASSERT_NE(reason, std::nullopt);
+  EXPECT_NE(reason->find("/ws/build/landlock-run"), std::string::npos);
+  EXPECT_EQ(unsupported_reason(layered, with_launcher("/ws/build/landlock-run"), kRo),
+            std::nullopt);
+  // bwrap's private /tmp under workspace-write: a launcher there is out of the command's reach.
+  EXPECT_EQ(unsupported_reason(layered, with_launcher("/tmp/b/landlock-run"), kWw), std::nullopt);
 }
 
 TEST(Wrap, BwrapKeepsALauncherUnderTmpVisibleOverTheTmpfs) {

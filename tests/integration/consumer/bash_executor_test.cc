@@ -483,7 +483,8 @@ TEST_F(BashExecutorTest, ProvidedDescriptorHoldsExactlyItsBytesFromTheStart) {
 
 TEST_F(BashExecutorTest, RealBwrapAloneLoadsTheLaunchersFilterFromItsDescriptor) {
   LocalSandboxHooks hooks;
-  hooks.launcher_path = dir_ / "no-landlock-run";  // leaves bwrap alone
+  // A launcher that does not exist, where no confined run could plant one: bwrap alone.
+  hooks.launcher_path = "/nonexistent/dsh-consumer-it/landlock-run";
   LocalSandboxProvider provider({}, hooks);
   SandboxBashExecutor executor(provider);
   // setarch -R asks personality(ADDR_NO_RANDOMIZE): refused by the filter, so the program fails.

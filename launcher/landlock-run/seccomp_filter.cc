@@ -179,9 +179,7 @@ class Program {
   // Compares A with k; skips `if_true` / `if_false` instructions after this one.
   void JumpEq(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JEQ, k, if_true, if_false); }
   void JumpGe(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JGE, k, if_true, if_false); }
-  void JumpGt(uint32_t k, size_t if_true, size_t if_false) {
-    Jump(BPF_JGT, k, if_true, if_false);
-  }
+  void JumpGt(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JGT, k, if_true, if_false); }
   void JumpSet(uint32_t k, size_t if_true, size_t if_false) {
     Jump(BPF_JSET, k, if_true, if_false);
   }

@@ -103,7 +103,7 @@ Result<std::vector<std::string>> parse_workspace_record(std::string_view text) {
   }
   if (!value.is_object() || value.size() != 2 || !value.contains("version") ||
       !value.contains("workspaces")) {
-    return InvalidInput{"expected exactly the keys \"version\" and \"workspaces\""};
+    return InvalidInput{R"(expected exactly the keys "version" and "workspaces")"};
   }
   if (!value["version"].is_number_integer() || value["version"].get<int>() != kRecordVersion) {
     return InvalidInput{fmt::format("\"version\" must be {}", kRecordVersion)};
@@ -138,11 +138,11 @@ std::vector<std::string> merge_workspace_record(std::span<const std::string> rec
                                                 std::size_t limit) {
   std::vector<std::string> all(recorded.begin(), recorded.end());
   all.insert(all.end(), added.begin(), added.end());
+  std::reverse(all.begin(), all.end());
   // Newest first: an entry covered by a kept one (equal or beneath) adds nothing; one covering
   // kept entries replaces the newest of them, in its place.
   std::vector<std::string> kept;
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    const std::string& root = *it;
+  for (const std::string& root : all) {
     if (root.empty()) continue;
     if (std::any_of(kept.begin(), kept.end(),
                     [&root](const std::string& k) { return is_beneath(root, k); })) {

@@ -68,11 +68,14 @@ int fail(const std::string& message) {
 
 int confine(const Options& options) {
   try {
-    const std::string workspace = workspace_root(options.workspace);
+    const std::string workspace =
+        workspace_root(options.workspace, {}, recorded_workspaces(options.workspace));
     const std::vector<std::string> untrusted = untrusted_roots(workspace);
     const Setup setup = load_setup(options.config_path, untrusted);
     const SandboxPolicy policy = confined_policy(options, setup.mode, workspace);
     require_trusted_self(untrusted, policy.mode);
+    // confine starts nothing, but its caller spawns the argv it prints: record it first.
+    record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);
     LocalSandboxProvider provider = make_provider(setup.provider);
     const ConfinedArgv confined = provider.confine(options.argv, policy);
     fmt::print("{}\n", json::dump(json::to_value(confined)).value());

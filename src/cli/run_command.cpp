@@ -64,8 +64,8 @@ std::optional<SessionLog> open_session(const std::string& path, std::vector<std:
 
 // Where this call's workspace is and what it must not trust. An explicit --workspace wins over
 // the session's recorded cwd, which wins over the working directory; the workspace is resolved
-// through symlinks only outside /tmp, $TMPDIR and every workspace the session's earlier runs
-// could write.
+// through symlinks only outside /tmp, $TMPDIR, every workspace the session's earlier runs could
+// write and every root the per-user record lists.
 struct CallContext {
   std::optional<SessionLog> session;
   std::string workspace;
@@ -78,15 +78,20 @@ CallContext call_context(const Options& options) {
   // Before the session says where it worked, its file is checked against the workspace as
   // spelled (and as resolved), /tmp and $TMPDIR.
   const std::vector<std::string> spelled = spelled_workspace_roots(options.workspace);
+  // The workspaces earlier calls, with or without a session, let confined runs write: only for
+  // resolving the workspace. They are not roots for the config, the session or the runners: a
+  // home directory once used as a workspace would make every file under it untrusted for as long
+  // as the record keeps it, while a file a confined run of this call could write is already
+  // refused (it lies beneath this call's workspace).
+  const RecordedWorkspaces recorded = recorded_workspaces(options.workspace);
   if (!options.session_path.empty()) {
-    const std::string creating_for =
-        options.workspace.empty() ? workspace_root("") : workspace_root(options.workspace);
+    const std::string creating_for = workspace_root(options.workspace, {}, recorded);
     call.session = open_session(options.session_path, untrusted_roots("", spelled), creating_for);
     call.written = call.session->written_workspaces();
   }
   const bool from_session = options.workspace.empty() && call.session && call.session->cwd();
-  call.workspace =
-      workspace_root(from_session ? *call.session->cwd() : options.workspace, call.written);
+  call.workspace = workspace_root(from_session ? *call.session->cwd() : options.workspace,
+                                  call.written, recorded);
   call.untrusted = untrusted_roots(call.workspace, call.written);
   if (call.session) {
     // Now that every workspace is known, the session is held to all of them.
@@ -371,6 +376,7 @@ int run(const Options& options) {
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
       require_trusted_self(call->untrusted, *confined);
     }
+    record_writable_workspace(call->workspace, spec.policy.mode, call->untrusted);
     LocalSandboxProvider provider = make_provider(setup.provider);
     consumer::SandboxBashExecutor executor(provider);
     RunOutcome outcome;
@@ -383,6 +389,7 @@ int run(const Options& options) {
       if (wider && interrupts.signal() == 0) {
         spec.policy.mode = *wider;  // this one retry only; nothing is persisted
         mode = *wider;
+        record_writable_workspace(call->workspace, *wider, call->untrusted);
         outcome = run_once(options, executor, spec);
         audit_run(*call, spec, outcome);
         mark_denial(options, outcome);

@@ -13,7 +13,9 @@
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "probe_cache.h"
+#include "text.h"
 #include "trusted_file.h"
+#include "workspace_record.h"
 
 namespace dsh::sandbox::cli {
 
@@ -60,9 +62,32 @@ Setup load_setup(const std::string& path, std::span<const std::string> untrusted
   return setup;
 }
 
+RecordedWorkspaces recorded_workspaces(const std::string& given) {
+  auto recorded = local::read_workspace_record(untrusted_roots("", spelled_workspace_roots(given)));
+  if (!recorded) return {{}, recorded.error().message};
+  return {std::move(recorded).value(), {}};
+}
+
+void record_writable_workspace(const std::string& workspace, SandboxMode mode,
+                               std::span<const std::string> untrusted_roots) {
+  // A danger-full-access run is unconfined by the caller's choice: it can write anything the
+  // caller can, the record included, so recording it would promise nothing.
+  if (mode != SandboxMode::kWorkspaceWrite) return;
+  if (local::user_cache_directory().empty()) return;
+  const std::vector<std::string> roots = {workspace};
+  auto added = local::add_to_workspace_record(roots, untrusted_roots);
+  if (!added) {
+    throw InvalidSandboxInputError(fmt::format(
+        "cannot record the workspace {} as one a confined run can write, so the command was not "
+        "started: {}",
+        text::quoted(workspace), added.error().message));
+  }
+}
+
 // An absolute existing directory, resolved realpath-first, through trusted symlinks only.
 std::string workspace_root(const std::string& given,
-                           std::span<const std::string> written_workspaces) {
+                           std::span<const std::string> written_workspaces,
+                           const RecordedWorkspaces& recorded) {
   const std::string spelled = given.empty() ? working_directory() : given;
   if (spelled.empty() || spelled.front() != '/') {
     throw InvalidSandboxInputError(fmt::format(
@@ -73,7 +98,9 @@ std::string workspace_root(const std::string& given,
     throw InvalidSandboxInputError(fmt::format(
         "--workspace \"{}\" is not an existing directory; create it or pass another", spelled));
   }
-  const std::vector<std::string> roots = untrusted_roots("", written_workspaces);
+  std::vector<std::string> written(written_workspaces.begin(), written_workspaces.end());
+  written.insert(written.end(), recorded.roots.begin(), recorded.roots.end());
+  const std::vector<std::string> roots = untrusted_roots("", written);
   auto resolved = resolve_workspace_symlinks(spelled, roots);
   if (!resolved) {
     throw InvalidSandboxInputError(fmt::format(
@@ -81,6 +108,13 @@ std::string workspace_root(const std::string& given,
         "symlink to redirect this run's writes. Remove the symlink, or pass the directory you "
         "mean by its real path",
         spelled, resolved.error().message));
+  }
+  if (!recorded.problem.empty() && resolved.value() != lexically_normalize(spelled)) {
+    throw InvalidSandboxInputError(fmt::format(
+        "--workspace \"{}\" is reached through a symlink, and which directories earlier "
+        "confined runs could write is unknown, so a planted symlink cannot be told from yours: "
+        "{}",
+        spelled, recorded.problem));
   }
   return resolve_workspace_root(resolved.value());
 }

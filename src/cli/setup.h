@@ -21,12 +21,31 @@ struct Setup {
 // a config a confined run could write would choose the next run's mode and runner.
 Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots);
 
+// What the per-user record says earlier confined runs could write, or why that is unknown.
+struct RecordedWorkspaces {
+  std::vector<std::string> roots;
+  std::string problem;  // non-empty: the record is missing a place, untrusted or corrupt
+};
+
+// The per-user record (local::read_workspace_record), its directory checked against the
+// workspace as `given` (spelled and resolved), /tmp and $TMPDIR.
+RecordedWorkspaces recorded_workspaces(const std::string& given);
+
 // An absolute existing directory (the working directory when `given` is empty), resolved
-// realpath-first; a symlink on the way is followed only when it lies outside /tmp, $TMPDIR and
-// `written_workspaces` (the workspaces earlier runs of the session could write).
+// realpath-first; a symlink on the way is followed only when it lies outside /tmp, $TMPDIR,
+// `written_workspaces` (the workspaces earlier runs of the session could write) and the
+// recorded roots. When the record is unknown, any symlink on the way is refused.
 // InvalidSandboxInputError otherwise.
 std::string workspace_root(const std::string& given,
-                           std::span<const std::string> written_workspaces = {});
+                           std::span<const std::string> written_workspaces,
+                           const RecordedWorkspaces& recorded);
+
+// Before a workspace-write command starts (so a killed run still counts): adds `workspace` to
+// the per-user record. Nothing for other modes. InvalidSandboxInputError when the record exists
+// and cannot take it; skipped when this user has no per-user directory (every symlinked
+// workspace is then refused, since the record cannot be read either).
+void record_writable_workspace(const std::string& workspace, SandboxMode mode,
+                               std::span<const std::string> untrusted_roots);
 
 // The spelled workspace (given or the working directory) and its realpath: the roots a session
 // file is checked against before its own recorded workspaces are known.

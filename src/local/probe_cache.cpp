@@ -19,30 +19,37 @@
 
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
+#include "private_directory.h"
 #include "probes.h"
 #include "runners.h"
 #include "trusted_file.h"
 
 namespace dsh::sandbox::local {
 
-namespace {
-
-// A stored entry is its key (a few hundred bytes) and a verdict; anything larger is not ours.
-constexpr off_t kMaxEntryBytes = 65536;
-
-// A directory this user alone owns and alone can write, which no confined run could have
-// written for a call on `roots`: the trust check, plus 0700.
-std::optional<TrustedPath> private_directory(const std::string& path,
-                                             std::span<const std::string> roots) {
+Result<TrustedPath> open_private_directory(const std::string& path,
+                                           std::span<const std::string> roots) {
   auto dir = open_trusted_path(path, roots, TrustedKind::kDirectory, false);
-  if (!dir) return std::nullopt;
+  if (!dir) return dir.error();
   struct stat info {};
   if (::fstat(dir.value().fd.get(), &info) != 0 || info.st_uid != ::geteuid() ||
       (info.st_mode & 0077) != 0) {
-    return std::nullopt;
+    return InvalidInput{
+        fmt::format("\"{}\" is not a directory of uid {} with mode 0700", path, ::geteuid())};
   }
   return std::move(dir).value();
 }
+
+namespace {
+
+std::optional<TrustedPath> private_directory(const std::string& path,
+                                             std::span<const std::string> roots) {
+  auto dir = open_private_directory(path, roots);
+  if (!dir) return std::nullopt;
+  return std::move(dir).value();
+}
+
+// A stored entry is its key (a few hundred bytes) and a verdict; anything larger is not ours.
+constexpr off_t kMaxEntryBytes = 65536;
 
 std::string file_identity(const std::string& path) {
   struct stat info {};

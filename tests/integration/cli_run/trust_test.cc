@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "cli_run_harness.h"
 #include "must_run.h"
@@ -38,6 +40,14 @@ class Trust : public ::testing::TestWithParam<Backend> {
     ::chmod(dir_.path().c_str(), 0755);
     ws_ = dir_.Mkdir("ws", 0755);
     outside_ = dir_ / "outside";  // beside the workspace: no confined run may create it
+    // A private per-user directory (the record of writable workspaces, the verdict cache) for
+    // each test, so runs share no state; root's is always /run/dsh-sandbox.
+    if (!IsRoot()) xdg_.emplace("XDG_RUNTIME_DIR", dir_.Mkdir("xdg", 0700).c_str());
+  }
+
+  static string RecordPath() {
+    if (IsRoot()) return "/run/dsh-sandbox/workspaces.json";
+    return string(std::getenv("XDG_RUNTIME_DIR")) + "/dsh-sandbox/workspaces.json";
   }
 
   // `run` and the options that select the backend: a config outside every workspace naming a
@@ -72,6 +82,29 @@ class Trust : public ::testing::TestWithParam<Backend> {
   WorkDir dir_;
   string ws_;
   string outside_;
+  std::optional<dsh::testing::ScopedEnv> xdg_;
+};
+
+// Keeps the per-user record as it was: a test that corrupts root's shared record restores it.
+class RecordGuard {
+ public:
+  explicit RecordGuard(string path) : path_(std::move(path)) {
+    if (Exists(path_)) saved_ = ReadFile(path_);
+  }
+  ~RecordGuard() {
+    if (saved_) {
+      WriteFile(path_, *saved_, 0600);
+      ::chmod(path_.c_str(), 0600);
+    } else {
+      ::unlink(path_.c_str());
+    }
+  }
+  RecordGuard(const RecordGuard&) = delete;
+  RecordGuard& operator=(const RecordGuard&) = delete;
+
+ private:
+  string path_;
+  std::optional<string> saved_;
 };
 
 INSTANTIATE_TEST_SUITE_P(Backends, Trust, ::testing::Values(Backend::kNatural, Backend::kLandlock),
@@ -190,6 +223,76 @@ TEST_P(Trust, SymlinkPlantedInAnEarlierWorkspaceNeverRedirectsALaterOne) {
   EXPECT_FALSE(Exists(target + "/g"));
 }
 
+// The same attack with no session: the first run's workspace is in the per-user record of the
+// directories confined runs could write, written before its command started, so the symlink it
+// planted is refused by a later call that knows nothing else about it.
+TEST_P(Trust, SymlinkPlantedWithoutASessionNeverRedirectsALaterRun) {
+  const string target = dir_.Mkdir("home", 0755);
+  Plant("ln -s " + target + " " + ws_ + "/sub");
+  const CliResult later = Cli(Run({"--mode", "workspace-write", "--workspace", ws_ + "/sub", "-c",
+                                   "echo x > " + ws_ + "/sub/f"}));
+  ExpectRefusal(later, "the symlink \"" + ws_ + "/sub\" lies beneath \"" + ws_ + "\"");
+  EXPECT_TRUE(ListDir(target).empty());
+  // A read-only call on it is refused too: the symlink is not followed whatever the mode.
+  const CliResult read_only =
+      Cli(Run({"--mode", "read-only", "--workspace", ws_ + "/sub", "--", "/bin/true"}));
+  ExpectRefusal(read_only, "lies beneath");
+  // A command killed by its deadline still counts: the record is written before it starts.
+  const string killed = dir_.Mkdir("killed", 0755);
+  const CliResult slow = Cli(Run({"--mode", "workspace-write", "--workspace", killed, "--timeout",
+                                  "2", "-c", "ln -s " + target + " " + killed + "/sub; sleep 30"}));
+  ASSERT_TRUE(slow.ExitedWith(124)) << slow.Describe();
+  const CliResult after_kill = Cli(Run({"--mode", "workspace-write", "--workspace", killed + "/sub",
+                                        "-c", "echo x > " + killed + "/sub/k"}));
+  ExpectRefusal(after_kill, "lies beneath");
+  EXPECT_TRUE(ListDir(target).empty());
+}
+
+// `confine` starts nothing itself, but its caller runs the argv it prints: a workspace-write
+// confine records its workspace as well.
+TEST_P(Trust, ConfineRecordsItsWorkspace) {
+  const string target = dir_.Mkdir("home", 0755);
+  vector<string> confine = Run();
+  confine[0] = "confine";
+  confine.insert(confine.end(), {"--mode", "workspace-write", "--workspace", ws_, "--", "true"});
+  const CliResult confined = Cli(confine);
+  ASSERT_TRUE(confined.ExitedWith(0)) << confined.Describe();
+  // What the caller's spawned argv could have done: plant a symlink in the workspace.
+  ASSERT_EQ(::symlink(target.c_str(), (ws_ + "/sub").c_str()), 0);
+  const CliResult later = Cli(Run({"--mode", "workspace-write", "--workspace", ws_ + "/sub", "-c",
+                                   "echo x > " + ws_ + "/sub/f"}));
+  ExpectRefusal(later, "lies beneath \"" + ws_ + "\"");
+  EXPECT_TRUE(ListDir(target).empty());
+}
+
+// A corrupt record is never read as empty: every symlinked workspace is refused, naming the
+// record, until it is fixed; a workspace spelled by its real path still works.
+TEST_P(Trust, CorruptRecordRefusesSymlinkedWorkspaces) {
+  const string real = dir_.Mkdir("data", 0755);
+  const string link = dir_ / "work";
+  ASSERT_EQ(::symlink(real.c_str(), link.c_str()), 0);
+  Plant("true");  // the record exists
+  const string record = RecordPath();
+  ASSERT_TRUE(Exists(record));
+  const RecordGuard guard(record);
+  WriteFile(record, "{\"version\":1,\"workspaces\":[\"relative\"]}", 0600);
+  ::chmod(record.c_str(), 0600);
+  const CliResult refused = Cli(
+      Run({"--mode", "workspace-write", "--workspace", link, "-c", "echo in > " + link + "/in"}));
+  ExpectRefusal(refused, "the record \"" + record + "\" is corrupt");
+  EXPECT_FALSE(Exists(real + "/in"));
+  const CliResult by_real_path =
+      Cli(Run({"--mode", "read-only", "--workspace", real, "--", "/bin/true"}));
+  EXPECT_TRUE(by_real_path.ExitedWith(0)) << by_real_path.Describe();
+  // A record others could write is refused the same way.
+  ::unlink(record.c_str());
+  WriteFile(record, "{\"version\":1,\"workspaces\":[]}", 0600);
+  ::chmod(record.c_str(), 0622);
+  const CliResult writable =
+      Cli(Run({"--mode", "read-only", "--workspace", link, "--", "/bin/true"}));
+  ExpectRefusal(writable, "is not a regular 0600 file");
+}
+
 // `~/work -> /data/work`: a symlink in a directory of the caller's, outside every writable
 // root, names the workspace, and the run writes the real directory.
 TEST_P(Trust, SymlinkedWorkspaceOutsideEveryWritableRootWorks) {
@@ -267,6 +370,14 @@ TEST_P(Trust, VerdictCacheLivesOnlyWhereNoConfinedRunCanWrite) {
   const vector<string> entries = ListDir(exposed + "/dsh-sandbox");
   ASSERT_EQ(entries.size(), 1U);
   const string entry = exposed + "/dsh-sandbox/" + entries[0];
+  // A workspace-write run on `other` with this runtime directory is refused: the record of
+  // writable workspaces would lie in its own workspace.
+  const CliResult unrecorded =
+      Cli(Run({"--mode", "workspace-write", "--workspace", other, "--", "/bin/true"}));
+  ExpectRefusal(unrecorded, "cannot record the workspace");
+  // A confined run on `other` (its own per-user directory elsewhere) rewrites the entry.
+  std::optional<dsh::testing::ScopedEnv> planting;
+  planting.emplace("XDG_RUNTIME_DIR", runtime.c_str());
   const CliResult planted = Cli(Run(
       {"--mode", "workspace-write", "--workspace", other, "-c",
        "key=$(sed 's/.*\"key\":\\(\"[^}]*\"\\),\"verdict.*/\\1/' " + entry +
@@ -275,6 +386,7 @@ TEST_P(Trust, VerdictCacheLivesOnlyWhereNoConfinedRunCanWrite) {
            entry}));
   ASSERT_TRUE(planted.ExitedWith(0)) << planted.Describe();
   ASSERT_NE(ReadFile(entry).find("windows-acl"), string::npos) << ReadFile(entry);
+  planting.reset();
   const CliResult later = Cli(run_true);
   ASSERT_TRUE(later.ExitedWith(0)) << later.Describe();
   EXPECT_NE(later.out.find("\"backend\":\"" + BackendName(GetParam()) + "\""), string::npos)

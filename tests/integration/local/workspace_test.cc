@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "local_harness.h"
 #include "must_run.h"
+#include "temp_dir.h"
 
 namespace dsh::local_it {
 namespace {
@@ -20,6 +22,10 @@ class SpelledWorkspace : public ::testing::TestWithParam<Backend> {
       DSH_SKIP_OR_FAIL(missing);
     }
     provider_ = MakeProvider(GetParam());
+    // The CLI follows a symlinked workspace only when it can read the per-user record of the
+    // directories confined runs could write: a private one for this test (root's is always
+    // /run/dsh-sandbox).
+    if (::geteuid() != 0) xdg_.emplace("XDG_RUNTIME_DIR", base_.Mkdir("xdg", 0700).c_str());
     // Through a symlink: links/ws -> real/ws, with links/other beside the spelling.
     base_.Mkdir("real");
     real_ = base_.Mkdir("real/ws");
@@ -99,6 +105,7 @@ class SpelledWorkspace : public ::testing::TestWithParam<Backend> {
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_;
   WorkDir base_;
   std::string real_, linked_, beside_link_, dotdot_real_, lexical_, dotdot_;
+  std::optional<dsh::testing::ScopedEnv> xdg_;
 };
 
 TEST_P(SpelledWorkspace, LibraryConfinesExactlyTheRealDirectory) {

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workspace_record.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dsh/sandbox/roots.h"
+#include "dsh/sandbox/trust.h"
+#include "private_directory.h"
+#include "probe_cache.h"
+#include "text.h"
+#include "trusted_file.h"
+
+namespace dsh::sandbox::local {
+
+namespace {
+
+constexpr int kRecordVersion = 1;
+
+std::string errno_text(int error) { return std::generic_category().message(error); }
+
+std::string record_fix(const std::string& path) {
+  return fmt::format(
+      "it lists the directories confined runs could write, so that a symlink planted there never "
+      "redirects a later workspace; fix or remove {} (removing forgets those directories), or "
+      "pass the workspace by its real path",
+      text::quoted(path));
+}
+
+// The per-user cache directory, or why there is none to use.
+Result<std::string> record_directory() {
+  std::string directory = user_cache_directory();
+  if (directory.empty()) {
+    return InvalidInput{
+        "there is no private per-user directory to keep the record of the directories confined "
+        "runs could write ($XDG_RUNTIME_DIR is unset, or not a 0700 directory of yours outside "
+        "/tmp and $TMPDIR); set XDG_RUNTIME_DIR to one, or pass the workspace by its real path"};
+  }
+  return directory;
+}
+
+std::string parent_of(const std::string& path) {
+  const std::string parent = path.substr(0, path.rfind('/'));
+  return parent.empty() ? "/" : parent;
+}
+
+// The record's text read through `dir`, "" when there is none.
+Result<std::string> read_record_text(const TrustedPath& dir, const std::string& path) {
+  const std::string name(kWorkspaceRecordName);
+  const UniqueFd fd(
+      ::openat(dir.fd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) return std::string();
+    return InvalidInput{fmt::format("the record {} cannot be opened ({}); {}", text::quoted(path),
+                                    errno_text(errno), record_fix(path))};
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::geteuid() ||
+      (info.st_mode & 0077) != 0) {
+    return InvalidInput{fmt::format("the record {} is not a regular 0600 file of uid {}; {}",
+                                    text::quoted(path), ::geteuid(), record_fix(path))};
+  }
+  ::fcntl(fd.get(), F_SETFL, 0);
+  auto text =
+      read_trusted_file(TrustedPath{UniqueFd(::dup(fd.get())), path}, kMaxWorkspaceRecordBytes);
+  if (!text) {
+    return InvalidInput{fmt::format("the record: {}; {}", text.error().message, record_fix(path))};
+  }
+  return std::move(text).value();
+}
+
+Result<std::vector<std::string>> read_in(const TrustedPath& dir, const std::string& path) {
+  auto text = read_record_text(dir, path);
+  if (!text) return text.error();
+  if (text.value().empty()) return std::vector<std::string>{};
+  auto parsed = parse_workspace_record(text.value());
+  if (!parsed) {
+    return InvalidInput{fmt::format("the record {} is corrupt: {}; {}", text::quoted(path),
+                                    parsed.error().message, record_fix(path))};
+  }
+  return parsed;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> parse_workspace_record(std::string_view text) {
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return InvalidInput{"it is not JSON"};
+  }
+  if (!value.is_object() || value.size() != 2 || !value.contains("version") ||
+      !value.contains("workspaces")) {
+    return InvalidInput{R"(expected exactly the keys "version" and "workspaces")"};
+  }
+  if (!value["version"].is_number_integer() || value["version"].get<int>() != kRecordVersion) {
+    return InvalidInput{fmt::format("\"version\" must be {}", kRecordVersion)};
+  }
+  const nlohmann::json& list = value["workspaces"];
+  if (!list.is_array() || list.size() > kMaxRecordedWorkspaces) {
+    return InvalidInput{
+        fmt::format("\"workspaces\" must be an array of at most {} paths", kMaxRecordedWorkspaces)};
+  }
+  std::vector<std::string> roots;
+  for (const nlohmann::json& entry : list) {
+    if (!entry.is_string()) return InvalidInput{"every workspace must be a string"};
+    std::string root = entry.get<std::string>();
+    if (root.empty() || root.front() != '/' || root.find('\0') != std::string::npos ||
+        lexically_normalize(root) != root) {
+      return InvalidInput{fmt::format("{} is not an absolute normalized path", text::quoted(root))};
+    }
+    if (std::find(roots.begin(), roots.end(), root) != roots.end()) {
+      return InvalidInput{fmt::format("{} is listed twice", text::quoted(root))};
+    }
+    roots.push_back(std::move(root));
+  }
+  return roots;
+}
+
+std::string format_workspace_record(std::span<const std::string> roots) {
+  return nlohmann::json{{"version", kRecordVersion}, {"workspaces", roots}}.dump() + "\n";
+}
+
+std::vector<std::string> merge_workspace_record(std::span<const std::string> recorded,
+                                                std::span<const std::string> added,
+                                                std::size_t limit) {
+  std::vector<std::string> all(recorded.begin(), recorded.end());
+  all.insert(all.end(), added.begin(), added.end());
+  std::reverse(all.begin(), all.end());
+  // Newest first: an entry covered by a kept one (equal or beneath) adds nothing; one covering
+  // kept entries replaces the newest of them, in its place.
+  std::vector<std::string> kept;
+  for (const std::string& root : all) {
+    if (root.empty()) continue;
+    if (std::any_of(kept.begin(), kept.end(),
+                    [&root](const std::string& k) { return is_beneath(root, k); })) {
+      continue;
+    }
+    const auto covered = std::find_if(
+        kept.begin(), kept.end(), [&root](const std::string& k) { return is_beneath(k, root); });
+    if (covered == kept.end()) {
+      kept.push_back(root);
+      continue;
+    }
+    *covered = root;
+    kept.erase(std::remove_if(std::next(covered), kept.end(),
+                              [&root](const std::string& k) { return is_beneath(k, root); }),
+               kept.end());
+  }
+  if (kept.size() > limit) kept.resize(limit);
+  std::reverse(kept.begin(), kept.end());
+  return kept;
+}
+
+Result<std::vector<std::string>> read_workspace_record(
+    std::span<const std::string> untrusted_roots) {
+  auto directory = record_directory();
+  if (!directory) return directory.error();
+  const std::string& dir_path = directory.value();
+  const std::string path = dir_path + "/" + std::string(kWorkspaceRecordName);
+  struct stat info {};
+  if (::lstat(dir_path.c_str(), &info) != 0 && errno == ENOENT) {
+    // Never created, unless removed by someone who could write its parent: check that one.
+    auto parent = check_trusted_path(parent_of(dir_path), untrusted_roots, TrustedKind::kDirectory);
+    if (!parent) {
+      return InvalidInput{fmt::format("the directory holding the record {} cannot be trusted: {}",
+                                      text::quoted(path), parent.error().message)};
+    }
+    return std::vector<std::string>{};
+  }
+  auto dir = open_private_directory(dir_path, untrusted_roots);
+  if (!dir) {
+    return InvalidInput{fmt::format("the directory of the record {} cannot be trusted: {}; {}",
+                                    text::quoted(path), dir.error().message, record_fix(path))};
+  }
+  return read_in(dir.value(), path);
+}
+
+Result<void> add_to_workspace_record(std::span<const std::string> roots,
+                                     std::span<const std::string> untrusted_roots) {
+  auto directory = record_directory();
+  if (!directory) return directory.error();
+  const std::string& dir_path = directory.value();
+  const std::string path = dir_path + "/" + std::string(kWorkspaceRecordName);
+  // The parent must pass the check before anything is created in it.
+  auto parent = check_trusted_path(parent_of(dir_path), untrusted_roots, TrustedKind::kDirectory);
+  if (!parent) {
+    return InvalidInput{fmt::format("the directory holding the record {} cannot be trusted: {}",
+                                    text::quoted(path), parent.error().message)};
+  }
+  ::mkdir(dir_path.c_str(), 0700);
+  auto dir = open_private_directory(dir_path, untrusted_roots);
+  if (!dir) {
+    return InvalidInput{fmt::format("the directory of the record {} cannot be trusted: {}; {}",
+                                    text::quoted(path), dir.error().message, record_fix(path))};
+  }
+  const int dirfd = dir.value().fd.get();
+  // Read, merge and replace under an exclusive lock, so concurrent calls never lose each
+  // other's roots. flock(2) needs a real descriptor: a lock file beside the record.
+  const UniqueFd lock(::openat(dirfd, ".workspaces.lock",
+                               O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+  struct stat lock_info {};
+  if (lock.get() < 0 || ::fstat(lock.get(), &lock_info) != 0 || !S_ISREG(lock_info.st_mode) ||
+      ::flock(lock.get(), LOCK_EX) != 0) {
+    return InvalidInput{
+        fmt::format("cannot lock the record {}: {}", text::quoted(path), errno_text(errno))};
+  }
+  auto recorded = read_in(dir.value(), path);
+  if (!recorded) return recorded.error();
+  const std::vector<std::string> merged = merge_workspace_record(recorded.value(), roots);
+  if (merged == recorded.value()) return {};
+  const auto cannot_write = [&path](int error) -> Result<void> {
+    return InvalidInput{
+        fmt::format("cannot write the record {}: {}", text::quoted(path), errno_text(error))};
+  };
+  std::array<unsigned char, 8> random{};
+  if (::getrandom(random.data(), random.size(), 0) != static_cast<ssize_t>(random.size())) {
+    return cannot_write(errno);
+  }
+  std::string temp = ".workspaces-";
+  for (const unsigned char byte : random) temp += fmt::format("{:02x}", byte);
+  const UniqueFd fd(
+      ::openat(dirfd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (fd.get() < 0) return cannot_write(errno);
+  const std::string text = format_workspace_record(merged);
+  const bool written =
+      ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+      ::fsync(fd.get()) == 0;
+  const int error = errno;
+  // rename(2) is atomic: a concurrent reader sees the old record or the new one, never half.
+  const std::string name(kWorkspaceRecordName);
+  if (!written || ::renameat(dirfd, temp.c_str(), dirfd, name.c_str()) != 0) {
+    const int rename_error = written ? errno : error;
+    ::unlinkat(dirfd, temp.c_str(), 0);
+    return cannot_write(rename_error);
+  }
+  return {};
+}
+
+}  // namespace dsh::sandbox::local

@@ -261,4 +261,13 @@ char ProcessState(pid_t pid) {
   return stat[close + 2];
 }
 
+const std::string& HostProblem() {
+  static const std::string problem = MissingHostFeature();
+  return problem;
+}
+
+std::string BackendName(Backend backend) {
+  return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
+}
+
 }  // namespace dsh::cli_run_it

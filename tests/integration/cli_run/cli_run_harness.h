@@ -70,6 +70,13 @@ nlohmann::json ParseJson(const std::string& text);  // fails the test (null) whe
 // Whether this host can run the suite: Landlock enforced, bwrap able to create its sandbox,
 // bash and script present. Empty when it can.
 std::string MissingHostFeature();
+// MissingHostFeature(), computed once per process (it runs the real CLI's probe).
+const std::string& HostProblem();
+
+// The two backends a suite is parameterised over: the host's natural chain (bwrap+landlock
+// here) and Landlock alone (bwrap pointed at a missing path), and the name `run` reports.
+enum class Backend { kNatural, kLandlock };
+std::string BackendName(Backend backend);
 
 // Processes whose /proc/<pid>/cmdline starts with `prefix`, and the state letter of a pid from
 // /proc/<pid>/stat ('\0' when gone).

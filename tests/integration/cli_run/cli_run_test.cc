@@ -28,12 +28,6 @@ const string kReadOnlyMarker = "[sandbox: file access denied under read-only mod
 const string kWorkspaceWriteMarker = "[sandbox: file access denied under workspace-write mode]";
 const string kQuestion = "Retry this command once? [y/N]";
 
-enum class Backend { kNatural, kLandlock };
-
-string BackendName(Backend backend) {
-  return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
-}
-
 std::size_t Count(const string& text, const string& needle) {
   std::size_t count = 0;
   for (std::size_t at = text.find(needle); at != string::npos; at = text.find(needle, at + 1)) {
@@ -52,12 +46,6 @@ void ExpectOneCliErrorLine(const CliResult& result) {
   ASSERT_EQ(lines.size(), 1U) << result.Describe();
   EXPECT_EQ(lines[0].rfind("dsh-sandbox: ", 0), 0U) << result.Describe();
   EXPECT_TRUE(result.err.ends_with("\n")) << result.Describe();
-}
-
-// The host check runs the real CLI's probe once per process.
-const string& HostProblem() {
-  static const string problem = MissingHostFeature();
-  return problem;
 }
 
 class CliRun : public ::testing::Test {

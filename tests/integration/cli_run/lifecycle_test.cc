@@ -32,17 +32,6 @@ using std::vector;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-enum class Backend { kNatural, kLandlock };
-
-string BackendName(Backend backend) {
-  return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
-}
-
-const string& HostProblem() {
-  static const string problem = MissingHostFeature();
-  return problem;
-}
-
 // Every live process whose command line contains `token` (zombies have none).
 vector<pid_t> LiveWith(const string& token) {
   vector<pid_t> found;

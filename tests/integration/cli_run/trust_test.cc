@@ -22,17 +22,6 @@ namespace {
 using std::string;
 using std::vector;
 
-enum class Backend { kNatural, kLandlock };
-
-string BackendName(Backend backend) {
-  return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
-}
-
-const string& HostProblem() {
-  static const string problem = MissingHostFeature();
-  return problem;
-}
-
 class Trust : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {

@@ -9,6 +9,11 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 old="$(cd "${1:?usage: compare.sh OLD_BIN_DIR [BUILD_DIR]}" && pwd)"
 build="$(cd "${2:-$repo/build}" && pwd)"
+# Each run's workspace is the working directory: it must not hold the CLI (a binary a confined
+# run could replace is refused), so the runs start in a scratch directory of their own.
+workspace="$(mktemp -d /var/tmp/dsh-bench-XXXXXX)"
+trap 'rm -rf "$workspace"' EXIT
+cd "$workspace"
 runs="${RUNS:-1000}"
 results="$build/bench/run"
 mkdir -p "$results"

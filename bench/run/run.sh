@@ -13,6 +13,11 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:-$repo/build}" && pwd)"
+# Each run's workspace is the working directory: it must not hold the CLI (a binary a confined
+# run could replace is refused), so the runs start in a scratch directory of their own.
+workspace="$(mktemp -d /var/tmp/dsh-bench-XXXXXX)"
+trap 'rm -rf "$workspace"' EXIT
+cd "$workspace"
 runs="${RUNS:-1000}"
 peer_runs="${PEER_RUNS:-100}"
 srt_version="${SRT_VERSION:-0.0.78}"

@@ -98,9 +98,10 @@ std::string workspace_root(const std::string& given,
     throw InvalidSandboxInputError(fmt::format(
         "--workspace \"{}\" is not an existing directory; create it or pass another", spelled));
   }
-  std::vector<std::string> written(written_workspaces.begin(), written_workspaces.end());
-  written.insert(written.end(), recorded.roots.begin(), recorded.roots.end());
-  const std::vector<std::string> roots = untrusted_roots("", written);
+  std::vector<std::string> roots = untrusted_roots("", written_workspaces);
+  // The record holds canonical paths only (its reader refuses any other): resolving each again
+  // would cost every call a realpath per recorded root.
+  roots.insert(roots.end(), recorded.roots.begin(), recorded.roots.end());
   auto resolved = resolve_workspace_symlinks(spelled, roots);
   if (!resolved) {
     throw InvalidSandboxInputError(fmt::format(

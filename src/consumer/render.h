@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a model sees of a foreground run (spec §5.7): the command's output, fenced, then the
+// What a model sees of a foreground run: the command's output, fenced, then the
 // sandbox's markers, one per line, the exit marker always last. A nonzero exit is not an error;
 // a runner failure is. Each stream sits between `<stdout NONCE>` and `</stdout NONCE>` (then
 // `<stderr NONCE>` ... `</stderr NONCE>`) lines, NONCE being 16 hex digits drawn per render after

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One output stream of a command: a bounded in-memory tail plus, once the tail overflows, a
-// private spill file holding the full output up to a cap (spec §5.5 output caps). Spill files
+// private spill file holding the full output up to a cap. Spill files
 // live in a per-user directory (<root>/dsh-sandbox-<uid>, 0700) that every mode of both
 // backends can read, so a path handed to an agent is one its next sandboxed command can open;
 // they are removed when the run ends unless the caller keeps them, and kept ones are bounded

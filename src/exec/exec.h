@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// exec: spawns a command without a shell for the bash consumer and `dsh-sandbox run`
-// (spec §5.5). Each command runs in its own process group under a tiny forked supervisor that
+// exec: spawns a command without a shell for the bash consumer and `dsh-sandbox run`.
+// Each command runs in its own process group under a tiny forked supervisor that
 // is the command tree's child subreaper, so whatever the command leaves behind (a setsid'd or
 // double-forked descendant) is ended when the command exits, times out or is aborted, or when
 // the caller dies, as bwrap's PID namespace ends it. The caller's process is never a subreaper.

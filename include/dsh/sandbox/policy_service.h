@@ -2,7 +2,7 @@
 // SandboxPolicyService (spec §6): which policy a call runs under. Precedence is
 //   approved request mode > the session's last sandbox/mode event > the configured default,
 // and the workspace root is an explicit root named for the call, else the session's immutable
-// cwd, else the configured root, resolved realpath-first (§6.3). A session is a JSONL log file;
+// cwd, else the configured root, resolved realpath-first. A session is a JSONL log file;
 // the log is the store, so a mode switch written by any process takes effect at the next resolve.
 //
 // Session log format: one JSON object per line, each terminated by "\n".

@@ -3,10 +3,7 @@
 // layer) `script`, `tmux`, Python's pty.openpty() and multiprocessing work in both modes, on the
 // run's private devpts and /dev/shm; on the Landlock backend, whose /dev is the host's, they are
 // refused and the host's /dev/shm gains nothing.
-#include <dirent.h>
 #include <unistd.h>
-
-#include <set>
 
 #include "local_harness.h"
 #include "must_run.h"
@@ -24,8 +21,11 @@ const char* const kOpenpty =
     "os.write(s, b'through-the-pty\\n')\n"
     "print(os.read(m, 64).decode().strip(), os.ttyname(s).startswith('/dev/pts/'))\n";
 
+// Pool, lock and an anonymous segment, as applications use them; then a segment and a semaphore
+// under names the test chooses (argv[1]), left in place so the test can look for them on the
+// host: on a private /dev/shm they vanish with the run.
 const char* const kMultiprocessing =
-    "import multiprocessing as mp\n"
+    "import sys, _multiprocessing, multiprocessing as mp\n"
     "from multiprocessing import shared_memory\n"
     "def square(x):\n"
     "    return x * x\n"
@@ -38,15 +38,13 @@ const char* const kMultiprocessing =
     "    shm = shared_memory.SharedMemory(create=True, size=16)\n"
     "    shm.close()\n"
     "    shm.unlink()\n"
-    "    print('shm')\n";
+    "    print('shm')\n"
+    "    kept = shared_memory.SharedMemory(name=sys.argv[1], create=True, size=16)\n"
+    "    sem = _multiprocessing.SemLock(1, 1, 1, '/' + sys.argv[1], False)\n"
+    "    print('kept')\n";
 
-std::set<std::string> HostDevShm() {
-  std::set<std::string> names;
-  if (DIR* dir = ::opendir("/dev/shm")) {
-    while (const dirent* entry = ::readdir(dir)) names.insert(entry->d_name);
-    ::closedir(dir);
-  }
-  return names;
+bool OnHostDevShm(const std::string& name) {
+  return ::access(("/dev/shm/" + name).c_str(), F_OK) == 0;
 }
 
 class Terminals : public ::testing::TestWithParam<Backend> {
@@ -123,21 +121,22 @@ TEST_P(Terminals, TmuxStartsAServerAndASession) {
 
 TEST_P(Terminals, MultiprocessingUsesAPrivateDevShm) {
   for (const ConfinedSandboxMode mode : kModes) {
-    const std::set<std::string> before = HostDevShm();
-    const RunResult result = Run(mode, {kPython, "-c", kMultiprocessing});
+    const std::string name = Unique("dsh-it-shm");
+    const RunResult result = Run(mode, {kPython, "-c", kMultiprocessing, name});
     if (Private()) {
       EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-      EXPECT_EQ(result.out, "[1, 4, 9]\nlock\nshm\n") << result.Describe();
+      EXPECT_EQ(result.out, "[1, 4, 9]\nlock\nshm\nkept\n") << result.Describe();
     } else {
       EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
       EXPECT_NE(Lower(result.err).find("permission denied"), std::string::npos)
           << result.Describe();
     }
-    // Nothing of multiprocessing's (sem.mp-*, psm_*) reached the host's /dev/shm.
-    for (const std::string& name : HostDevShm()) {
-      if (before.count(name) != 0) continue;
-      EXPECT_EQ(name.find("mp-"), std::string::npos) << "/dev/shm/" << name;
-      EXPECT_NE(name.rfind("psm_", 0), 0U) << "/dev/shm/" << name;
+    // What the command made under the test's names is not on the host's /dev/shm (glibc names a
+    // semaphore sem.NAME there).
+    for (const std::string& entry : {name, "sem." + name}) {
+      EXPECT_FALSE(OnHostDevShm(entry))
+          << "/dev/shm/" << entry << " under " << sandbox::wire_name(mode);
+      ::unlink(("/dev/shm/" + entry).c_str());
     }
   }
 }

@@ -26,7 +26,7 @@ const char* const kOpenpty =
 // host: on a private /dev/shm they vanish with the run.
 const char* const kMultiprocessing =
     "import sys, _multiprocessing, multiprocessing as mp\n"
-    "from multiprocessing import shared_memory\n"
+    "from multiprocessing import resource_tracker, shared_memory\n"
     "def square(x):\n"
     "    return x * x\n"
     "if __name__ == '__main__':\n"
@@ -40,6 +40,7 @@ const char* const kMultiprocessing =
     "    shm.unlink()\n"
     "    print('shm')\n"
     "    kept = shared_memory.SharedMemory(name=sys.argv[1], create=True, size=16)\n"
+    "    resource_tracker.unregister(kept._name, 'shared_memory')\n"
     "    sem = _multiprocessing.SemLock(1, 1, 1, '/' + sys.argv[1], False)\n"
     "    print('kept')\n";
 

@@ -5,9 +5,9 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$1"
 cd "$repo"
-mapfile -t cxx < <(git ls-files '*.cpp' '*.cc' '*.h')
+mapfile -t cxx < <(git ls-files '*.cpp' '*.h')
 clang-format --dry-run --Werror "${cxx[@]}"
-mapfile -t sources < <(git ls-files 'src/*.cpp' 'src/*.cc')
+mapfile -t sources < <(git ls-files 'src/*.cpp' )
 printf '%s\n' "${sources[@]}" | xargs -P2 -n4 clang-tidy -p "$build" --quiet 2>&1 |
   { grep -E 'error:|warning:' && exit 1 || exit 0; }
 echo "lint: clang-format and clang-tidy clean"

@@ -2,7 +2,7 @@
 # Launcher overhead: a bare fork+exec of /bin/true versus the shipped launcher (static musl with
 # g++) and its glibc twins (static, dynamic) confining the same /bin/true (one --ro / grant), all
 # in ONE hyperfine run so they share the machine's state. -N: hyperfine forks+execs each command
-# itself, no shell between. Static exec-only programs (exec_chain.cc, glibc and musl) give the
+# itself, no shell between. Static exec-only programs (exec_chain.cpp, glibc and musl) give the
 # floor any exec-based launcher pays with that libc. OLD=/path/to/landlock-run adds a row for an
 # earlier build. Prints median ratios against the bare exec (target: static <= 1.10x).
 source "$(dirname "$0")/common.sh"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Thin wrappers over the three Landlock syscalls. Every function returns a value >= 0 or a
-// negative errno; none prints or exits (main.cc owns the failure lines).
+// negative errno; none prints or exits (main.cpp owns the failure lines).
 #pragma once
 
 #include <stdint.h>

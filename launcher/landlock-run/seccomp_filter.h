@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Builds and installs the launcher's seccomp filter, a classic-BPF program generated in
-// seccomp_filter.cc from the tables in seccomp_rules.h (no libseccomp, no allocation).
+// seccomp_filter.cpp from the tables in seccomp_rules.h (no libseccomp, no allocation).
 #pragma once
 
 #include <stddef.h>

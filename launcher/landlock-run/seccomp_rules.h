@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The single source of truth for every seccomp rule the launcher installs: PURE data, read by
-// seccomp_filter.cc to build the filter and by the unit tests to check it. Each rule fails one
+// seccomp_filter.cpp to build the filter and by the unit tests to check it. Each rule fails one
 // syscall (optionally only for one argument value) with an explicit errno; everything else is
 // allowed, because Landlock, not seccomp, is the filesystem boundary. Syscalls newer than Debian
 // 12's headers are defined by number below; since Linux 5.1 new syscalls share one number on every

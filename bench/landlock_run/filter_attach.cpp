@@ -5,7 +5,7 @@
 // per syscall number for its allow-cache) and exits; a control child does the same without the
 // filter. Prints the median of the children's user+system CPU time (wait4's rusage, which other
 // programs' load does not inflate the way it inflates wall time), with and without the filter.
-// Built twice by filter_attach.sh, against an older and the current seccomp_filter.cc.
+// Built twice by filter_attach.sh, against an older and the current seccomp_filter.cpp.
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>

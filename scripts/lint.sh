@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# clang-format (every tracked C++ file) and clang-tidy (the project's sources) must be clean.
+# clang-format (every tracked C++ file) and clang-tidy must be clean: every check over src/, the
+# naming convention over the launcher, the tests and the benchmarks too (one style everywhere).
 # Usage: scripts/lint.sh BUILD_DIR   (a configured build with compile_commands.json)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,5 +10,9 @@ mapfile -t cxx < <(git ls-files '*.cpp' '*.h')
 clang-format --dry-run --Werror "${cxx[@]}"
 mapfile -t sources < <(git ls-files 'src/*.cpp' )
 printf '%s\n' "${sources[@]}" | xargs -P2 -n4 clang-tidy -p "$build" --quiet 2>&1 |
+  { grep -E 'error:|warning:' && exit 1 || exit 0; }
+mapfile -t others < <(git ls-files 'launcher/*.cpp' 'tests/*.cpp' 'bench/*.cpp')
+printf '%s\n' "${others[@]}" | xargs -P2 -n4 clang-tidy -p "$build" --quiet \
+  --checks='-*,readability-identifier-naming' --header-filter='(launcher|tests|bench)/.*' 2>&1 |
   { grep -E 'error:|warning:' && exit 1 || exit 0; }
 echo "lint: clang-format and clang-tidy clean"

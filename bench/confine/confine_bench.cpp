@@ -41,25 +41,25 @@ void confine_loop(benchmark::State& state, std::vector<SandboxBackend> usable,
   for (auto _ : state) benchmark::DoNotOptimize(provider.confine(argv, policy));
 }
 
-void BM_ConfineReadOnlyBwrapLandlock(benchmark::State& state) {
+void bm_confine_read_only_bwrap_landlock(benchmark::State& state) {
   confine_loop(state, {SandboxBackend::kBwrap, SandboxBackend::kLandlock},
                ConfinedSandboxMode::kReadOnly);
 }
-void BM_ConfineWorkspaceWriteBwrapLandlock(benchmark::State& state) {
+void bm_confine_workspace_write_bwrap_landlock(benchmark::State& state) {
   confine_loop(state, {SandboxBackend::kBwrap, SandboxBackend::kLandlock},
                ConfinedSandboxMode::kWorkspaceWrite);
 }
-void BM_ConfineReadOnlyLandlock(benchmark::State& state) {
+void bm_confine_read_only_landlock(benchmark::State& state) {
   confine_loop(state, {SandboxBackend::kLandlock}, ConfinedSandboxMode::kReadOnly);
 }
-void BM_ConfineWorkspaceWriteLandlock(benchmark::State& state) {
+void bm_confine_workspace_write_landlock(benchmark::State& state) {
   confine_loop(state, {SandboxBackend::kLandlock}, ConfinedSandboxMode::kWorkspaceWrite);
 }
 
 }  // namespace
 
-BENCHMARK(BM_ConfineReadOnlyBwrapLandlock);
-BENCHMARK(BM_ConfineWorkspaceWriteBwrapLandlock);
-BENCHMARK(BM_ConfineReadOnlyLandlock);
-BENCHMARK(BM_ConfineWorkspaceWriteLandlock);
+BENCHMARK(bm_confine_read_only_bwrap_landlock);
+BENCHMARK(bm_confine_workspace_write_bwrap_landlock);
+BENCHMARK(bm_confine_read_only_landlock);
+BENCHMARK(bm_confine_workspace_write_landlock);
 BENCHMARK_MAIN();

@@ -42,7 +42,7 @@ inline constexpr uint64_t kScopeSignal = 1ULL << 1;
 // ABI 7's strength and its version is still reported as is.
 inline constexpr int kNewestKnownAbi = 7;
 // Below this ABI some file effect the modes promise is ungoverned (truncate before 3, device
-// ioctl before 5): the run is "partial" (spec §3.4, §8).
+// ioctl before 5): the run is "partial".
 inline constexpr int kFullEnforcementAbi = 5;
 inline constexpr int kNetAbi = 4;
 inline constexpr int kScopeAbi = 6;
@@ -71,20 +71,20 @@ inline constexpr uint64_t kFsReadOnly = kFsExecute | kFsReadFile | kFsReadDir;
 
 // The ABI the launcher acts on: the kernel's, lowered by the hidden test-only --max-abi cap.
 // Negative kernel answers (ENOSYS, EOPNOTSUPP) map to 0, "not enforced".
-int EffectiveAbi(long kernel_abi, int max_abi);
+int effective_abi(long kernel_abi, int max_abi);
 
 // Filesystem rights handled at `abi` (0 for abi < 1), clamped at kNewestKnownAbi.
-uint64_t HandledFsForAbi(int abi);
+uint64_t handled_fs_for_abi(int abi);
 // TCP rights handled for --deny-network at `abi` (0 below ABI 4).
-uint64_t HandledNetForAbi(int abi);
+uint64_t handled_net_for_abi(int abi);
 // Scopes for --scope-ipc at `abi` (0 below ABI 6: the caller must fail closed).
-uint64_t ScopesForAbi(int abi);
+uint64_t scopes_for_abi(int abi);
 // Rights for one rule, reduced to what is handled and to file-compatible rights on a file.
-uint64_t RuleAccess(uint64_t handled, bool read_write, bool is_directory);
+uint64_t rule_access(uint64_t handled, bool read_write, bool is_directory);
 
 // "full" or "partial" for an enforcing ABI (>= 1).
-bool IsPartial(int abi);
-// The probe's exact stdout line (spec §3.3), newline included.
-const char* ProbeReportLine(int abi);
+bool is_partial(int abi);
+// The probe's exact stdout line, newline included.
+const char* probe_report_line(int abi);
 
 }  // namespace landlock_run

@@ -26,15 +26,15 @@ struct CapSets {
   __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
 };
 
-int GetCaps(CapSets* sets) {
+int get_caps(CapSets* sets) {
   return syscall(SYS_capget, &sets->header, sets->data) == 0 ? 0 : -errno;
 }
 
-bool HasSetpcap(const CapSets& sets) {
+bool has_setpcap(const CapSets& sets) {
   return (sets.data[CAP_SETPCAP / 32].effective & (1U << (CAP_SETPCAP % 32))) != 0;
 }
 
-bool AllEmpty(const CapSets& sets) {
+bool all_empty(const CapSets& sets) {
   for (const __user_cap_data_struct& d : sets.data) {
     if ((d.effective | d.permitted | d.inheritable) != 0) return false;
   }
@@ -42,7 +42,7 @@ bool AllEmpty(const CapSets& sets) {
 }
 
 // Bounding set and securebits need CAP_SETPCAP, so they go before capset empties it.
-int DropBoundingAndLock() {
+int drop_bounding_and_lock() {
   const unsigned long bits = kSecbitNoroot | kSecbitNorootLocked | kSecbitNoSetuidFixup |
                              kSecbitNoSetuidFixupLocked | kSecbitKeepCapsLocked |
                              kSecbitNoCapAmbientRaise | kSecbitNoCapAmbientRaiseLocked;
@@ -54,7 +54,7 @@ int DropBoundingAndLock() {
   return 0;
 }
 
-int BoundingSetEmpty() {
+int bounding_set_empty() {
   for (unsigned long cap = 0;; ++cap) {
     const int rc = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
     if (rc < 0) return 0;
@@ -64,12 +64,12 @@ int BoundingSetEmpty() {
 
 }  // namespace
 
-int DropCapabilities() {
+int drop_capabilities() {
   CapSets sets;
-  if (const int rc = GetCaps(&sets); rc != 0) return rc;
-  const bool full_drop = HasSetpcap(sets);
+  if (const int rc = get_caps(&sets); rc != 0) return rc;
+  const bool full_drop = has_setpcap(sets);
   if (full_drop) {
-    if (const int rc = DropBoundingAndLock(); rc != 0) return rc;
+    if (const int rc = drop_bounding_and_lock(); rc != 0) return rc;
   }
   // Ambient must go first: it may never exceed permitted & inheritable.
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
@@ -78,11 +78,11 @@ int DropCapabilities() {
   CapSets empty;
   if (syscall(SYS_capset, &empty.header, empty.data) != 0) return -errno;
   // Verify rather than trust: fail closed if anything survived.
-  if (const int rc = GetCaps(&sets); rc != 0) return rc;
-  if (!AllEmpty(sets)) return -EPERM;
+  if (const int rc = get_caps(&sets); rc != 0) return rc;
+  if (!all_empty(sets)) return -EPERM;
   // Without CAP_SETPCAP the bounding set cannot shrink; no_new_privs then keeps an exec from
   // gaining anything (cap_bprm_creds_from_file intersects with the old permitted set).
-  return full_drop ? BoundingSetEmpty() : 0;
+  return full_drop ? bounding_set_empty() : 0;
 }
 
 }  // namespace landlock_run

@@ -20,41 +20,41 @@ struct FlagSpec {
   ApplyFn apply;
 };
 
-bool AddRo(Options& o, const char* value, int) {
+bool add_ro(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, false};
   return true;
 }
-bool AddRw(Options& o, const char* value, int) {
+bool add_rw(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, true};
   return true;
 }
 // Boolean switches are idempotent: repeating one asks for nothing new.
-bool SetDenyNetwork(Options& o, const char*, int) { return o.deny_network = true; }
-bool SetDenyMetadata(Options& o, const char*, int) { return o.deny_metadata = true; }
-bool SetScopeIpc(Options& o, const char*, int) { return o.scope_ipc = true; }
+bool set_deny_network(Options& o, const char*, int) { return o.deny_network = true; }
+bool set_deny_metadata(Options& o, const char*, int) { return o.deny_metadata = true; }
+bool set_scope_ipc(Options& o, const char*, int) { return o.scope_ipc = true; }
 // A second fd or cap would silently override the first: refuse rather than guess.
-bool SetStatusFd(Options& o, const char*, int n) {
+bool set_status_fd(Options& o, const char*, int n) {
   if (o.status_fd >= 0) return false;
   o.status_fd = n;
   return true;
 }
-bool SetMaxAbi(Options& o, const char*, int n) {
+bool set_max_abi(Options& o, const char*, int n) {
   if (o.max_abi >= 0) return false;
   o.max_abi = n;
   return true;
 }
 
 constexpr FlagSpec kFlags[] = {
-    {"--ro", Arity::kPath, AddRo},
-    {"--rw", Arity::kPath, AddRw},
-    {"--deny-network", Arity::kFlag, SetDenyNetwork},
-    {"--deny-metadata", Arity::kFlag, SetDenyMetadata},
-    {"--scope-ipc", Arity::kFlag, SetScopeIpc},
-    {"--status-fd", Arity::kNumber, SetStatusFd},
-    {"--max-abi", Arity::kNumber, SetMaxAbi},  // hidden, test-only: lowers the ABI used
+    {"--ro", Arity::kPath, add_ro},
+    {"--rw", Arity::kPath, add_rw},
+    {"--deny-network", Arity::kFlag, set_deny_network},
+    {"--deny-metadata", Arity::kFlag, set_deny_metadata},
+    {"--scope-ipc", Arity::kFlag, set_scope_ipc},
+    {"--status-fd", Arity::kNumber, set_status_fd},
+    {"--max-abi", Arity::kNumber, set_max_abi},  // hidden, test-only: lowers the ABI used
 };
 
-const FlagSpec* FindFlag(const char* arg) {
+const FlagSpec* find_flag(const char* arg) {
   for (const FlagSpec& spec : kFlags) {
     if (strcmp(spec.name, arg) == 0) return &spec;
   }
@@ -62,7 +62,7 @@ const FlagSpec* FindFlag(const char* arg) {
 }
 
 // Decimal, no sign, at most 9 digits so it always fits an int. Returns -1 when malformed.
-int ParseNumber(const char* text) {
+int parse_number(const char* text) {
   const size_t length = strlen(text);
   if (length == 0 || length > 9) return -1;
   int value = 0;
@@ -73,11 +73,11 @@ int ParseNumber(const char* text) {
   return value;
 }
 
-bool IsSoleOnly(const char* arg) {
+bool is_sole_only(const char* arg) {
   return strcmp(arg, "--probe") == 0 || strcmp(arg, "--features") == 0;
 }
 
-Options Fail(Options options, UsageError error, const char* arg) {
+Options fail(Options options, UsageError error, const char* arg) {
   options.action = Action::kUsageError;
   options.error = error;
   options.error_arg = arg;
@@ -86,7 +86,7 @@ Options Fail(Options options, UsageError error, const char* arg) {
 
 }  // namespace
 
-Options ParseArgs(int argc, const char* const* argv, Grant* grant_storage) {
+Options parse_args(int argc, const char* const* argv, Grant* grant_storage) {
   Options options;
   options.grants = grant_storage;
   // --probe and --features are valid only as the sole argument (argc == 2).
@@ -101,31 +101,31 @@ Options ParseArgs(int argc, const char* const* argv, Grant* grant_storage) {
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     if (strcmp(arg, "--") == 0) {
-      if (i + 1 >= argc) return Fail(options, UsageError::kMissingCommand, nullptr);
+      if (i + 1 >= argc) return fail(options, UsageError::kMissingCommand, nullptr);
       options.action = Action::kRun;
       options.command_index = i + 1;
       return options;
     }
-    if (IsSoleOnly(arg)) return Fail(options, UsageError::kProbeNotAlone, arg);
-    const FlagSpec* spec = FindFlag(arg);
-    if (spec == nullptr) return Fail(options, UsageError::kUnknownArgument, arg);
+    if (is_sole_only(arg)) return fail(options, UsageError::kProbeNotAlone, arg);
+    const FlagSpec* spec = find_flag(arg);
+    if (spec == nullptr) return fail(options, UsageError::kUnknownArgument, arg);
     const char* value = nullptr;
     int number = 0;
     if (spec->arity != Arity::kFlag) {
-      if (i + 1 >= argc) return Fail(options, UsageError::kMissingValue, spec->name);
+      if (i + 1 >= argc) return fail(options, UsageError::kMissingValue, spec->name);
       value = argv[++i];
-      if (spec->arity == Arity::kNumber && (number = ParseNumber(value)) < 0) {
-        return Fail(options, UsageError::kBadNumber, spec->name);
+      if (spec->arity == Arity::kNumber && (number = parse_number(value)) < 0) {
+        return fail(options, UsageError::kBadNumber, spec->name);
       }
     }
     if (!spec->apply(options, value, number)) {
-      return Fail(options, UsageError::kRepeated, spec->name);
+      return fail(options, UsageError::kRepeated, spec->name);
     }
   }
-  return Fail(options, UsageError::kMissingCommand, nullptr);  // no `--` at all
+  return fail(options, UsageError::kMissingCommand, nullptr);  // no `--` at all
 }
 
-int FormatUsageError(const Options& options, char* out, size_t size) {
+int format_usage_error(const Options& options, char* out, size_t size) {
   const char* arg = options.error_arg != nullptr ? options.error_arg : "";
   const bool wants_path = strcmp(arg, "--ro") == 0 || strcmp(arg, "--rw") == 0;
   switch (options.error) {
@@ -147,7 +147,7 @@ int FormatUsageError(const Options& options, char* out, size_t size) {
   return snprintf(out, size, "usage error: missing `-- <argv>...` command");
 }
 
-void SanitizeLine(char* text) {
+void sanitize_line(char* text) {
   for (; *text != '\0'; ++text) {
     const unsigned char byte = static_cast<unsigned char>(*text);
     if (byte < 0x20 || byte == 0x7f) *text = '?';

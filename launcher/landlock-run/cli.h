@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The launcher's argument grammar, PURE (no I/O, no allocation), so a unit test and a fuzzer can
-// drive it. Grammar (spec §3.1, extended without breaking it):
+// drive it. Grammar:
 //   landlock-run [--ro P]... [--rw P]... [--deny-network] [--deny-metadata] [--scope-ipc]
 //                [--status-fd N] [--max-abi N] -- ARGV...
 //   landlock-run --probe        (sole argument)
@@ -46,14 +46,14 @@ struct Options {
 
 // Parses argv[1..argc). `grant_storage` must hold at least `argc` entries (or be null when
 // argc <= 1). Never reads argv beyond argc, never writes beyond argc grants.
-Options ParseArgs(int argc, const char* const* argv, Grant* grant_storage);
+Options parse_args(int argc, const char* const* argv, Grant* grant_storage);
 
 // The text after "landlock-run: " for a usage error (one line, no newline), written into `out`.
 // Returns the formatted length (snprintf semantics).
-int FormatUsageError(const Options& options, char* out, size_t size);
+int format_usage_error(const Options& options, char* out, size_t size);
 
 // Replaces every control byte in the NUL-terminated `text` with '?', so a path or argument that
 // contains a newline can never turn the one failure line into two (or forge a second one).
-void SanitizeLine(char* text);
+void sanitize_line(char* text);
 
 }  // namespace landlock_run

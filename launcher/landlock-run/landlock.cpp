@@ -11,21 +11,21 @@
 namespace landlock_run {
 namespace {
 
-int ErrnoOr(long rc) { return rc < 0 ? -errno : static_cast<int>(rc); }
+int errno_or(long rc) { return rc < 0 ? -errno : static_cast<int>(rc); }
 
 }  // namespace
 
-long QueryKernelAbi() {
+long query_kernel_abi() {
   const long rc = syscall(kSysCreateRuleset, nullptr, 0, kCreateRulesetVersion);
   return rc < 0 ? -errno : rc;
 }
 
-int CreateRuleset(const RulesetAttr& attr) {
-  return ErrnoOr(syscall(kSysCreateRuleset, &attr, sizeof(attr), 0U));
+int create_ruleset(const RulesetAttr& attr) {
+  return errno_or(syscall(kSysCreateRuleset, &attr, sizeof(attr), 0U));
 }
 
-int AddPathRule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read_write,
-                RuleStage* stage) {
+int add_path_rule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read_write,
+                  RuleStage* stage) {
   *stage = RuleStage::kOpen;
   // openat, not open: musl's open() follows every O_CLOEXEC open with an fcntl(F_SETFD) for
   // kernels before 2.6.23, one wasted syscall per grant; its openat() does not.
@@ -39,13 +39,13 @@ int AddPathRule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read
   }
   // Directory-only rights on a file rule are EINVAL, so reduce them (what makes --rw /dev/null
   // work); on ABI >= 5 IOCTL_DEV survives, so device ioctls on a granted node keep working.
-  const PathBeneathAttr rule{RuleAccess(handled_fs, read_write, S_ISDIR(info.st_mode)), fd};
+  const PathBeneathAttr rule{rule_access(handled_fs, read_write, S_ISDIR(info.st_mode)), fd};
   *stage = RuleStage::kAddRule;
-  const int rc = ErrnoOr(syscall(kSysAddRule, ruleset_fd, kRulePathBeneath, &rule, 0U));
+  const int rc = errno_or(syscall(kSysAddRule, ruleset_fd, kRulePathBeneath, &rule, 0U));
   close(fd);
   return rc;
 }
 
-int RestrictSelf(int ruleset_fd) { return ErrnoOr(syscall(kSysRestrictSelf, ruleset_fd, 0U)); }
+int restrict_self(int ruleset_fd) { return errno_or(syscall(kSysRestrictSelf, ruleset_fd, 0U)); }
 
 }  // namespace landlock_run

@@ -10,19 +10,19 @@
 namespace landlock_run {
 
 // The kernel's Landlock ABI version, or -ENOSYS / -EOPNOTSUPP when it cannot enforce.
-long QueryKernelAbi();
+long query_kernel_abi();
 
 // A new ruleset fd (O_CLOEXEC by the kernel), or a negative errno.
-int CreateRuleset(const RulesetAttr& attr);
+int create_ruleset(const RulesetAttr& attr);
 
 enum class RuleStage { kOpen, kAddRule };
 
 // Opens `path` O_PATH|O_CLOEXEC (fail-closed: an unopenable grant root never narrows silently)
 // and adds a path-beneath rule for it. On failure returns a negative errno and sets *stage.
-int AddPathRule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read_write,
-                RuleStage* stage);
+int add_path_rule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read_write,
+                  RuleStage* stage);
 
 // landlock_restrict_self(fd, 0): enforce on the calling thread and all its future children.
-int RestrictSelf(int ruleset_fd);
+int restrict_self(int ruleset_fd);
 
 }  // namespace landlock_run

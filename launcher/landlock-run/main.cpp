@@ -68,7 +68,7 @@ namespace {
 constexpr int kLauncherFailure = 125;
 int g_status_fd = -1;  // the only mutable global: where Fail() also reports
 
-void WriteAll(int fd, const char* data, size_t size) {
+void write_all(int fd, const char* data, size_t size) {
   while (size > 0) {
     const ssize_t n = write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
@@ -79,45 +79,46 @@ void WriteAll(int fd, const char* data, size_t size) {
 }
 
 // One sanitized line, "landlock-run: " + message, to stderr and the status fd; then exit 125.
-[[noreturn]] __attribute__((format(printf, 1, 2))) void Fail(const char* format, ...) {
+[[noreturn]] __attribute__((format(printf, 1, 2))) void fail(const char* format, ...) {
   char line[4096] = "landlock-run: ";
   const size_t prefix = strlen(line);
   va_list args;
   va_start(args, format);
   vsnprintf(line + prefix, sizeof(line) - prefix - 1, format, args);
   va_end(args);
-  SanitizeLine(line);
+  sanitize_line(line);
   const size_t length = strlen(line);
   line[length] = '\n';
-  WriteAll(STDERR_FILENO, line, length + 1);
-  if (g_status_fd >= 0) WriteAll(g_status_fd, line, length + 1);
+  write_all(STDERR_FILENO, line, length + 1);
+  if (g_status_fd >= 0) write_all(g_status_fd, line, length + 1);
   _exit(kLauncherFailure);
 }
 
-[[noreturn]] void FailNotEnforced() {
-  Fail("landlock is not enforced by this kernel (ABI unsupported or disabled)");
+[[noreturn]] void fail_not_enforced() {
+  fail("landlock is not enforced by this kernel (ABI unsupported or disabled)");
 }
 
-[[noreturn]] void FailRuleset(int negative_errno) {
-  Fail("landlock ruleset error: %s", strerror(-negative_errno));
+[[noreturn]] void fail_ruleset(int negative_errno) {
+  fail("landlock ruleset error: %s", strerror(-negative_errno));
 }
 
-void AdoptStatusFd(int fd) {
+void adopt_status_fd(int fd) {
   if (fd < 0) return;
   // 0-2 belong to the command; marking them close-on-exec would take its stdio away.
-  if (fd <= STDERR_FILENO) Fail("usage error: --status-fd must be 3 or above");
+  if (fd <= STDERR_FILENO) fail("usage error: --status-fd must be 3 or above");
   if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
-    Fail("cannot use status fd %d: %s", fd, strerror(errno));
+    fail("cannot use status fd %d: %s", fd, strerror(errno));
   }
   g_status_fd = fd;
 }
 
 // Steps 2 (refusals), 4 and 6 for one run: returns the ruleset fd, fully populated.
-int BuildRuleset(const Options& options, int abi) {
-  const RulesetAttr attr{HandledFsForAbi(abi), options.deny_network ? HandledNetForAbi(abi) : 0,
-                         options.scope_ipc ? ScopesForAbi(abi) : 0};
-  const int ruleset = CreateRuleset(attr);
-  if (ruleset < 0) FailRuleset(ruleset);
+int build_ruleset(const Options& options, int abi) {
+  const RulesetAttr attr{handled_fs_for_abi(abi),
+                         options.deny_network ? handled_net_for_abi(abi) : 0,
+                         options.scope_ipc ? scopes_for_abi(abi) : 0};
+  const int ruleset = create_ruleset(attr);
+  if (ruleset < 0) fail_ruleset(ruleset);
   // Read-only grants first, then read-write, each in argv order (the reference's order).
   constexpr bool kPasses[] = {false, true};  // an array, not a braced list: no <initializer_list>
   for (const bool read_write : kPasses) {
@@ -125,85 +126,85 @@ int BuildRuleset(const Options& options, int abi) {
       const Grant& grant = options.grants[i];
       if (grant.read_write != read_write) continue;
       RuleStage stage = RuleStage::kOpen;
-      const int rc = AddPathRule(ruleset, grant.path, attr.handled_access_fs, read_write, &stage);
+      const int rc = add_path_rule(ruleset, grant.path, attr.handled_access_fs, read_write, &stage);
       if (rc < 0 && stage == RuleStage::kOpen) {
-        Fail("cannot open rule path: %s: %s", grant.path, strerror(-rc));
+        fail("cannot open rule path: %s: %s", grant.path, strerror(-rc));
       }
-      if (rc < 0) FailRuleset(rc);
+      if (rc < 0) fail_ruleset(rc);
     }
   }
   return ruleset;
 }
 
-void SetNoNewPrivs() {
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) FailRuleset(-errno);
+void set_no_new_privs() {
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail_ruleset(-errno);
 }
 
-void Enforce(int ruleset) {
-  if (const int rc = RestrictSelf(ruleset); rc < 0) FailRuleset(rc);
+void enforce(int ruleset) {
+  if (const int rc = restrict_self(ruleset); rc < 0) fail_ruleset(rc);
   close(ruleset);
 }
 
-int UsableAbi(int max_abi) {
-  const int abi = EffectiveAbi(QueryKernelAbi(), max_abi);
-  if (abi < 1) FailNotEnforced();
+int usable_abi(int max_abi) {
+  const int abi = effective_abi(query_kernel_abi(), max_abi);
+  if (abi < 1) fail_not_enforced();
   return abi;
 }
 
 // --probe: enforce a real `--ro /` ruleset on this short-lived process, then report.
-int RunProbe() {
-  const int abi = UsableAbi(-1);
-  SetNoNewPrivs();
+int run_probe() {
+  const int abi = usable_abi(-1);
+  set_no_new_privs();
   const char* root = "/";
   Grant grant{root, false};
   Options options;
   options.grants = &grant;
   options.grant_count = 1;
-  Enforce(BuildRuleset(options, abi));
-  const char* line = ProbeReportLine(abi);
-  WriteAll(STDOUT_FILENO, line, strlen(line));
+  enforce(build_ruleset(options, abi));
+  const char* line = probe_report_line(abi);
+  write_all(STDOUT_FILENO, line, strlen(line));
   return 0;
 }
 
 // --features: key=value lines for a provider's handshake. Informational: exits 0 even when
 // Landlock is unavailable (enforcement=none); --probe stays the availability signal.
-int RunFeatures() {
-  const long kernel_abi = QueryKernelAbi();
-  const int abi = EffectiveAbi(kernel_abi, -1);
+int run_features() {
+  const long kernel_abi = query_kernel_abi();
+  const int abi = effective_abi(kernel_abi, -1);
   const bool seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
   printf(
       "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
       "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
       "cap_drop=1\nstatus_fd=1\nkernel_object_block=%d\n",
-      abi, abi < 1 ? "none" : (IsPartial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
+      abi, abi < 1 ? "none" : (is_partial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
       seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
       seccomp ? 1 : 0, seccomp ? 1 : 0);
   return fflush(stdout) == 0 ? 0 : kLauncherFailure;
 }
 
-[[noreturn]] void RunConfined(const Options& options, char* const* argv) {
-  AdoptStatusFd(options.status_fd);
-  const int abi = UsableAbi(options.max_abi);
+[[noreturn]] void run_confined(const Options& options, char* const* argv) {
+  adopt_status_fd(options.status_fd);
+  const int abi = usable_abi(options.max_abi);
   // Fail closed: a requested isolation the kernel cannot give is an error, never a no-op.
-  if (options.scope_ipc && ScopesForAbi(abi) == 0) {
-    Fail("--scope-ipc needs Landlock ABI %d (Linux 6.12); the usable ABI is %d", kScopeAbi, abi);
+  if (options.scope_ipc && scopes_for_abi(abi) == 0) {
+    fail("--scope-ipc needs Landlock ABI %d (Linux 6.12); the usable ABI is %d", kScopeAbi, abi);
   }
-  SetNoNewPrivs();
-  const int ruleset = BuildRuleset(options, abi);
-  if (const int rc = DropCapabilities(); rc < 0) {
-    Fail("cannot drop capabilities: %s", strerror(-rc));
+  set_no_new_privs();
+  const int ruleset = build_ruleset(options, abi);
+  if (const int rc = drop_capabilities(); rc < 0) {
+    fail("cannot drop capabilities: %s", strerror(-rc));
   }
-  Enforce(ruleset);
+  enforce(ruleset);
   const FilterChoice filter{options.deny_network, options.deny_metadata};
-  if (const int rc = InstallFilter(filter); rc < 0) {
-    Fail("seccomp filter error: %s", strerror(-rc));
+  if (const int rc = install_filter(filter); rc < 0) {
+    fail("seccomp filter error: %s", strerror(-rc));
   }
-  if (IsPartial(abi)) {
-    static const char kNotice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
-    WriteAll(STDERR_FILENO, kNotice, sizeof(kNotice) - 1);
+  if (is_partial(abi)) {
+    static const char k_notice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
+    write_all(STDERR_FILENO, k_notice, sizeof(k_notice) - 1);
   }
   execvp(argv[options.command_index], argv + options.command_index);
-  Fail("exec failed: %s", strerror(errno));
+  fail("exec failed: %s", strerror(errno));
 }
 
 }  // namespace
@@ -213,15 +214,15 @@ int main(int argc, char** argv) {
   using namespace landlock_run;
   // argc entries always suffice: every grant consumes at least two arguments.
   Grant* storage = static_cast<Grant*>(calloc(static_cast<size_t>(argc), sizeof(Grant)));
-  if (storage == nullptr) Fail("out of memory");
-  const Options options = ParseArgs(argc, argv, storage);
+  if (storage == nullptr) fail("out of memory");
+  const Options options = parse_args(argc, argv, storage);
   switch (options.action) {
     case Action::kProbe:
-      return RunProbe();
+      return run_probe();
     case Action::kFeatures:
-      return RunFeatures();
+      return run_features();
     case Action::kRun:
-      RunConfined(options, argv);
+      run_confined(options, argv);
     case Action::kUsageError:
       break;
   }
@@ -229,6 +230,6 @@ int main(int argc, char** argv) {
     g_status_fd = options.status_fd;
   }
   char message[4096];
-  FormatUsageError(options, message, sizeof(message));
-  Fail("%s", message);
+  format_usage_error(options, message, sizeof(message));
+  fail("%s", message);
 }

@@ -54,13 +54,13 @@ constexpr uint32_t kX32SyscallBit = 0x40000000U;  // __X32_SYSCALL_BIT, asm/unis
 constexpr uint32_t kNrOffset = offsetof(seccomp_data, nr);
 constexpr uint32_t kArchOffset = offsetof(seccomp_data, arch);
 
-constexpr uint32_t ArgLowOffset(unsigned arg) {
+constexpr uint32_t arg_low_offset(unsigned arg) {
   return static_cast<uint32_t>(offsetof(seccomp_data, args)) + 8U * arg;
 }
 
 // Instructions per block, so the program's size is known at compile time (see kMaxProgram).
 constexpr size_t kPrologueLength = LANDLOCK_RUN_CHECK_X32 ? 6 : 4;  // incl. ld nr
-constexpr size_t BlockLength(const SyscallRule& rule) {
+constexpr size_t block_length(const SyscallRule& rule) {
   switch (rule.match) {
     case ArgMatch::kAny:
       return 2;
@@ -76,9 +76,9 @@ constexpr size_t BlockLength(const SyscallRule& rule) {
 }
 
 template <size_t N>
-constexpr size_t TableLength(const SyscallRule (&table)[N]) {
+constexpr size_t table_length(const SyscallRule (&table)[N]) {
   size_t length = 0;
-  for (const SyscallRule& rule : table) length += BlockLength(rule);
+  for (const SyscallRule& rule : table) length += block_length(rule);
   return length;
 }
 
@@ -88,10 +88,10 @@ constexpr size_t kMaxRules =
     sizeof(kTerminalRules) / sizeof(SyscallRule) + sizeof(kIpcRules) / sizeof(SyscallRule) +
     sizeof(kKeyringRules) / sizeof(SyscallRule) + sizeof(kNamespaceRules) / sizeof(SyscallRule) +
     sizeof(kNetworkRules) / sizeof(SyscallRule) + sizeof(kMetadataRules) / sizeof(SyscallRule);
-constexpr size_t kMaxProgram = kPrologueLength + TableLength(kTerminalRules) +
-                               TableLength(kIpcRules) + TableLength(kKeyringRules) +
-                               TableLength(kNamespaceRules) + TableLength(kNetworkRules) +
-                               TableLength(kMetadataRules) + 2 * kMaxRules + 1;
+constexpr size_t kMaxProgram = kPrologueLength + table_length(kTerminalRules) +
+                               table_length(kIpcRules) + table_length(kKeyringRules) +
+                               table_length(kNamespaceRules) + table_length(kNetworkRules) +
+                               table_length(kMetadataRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
 // A leaf holds at most this many units (below), checked one after another.
@@ -107,10 +107,10 @@ struct Unit {
   size_t end;
 };
 
-constexpr size_t UnitLength(const Unit& unit, const SyscallRule* const* rules) {
+constexpr size_t unit_length(const Unit& unit, const SyscallRule* const* rules) {
   if (unit.high != unit.low) return 3;  // JGE low, JGT high, RET
   size_t length = 0;
-  for (size_t i = unit.begin; i < unit.end; ++i) length += BlockLength(*rules[i]);
+  for (size_t i = unit.begin; i < unit.end; ++i) length += block_length(*rules[i]);
   return length;
 }
 
@@ -119,11 +119,11 @@ constexpr size_t UnitLength(const Unit& unit, const SyscallRule* const* rules) {
 class RuleSet {
  public:
   template <size_t N>
-  void Add(const SyscallRule (&table)[N]) {
-    for (const SyscallRule& rule : table) Insert(&rule);
+  void add(const SyscallRule (&table)[N]) {
+    for (const SyscallRule& rule : table) insert(&rule);
   }
   // Groups the sorted rules into units; call once, after every Add.
-  void Finish() {
+  void finish() {
     units_ = 0;
     size_t i = 0;
     while (i < count_) {
@@ -131,7 +131,7 @@ class RuleSet {
       while (end < count_ && rules_[end]->nr == rules_[i]->nr) ++end;
       const bool lone_any = end - i == 1 && rules_[i]->match == ArgMatch::kAny;
       Unit* last = units_ > 0 ? &units_array_[units_ - 1] : nullptr;
-      if (lone_any && last != nullptr && Mergeable(*last) && last->high + 1 == rules_[i]->nr &&
+      if (lone_any && last != nullptr && mergeable(*last) && last->high + 1 == rules_[i]->nr &&
           rules_[last->begin]->err == rules_[i]->err) {
         last->high = rules_[i]->nr;
         last->end = end;
@@ -147,12 +147,12 @@ class RuleSet {
   const SyscallRule* const* rules() const { return rules_; }
 
  private:
-  bool Mergeable(const Unit& unit) const {
+  bool mergeable(const Unit& unit) const {
     return unit.end - unit.begin == static_cast<size_t>(unit.high - unit.low) + 1 &&
            rules_[unit.begin]->match == ArgMatch::kAny;
   }
 
-  void Insert(const SyscallRule* rule) {
+  void insert(const SyscallRule* rule) {
     if (count_ >= kMaxRules) return;
     size_t at = count_;
     while (at > 0 && rules_[at - 1]->nr > rule->nr) {
@@ -174,18 +174,18 @@ class Program {
   size_t size() const { return size_; }
   const sock_filter* data() const { return code_; }
 
-  void Load(uint32_t offset) { Emit(BPF_LD | BPF_W | BPF_ABS, 0, 0, offset); }
-  void Return(uint32_t action) { Emit(BPF_RET | BPF_K, 0, 0, action); }
+  void load(uint32_t offset) { emit(BPF_LD | BPF_W | BPF_ABS, 0, 0, offset); }
+  void Return(uint32_t action) { emit(BPF_RET | BPF_K, 0, 0, action); }
   // Compares A with k; skips `if_true` / `if_false` instructions after this one.
-  void JumpEq(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JEQ, k, if_true, if_false); }
-  void JumpGe(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JGE, k, if_true, if_false); }
-  void JumpGt(uint32_t k, size_t if_true, size_t if_false) { Jump(BPF_JGT, k, if_true, if_false); }
-  void JumpSet(uint32_t k, size_t if_true, size_t if_false) {
-    Jump(BPF_JSET, k, if_true, if_false);
+  void jump_eq(uint32_t k, size_t if_true, size_t if_false) { jump(BPF_JEQ, k, if_true, if_false); }
+  void jump_ge(uint32_t k, size_t if_true, size_t if_false) { jump(BPF_JGE, k, if_true, if_false); }
+  void jump_gt(uint32_t k, size_t if_true, size_t if_false) { jump(BPF_JGT, k, if_true, if_false); }
+  void jump_set(uint32_t k, size_t if_true, size_t if_false) {
+    jump(BPF_JSET, k, if_true, if_false);
   }
 
   // Appends one rule block; on entry and on fall-through exit A holds the syscall number.
-  void Rule(const SyscallRule& rule) {
+  void rule(const SyscallRule& rule) {
     const uint32_t nr = static_cast<uint32_t>(rule.nr);
     const uint32_t deny = SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.err) & SECCOMP_RET_DATA);
     const uint32_t low = static_cast<uint32_t>(rule.value & 0xffffffffU);
@@ -193,59 +193,59 @@ class Program {
     const size_t start = size_;
     switch (rule.match) {
       case ArgMatch::kAny:
-        JumpEq(nr, 0, 1);
+        jump_eq(nr, 0, 1);
         Return(deny);
         break;
       case ArgMatch::kLow32Equal:  // the kernel reads the command as an unsigned int
-        JumpEq(nr, 0, 4);
-        Load(ArgLowOffset(rule.arg));
-        JumpEq(low, 0, 1);
+        jump_eq(nr, 0, 4);
+        load(arg_low_offset(rule.arg));
+        jump_eq(low, 0, 1);
         Return(deny);
-        Load(kNrOffset);  // A is the argument now; the next rule may be on the same syscall
+        load(kNrOffset);  // A is the argument now; the next rule may be on the same syscall
         break;
       case ArgMatch::kLow32AnySet:  // flags the kernel tests in the low word (CLONE_NEWUSER)
-        JumpEq(nr, 0, 4);
-        Load(ArgLowOffset(rule.arg));
-        JumpSet(low, 0, 1);
+        jump_eq(nr, 0, 4);
+        load(arg_low_offset(rule.arg));
+        jump_set(low, 0, 1);
         Return(deny);
-        Load(kNrOffset);
+        load(kNrOffset);
         break;
       case ArgMatch::kLow32NotIn: {  // one equality per allowed value, each skipping the deny
         const size_t n = rule.allowed_count;
-        JumpEq(nr, 0, n + 3);
-        Load(ArgLowOffset(rule.arg));
-        for (size_t i = 0; i < n; ++i) JumpEq(rule.allowed[i], n - i, 0);
+        jump_eq(nr, 0, n + 3);
+        load(arg_low_offset(rule.arg));
+        for (size_t i = 0; i < n; ++i) jump_eq(rule.allowed[i], n - i, 0);
         Return(deny);
-        Load(kNrOffset);
+        load(kNrOffset);
         break;
       }
       case ArgMatch::kNotEqual:  // allowed only when all 64 bits match: high garbage fails
-        JumpEq(nr, 0, 6);
-        Load(ArgLowOffset(rule.arg));
-        JumpEq(low, 0, 2);  // low differs: deny
-        Load(ArgLowOffset(rule.arg) + 4);
-        JumpEq(high, 1, 0);  // both words equal: skip the deny
+        jump_eq(nr, 0, 6);
+        load(arg_low_offset(rule.arg));
+        jump_eq(low, 0, 2);  // low differs: deny
+        load(arg_low_offset(rule.arg) + 4);
+        jump_eq(high, 1, 0);  // both words equal: skip the deny
         Return(deny);
-        Load(kNrOffset);
+        load(kNrOffset);
         break;
     }
     // The block lengths above are what kMaxProgram was computed from.
-    if (size_ - start != BlockLength(rule)) overflow_ = true;
+    if (size_ - start != block_length(rule)) overflow_ = true;
   }
 
   // Appends one unit: its rules' blocks, or for a range of numbers that fail alike one check
   // of both ends. A holds the syscall number throughout.
-  void EmitUnit(const RuleSet& rules, const Unit& unit) {
+  void emit_unit(const RuleSet& rules, const Unit& unit) {
     const size_t start = size_;
     if (unit.high == unit.low) {
-      for (size_t i = unit.begin; i < unit.end; ++i) Rule(rules.rule(i));
+      for (size_t i = unit.begin; i < unit.end; ++i) rule(rules.rule(i));
       return;
     }
     const SyscallRule& rule = rules.rule(unit.begin);
-    JumpGe(static_cast<uint32_t>(unit.low), 0, 2);
-    JumpGt(static_cast<uint32_t>(unit.high), 1, 0);
+    jump_ge(static_cast<uint32_t>(unit.low), 0, 2);
+    jump_gt(static_cast<uint32_t>(unit.high), 1, 0);
     Return(SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.err) & SECCOMP_RET_DATA));
-    if (size_ - start != UnitLength(unit, rules.rules())) overflow_ = true;
+    if (size_ - start != unit_length(unit, rules.rules())) overflow_ = true;
   }
 
   // A binary search on the syscall number over the units [first, last), A holding the number
@@ -254,39 +254,39 @@ class Program {
   // every rule, which is also what the kernel emulates per syscall number when it attaches a
   // filter (its allow-cache, Linux 5.11); ranges and the tree keep the program short, which is
   // what its translation and JIT cost.
-  void Tree(const RuleSet& rules, size_t first, size_t last) {
+  void tree(const RuleSet& rules, size_t first, size_t last) {
     if (last - first <= kLeafUnits) {
-      for (size_t i = first; i < last; ++i) EmitUnit(rules, rules.unit(i));
+      for (size_t i = first; i < last; ++i) emit_unit(rules, rules.unit(i));
       Return(SECCOMP_RET_ALLOW);
       return;
     }
     const size_t middle = first + (last - first) / 2;
-    JumpGe(static_cast<uint32_t>(rules.unit(middle).low), TreeLength(rules, first, middle), 0);
-    Tree(rules, first, middle);
-    Tree(rules, middle, last);
+    jump_ge(static_cast<uint32_t>(rules.unit(middle).low), tree_length(rules, first, middle), 0);
+    tree(rules, first, middle);
+    tree(rules, middle, last);
   }
 
   bool ok() const { return !overflow_; }
 
  private:
-  static size_t TreeLength(const RuleSet& rules, size_t first, size_t last) {
+  static size_t tree_length(const RuleSet& rules, size_t first, size_t last) {
     if (last - first <= kLeafUnits) {
       size_t length = 1;
-      for (size_t i = first; i < last; ++i) length += UnitLength(rules.unit(i), rules.rules());
+      for (size_t i = first; i < last; ++i) length += unit_length(rules.unit(i), rules.rules());
       return length;
     }
     const size_t middle = first + (last - first) / 2;
-    return 1 + TreeLength(rules, first, middle) + TreeLength(rules, middle, last);
+    return 1 + tree_length(rules, first, middle) + tree_length(rules, middle, last);
   }
 
   // Classic BPF jump offsets are 8 bits: a longer one would be silently truncated, so it marks
   // the program broken instead (never loaded: the launcher fails closed).
-  void Jump(uint16_t op, uint32_t k, size_t if_true, size_t if_false) {
+  void jump(uint16_t op, uint32_t k, size_t if_true, size_t if_false) {
     if (if_true > 255 || if_false > 255) overflow_ = true;
-    Emit(BPF_JMP | op | BPF_K, static_cast<uint8_t>(if_true), static_cast<uint8_t>(if_false), k);
+    emit(BPF_JMP | op | BPF_K, static_cast<uint8_t>(if_true), static_cast<uint8_t>(if_false), k);
   }
 
-  void Emit(uint32_t code, uint8_t jt, uint8_t jf, uint32_t k) {
+  void emit(uint32_t code, uint8_t jt, uint8_t jf, uint32_t k) {
     if (size_ >= kMaxProgram) {
       overflow_ = true;
       return;
@@ -301,35 +301,35 @@ class Program {
 
 // Builds the whole program into *program. Returns 0 or -E2BIG (a miscounted block or a jump
 // too long: never loaded, the launcher fails closed).
-int Build(const FilterChoice& choice, Program* program) {
-  program->Load(kArchOffset);
-  program->JumpEq(LANDLOCK_RUN_AUDIT_ARCH, 1, 0);
+int build(const FilterChoice& choice, Program* program) {
+  program->load(kArchOffset);
+  program->jump_eq(LANDLOCK_RUN_AUDIT_ARCH, 1, 0);
   program->Return(SECCOMP_RET_KILL_PROCESS);
-  program->Load(kNrOffset);
+  program->load(kNrOffset);
 #if LANDLOCK_RUN_CHECK_X32
-  program->JumpGe(kX32SyscallBit, 0, 1);
+  program->jump_ge(kX32SyscallBit, 0, 1);
   program->Return(SECCOMP_RET_KILL_PROCESS);
 #endif
   RuleSet rules;
-  rules.Add(kTerminalRules);
-  rules.Add(kIpcRules);
-  rules.Add(kKeyringRules);
-  rules.Add(kNamespaceRules);
-  if (choice.deny_network) rules.Add(kNetworkRules);
-  if (choice.deny_metadata) rules.Add(kMetadataRules);
-  rules.Finish();
-  program->Tree(rules, 0, rules.units());
+  rules.add(kTerminalRules);
+  rules.add(kIpcRules);
+  rules.add(kKeyringRules);
+  rules.add(kNamespaceRules);
+  if (choice.deny_network) rules.add(kNetworkRules);
+  if (choice.deny_metadata) rules.add(kMetadataRules);
+  rules.finish();
+  program->tree(rules, 0, rules.units());
   return program->ok() ? 0 : -E2BIG;
 }
 
 }  // namespace
 
-size_t MaxFilterBytes() { return kMaxProgram * sizeof(sock_filter); }
+size_t max_filter_bytes() { return kMaxProgram * sizeof(sock_filter); }
 
-int BuildFilterBytes(const FilterChoice& choice, unsigned char* out, size_t capacity,
-                     size_t* size) {
+int build_filter_bytes(const FilterChoice& choice, unsigned char* out, size_t capacity,
+                       size_t* size) {
   Program program;
-  if (const int rc = Build(choice, &program); rc != 0) return rc;
+  if (const int rc = build(choice, &program); rc != 0) return rc;
   const size_t bytes = program.size() * sizeof(sock_filter);
   if (bytes > capacity) return -E2BIG;
   memcpy(out, program.data(), bytes);
@@ -337,9 +337,9 @@ int BuildFilterBytes(const FilterChoice& choice, unsigned char* out, size_t capa
   return 0;
 }
 
-int ExportFilterBpf(const FilterChoice& choice, int fd) {
+int export_filter_bpf(const FilterChoice& choice, int fd) {
   Program program;
-  if (const int rc = Build(choice, &program); rc != 0) return rc;
+  if (const int rc = build(choice, &program); rc != 0) return rc;
   const char* bytes = reinterpret_cast<const char*>(program.data());
   size_t left = program.size() * sizeof(sock_filter);
   while (left > 0) {
@@ -353,9 +353,9 @@ int ExportFilterBpf(const FilterChoice& choice, int fd) {
   return 0;
 }
 
-int InstallFilter(const FilterChoice& choice) {
+int install_filter(const FilterChoice& choice) {
   Program program;
-  if (const int rc = Build(choice, &program); rc != 0) return rc;
+  if (const int rc = build(choice, &program); rc != 0) return rc;
   const sock_fprog fprog{static_cast<unsigned short>(program.size()),
                          const_cast<sock_filter*>(program.data())};
   // seccomp() (Linux 3.17) first; prctl() only when it is ENOSYS, which an outer filter (a

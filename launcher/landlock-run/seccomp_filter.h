@@ -12,20 +12,21 @@ struct FilterChoice {
   bool deny_metadata = false;
 };
 
-// The largest program BuildFilterBytes can produce, in bytes.
-size_t MaxFilterBytes();
+// The largest program build_filter_bytes can produce, in bytes.
+size_t max_filter_bytes();
 
 // Builds the filter without loading it into `out` (at most `capacity` bytes) as the raw array of
 // struct sock_filter, the form bwrap's --seccomp reads; *size gets its length. Returns 0 or a
 // negative errno (-E2BIG when `capacity` is too small).
-int BuildFilterBytes(const FilterChoice& choice, unsigned char* out, size_t capacity, size_t* size);
+int build_filter_bytes(const FilterChoice& choice, unsigned char* out, size_t capacity,
+                       size_t* size);
 
 // Builds the filter without loading it and writes its program to `fd` as the raw array of
 // struct sock_filter (for tests). Returns 0 or a negative errno.
-int ExportFilterBpf(const FilterChoice& choice, int fd);
+int export_filter_bpf(const FilterChoice& choice, int fd);
 
 // Builds and loads the filter into the calling thread. The terminal, IPC, keyring and namespace
 // rules are always part of it. Requires no_new_privs (set earlier). Returns 0 or a negative errno.
-int InstallFilter(const FilterChoice& choice);
+int install_filter(const FilterChoice& choice);
 
 }  // namespace landlock_run

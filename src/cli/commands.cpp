@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "commands.h"
+#include "cli/commands.h"
 
 #include <cstdio>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/setup.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
-#include "json_codec.h"
-#include "setup.h"
+#include "seam/json_codec.h"
 
 namespace dsh::sandbox::cli {
 

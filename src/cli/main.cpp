@@ -4,7 +4,7 @@
 
 #include <exception>
 
-#include "commands.h"
+#include "cli/commands.h"
 
 namespace {
 

@@ -19,16 +19,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bash_executor.h"
-#include "commands.h"
+#include "cli/commands.h"
+#include "cli/run_io.h"
+#include "cli/setup.h"
+#include "consumer/bash_executor.h"
+#include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/policy_service.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
-#include "render.h"
-#include "run_io.h"
-#include "setup.h"
 
 namespace dsh::sandbox::cli {
 

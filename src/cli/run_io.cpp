@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "run_io.h"
+#include "cli/run_io.h"
 
 #include <fcntl.h>
 #include <poll.h>

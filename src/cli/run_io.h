@@ -9,7 +9,7 @@
 #include <memory>
 #include <string_view>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::cli {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "setup.h"
+#include "cli/setup.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,10 +12,10 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
-#include "probe_cache.h"
-#include "text.h"
-#include "trusted_file.h"
-#include "workspace_record.h"
+#include "local/probe_cache.h"
+#include "local/workspace_record.h"
+#include "seam/text.h"
+#include "seam/trusted_file.h"
 
 namespace dsh::sandbox::cli {
 

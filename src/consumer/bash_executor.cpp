@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "bash_executor.h"
+#include "consumer/bash_executor.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -14,8 +14,8 @@
 #include <system_error>
 
 #include "dsh/sandbox/errors.h"
-#include "text.h"
-#include "unique_fd.h"
+#include "seam/text.h"
+#include "seam/unique_fd.h"
 
 namespace dsh::sandbox::consumer {
 
@@ -197,7 +197,7 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   return prepared;
 }
 
-// Throws when the runner itself could not be started (spec §5.3).
+// Throws when the runner itself could not be started.
 void check_runner_started(const std::optional<exec::SpawnError>& error, const Prepared& prepared,
                           SandboxMode mode) {
   if (!error || !prepared.confined) return;
@@ -235,7 +235,7 @@ std::optional<int> exec_refusal(std::string_view line, std::string_view prefix) 
 }
 
 // Out of band: the launcher's own line, or bwrap's missing exit report. A signal death or a
-// timeout is never a runner failure (spec §1.2), whatever the channels say.
+// timeout is never a runner failure, whatever the channels say.
 RunnerReport reported(const exec::Result& result, StatusChannel& status) {
   if (!result.exit_code || *result.exit_code == 0) return {};
   if (status.launcher) {

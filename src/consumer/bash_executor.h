@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SandboxBashExecutor (spec §5.1-5.4): confines `bash -c COMMAND` (or any argv) through the
+// SandboxBashExecutor: confines `bash -c COMMAND` (or any argv) through the
 // provider, spawns the confined argv directly (no shell in front, so BASH_ENV runs only inside
 // the sandbox), and tells three outcomes apart without guessing: the command failed on its own;
 // the sandbox denied it (a wider mode would help); the runner failed (the command never ran,
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "dsh/sandbox/provider.h"
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::consumer {
 
@@ -45,7 +45,7 @@ struct RunOutcome {
 struct StatusChannel;  // the runners' out-of-band status pipes (bash_executor.cpp)
 
 // A background command with its own wrap's facts, so overlapping jobs under different policies
-// or backends each classify against their own dialect, never the latest one (spec §5.4).
+// or backends each classify against their own dialect, never the latest one.
 class BackgroundJob {
  public:
   BackgroundJob(exec::Job job, SandboxMode mode, std::optional<ConfinedArgv> confined,
@@ -88,7 +88,7 @@ class SandboxBashExecutor {
 bool matches_signature(std::optional<int> exit_code, std::string_view stderr_text,
                        std::span<const std::string> signatures);
 
-// Spec §5.3 on exec's structured error: the runner program itself (or its interpreter) is
+// on exec's structured error: the runner program itself (or its interpreter) is
 // missing or not executable, while the workdir is independently usable.
 bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view runner,
                              const std::string& workdir);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "render.h"
+#include "consumer/render.h"
 
 #include <sys/random.h>
 

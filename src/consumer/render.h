@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "bash_executor.h"
+#include "consumer/bash_executor.h"
 
 namespace dsh::sandbox::consumer {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <system_error>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::exec {
 

@@ -14,7 +14,7 @@
 //   JVM's heap reservation, Go's arenas) and breaks them at any useful value; RLIMIT_DATA (Linux
 //   4.7) counts private writable mappings only, which is what a process actually can dirty, but
 //   it is per process.
-#include "bounds.h"
+#include "exec/bounds.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::exec::detail {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "capture.h"
+#include "exec/capture.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::exec {
 

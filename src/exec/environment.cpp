@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The child's environment (spec §5.5): ambient secrets and DSH_* never reach a command unless
+// The child's environment: ambient secrets and DSH_* never reach a command unless
 // the caller passes them on purpose; terminal overrides keep tools from paging or colouring.
 #include <algorithm>
 #include <array>
 #include <cctype>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::exec {
 

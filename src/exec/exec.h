@@ -114,7 +114,7 @@ struct Request {
 };
 
 // Which step of starting the command failed, so a missing workdir is never reported as a
-// missing program (spec §5.3 relies on the difference).
+// missing program.
 enum class SpawnStage { kProgram, kWorkdir, kSetup };
 
 struct SpawnError {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::exec {
 

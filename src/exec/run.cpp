@@ -13,11 +13,11 @@
 #include <thread>
 #include <utility>
 
-#include "bounds.h"
-#include "capture.h"
-#include "exec.h"
-#include "supervisor.h"
-#include "unique_fd.h"
+#include "exec/bounds.h"
+#include "exec/capture.h"
+#include "exec/exec.h"
+#include "exec/supervisor.h"
+#include "seam/unique_fd.h"
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
@@ -344,7 +344,7 @@ Result Job::wait() {
 }
 
 // The first message (started, or the reason it could not start) is read here, synchronously,
-// so a spawn failure is known when start() returns (spec §5.4); the rest is pumped on a thread.
+// so a spawn failure is known when start() returns; the rest is pumped on a thread.
 Job start(const Request& request) {
   validate(request, false).value();
   auto state = std::make_unique<Job::State>(request);

@@ -15,7 +15,7 @@
 // control pipe reaches EOF and the supervisor ends the tree. It sits in its own process group,
 // so neither the terminal's signals nor a kill of the caller's group reach it, and the command
 // (the group's leader) gets SIGKILL if the supervisor itself is killed (PR_SET_PDEATHSIG).
-#include "supervisor.h"
+#include "exec/supervisor.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "bounds.h"
-#include "exec.h"
+#include "exec/bounds.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::exec::detail {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "bounded_run.h"
+#include "local/bounded_run.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 #include <cmath>
 #include <csignal>
 
-#include "unique_fd.h"
+#include "seam/unique_fd.h"
 
 namespace dsh::sandbox::local {
 

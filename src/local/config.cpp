@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The provider's config (spec §2.1): the reference's checks in its order with its messages.
+// The provider's config: the reference's checks in its order with its messages.
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "dsh/sandbox/local_provider.h"
-#include "json_codec.h"
+#include "seam/json_codec.h"
 
 namespace dsh::sandbox {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The chain walk (spec §2.2): lazily on the first confine, once per provider lifetime (two
+// The chain walk: lazily on the first confine, once per provider lifetime (two
 // threads confining at once probe once), unavailable verdict included.
 #include "dsh/sandbox/local_provider.h"
 
@@ -14,9 +14,9 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
-#include "probes.h"
-#include "runners.h"
-#include "verdict_codec.h"
+#include "local/probes.h"
+#include "local/runners.h"
+#include "local/verdict_codec.h"
 
 namespace dsh::sandbox {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "dsh/sandbox/result.h"
-#include "trusted_file.h"
+#include "seam/trusted_file.h"
 
 namespace dsh::sandbox::local {
 

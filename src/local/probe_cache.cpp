@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probe_cache.h"
+#include "local/probe_cache.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -19,10 +19,10 @@
 
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
-#include "private_directory.h"
-#include "probes.h"
-#include "runners.h"
-#include "trusted_file.h"
+#include "local/private_directory.h"
+#include "local/probes.h"
+#include "local/runners.h"
+#include "seam/trusted_file.h"
 
 namespace dsh::sandbox::local {
 

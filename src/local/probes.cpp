@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes.h"
+#include "local/probes.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Functional probes (spec §2.3): each runs the real runner on a real profile, bounded by the
+// Functional probes: each runs the real runner on a real profile, bounded by the
 // probe timeout; a failed spawn or a timeout means unusable. An unusable backend's report
 // names the cause and the fix in one line each, in the style of the kernel's sandboxer.c hints.
 #pragma once
@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "bounded_run.h"
 #include "dsh/sandbox/local_provider.h"
-#include "profiles.h"
+#include "local/bounded_run.h"
+#include "profiles/profiles.h"
 
 namespace dsh::sandbox::local {
 

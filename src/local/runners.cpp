@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runners.h"
+#include "local/runners.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "verdict_codec.h"
+#include "local/verdict_codec.h"
 
 #include <algorithm>
 #include <set>

@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "profiles.h"
+#include "profiles/profiles.h"
 
 namespace dsh::sandbox::local {
 

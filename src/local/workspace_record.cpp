@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "workspace_record.h"
+#include "local/workspace_record.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -17,10 +17,10 @@
 
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
-#include "private_directory.h"
-#include "probe_cache.h"
-#include "text.h"
-#include "trusted_file.h"
+#include "local/private_directory.h"
+#include "local/probe_cache.h"
+#include "seam/text.h"
+#include "seam/trusted_file.h"
 
 namespace dsh::sandbox::local {
 

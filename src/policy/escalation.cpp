@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Escalation (spec §1.7): the ladder, the pairing rules, the markers and the approval sequence.
+// Escalation: the ladder, the pairing rules, the markers and the approval sequence.
 #include "dsh/sandbox/escalation.h"
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SandboxPolicyService (spec §6.1-6.3, 6.5): precedence, root resolution, the policy texts.
+// SandboxPolicyService: precedence, root resolution, the policy texts.
 #include "dsh/sandbox/policy_service.h"
 
 #include <fmt/format.h>
@@ -7,7 +7,7 @@
 
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
-#include "text.h"
+#include "seam/text.h"
 
 namespace dsh::sandbox {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The session log (spec §6.4): JSONL, a header line, then events. See policy_service.h for the
+// The session log: JSONL, a header line, then events. See policy_service.h for the
 // format.
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,9 +13,9 @@
 
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/policy_service.h"
-#include "json_codec.h"
-#include "text.h"
-#include "trusted_file.h"
+#include "seam/json_codec.h"
+#include "seam/text.h"
+#include "seam/trusted_file.h"
 
 namespace dsh::sandbox {
 

@@ -2,7 +2,7 @@
 // bwrap profile (extended from the reference's). Order is load-bearing: the read-only root comes
 // first so every later mount lands on top of it; --tmpfs /tmp precedes --bind WS WS so a workspace
 // under /tmp is bound over the fresh tmpfs instead of being hidden by it.
-#include "profiles.h"
+#include "profiles/profiles.h"
 
 namespace dsh::sandbox::profiles {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// landlock-run grants (spec §2.4) plus the launcher's hardening options this kernel supports.
-#include "profiles.h"
+// landlock-run grants plus the launcher's hardening options this kernel supports.
+#include "profiles/profiles.h"
 
 namespace dsh::sandbox::profiles {
 

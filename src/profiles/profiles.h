@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// PURE profile generators: policy -> runner argv and facts, for every backend (spec §2.4, §2.5).
+// PURE profile generators: policy -> runner argv and facts, for every backend.
 // No I/O, no host state: every input (runner paths, kernel features, temp dir) is a parameter,
 // so the Seatbelt and Windows generators are unit tested on Linux like the rest.
 #pragma once
@@ -102,7 +102,7 @@ ConfinedArgv wrap(const Selection& selection, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir);
 
-// The operator's runnerCommand override (spec §2.2): runner + bwrap profile, asserted full.
+// The operator's runnerCommand override: runner + bwrap profile, asserted full.
 ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
                                  std::span<const std::string> failure_signatures,
                                  std::span<const std::string> argv, const SandboxPolicy& policy);

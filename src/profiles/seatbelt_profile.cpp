@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Seatbelt SBPL (spec §2.4). Seatbelt matches resolved paths (/tmp is /private/tmp), so the
+// Seatbelt SBPL. Seatbelt matches resolved paths (/tmp is /private/tmp), so the
 // writable roots arrive canonicalized; the base is allow-default with file writes denied.
 #include <fmt/format.h>
 
-#include "profiles.h"
+#include "profiles/profiles.h"
 
 namespace dsh::sandbox::profiles {
 

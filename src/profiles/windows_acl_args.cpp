@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// windows-acl runner arguments (spec §2.4, §4): the agentless form. Per-session workspace and
+// windows-acl runner arguments: the agentless form. Per-session workspace and
 // temp SIDs need the ACL grant lifecycle, which only a Windows host can run.
-#include "profiles.h"
+#include "profiles/profiles.h"
 
 namespace dsh::sandbox::profiles {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A selected backend's whole answer: argv plus the facts a consumer classifies with (spec §2.5).
+// A selected backend's whole answer: argv plus the facts a consumer classifies with.
 // Enforcement is derived from what is not governed, so "partial" always comes with its reasons.
 #include <stdexcept>
 
@@ -8,7 +8,7 @@
 #include "seccomp_filter.h"
 
 #include "dsh/sandbox/roots.h"
-#include "profiles.h"
+#include "profiles/profiles.h"
 
 namespace dsh::sandbox::profiles {
 
@@ -150,7 +150,7 @@ void append_prefix(Argv& out, std::vector<ProvidedFd>& fds, const Selection& sel
       // hardening and its own capability drop. The read-only root shows it at its own path
       // unless one of the profile's own mounts covers it (a launcher under /tmp vanishes under
       // workspace-write's tmpfs): only then is it bound back, last, read-only. Each bind is a
-      // mount in every run (~0.2 ms here), so it is not added where it changes nothing.
+      // mount in every run, so it is not added where it changes nothing.
       if (selection.landlock && hidden_by_profile(runners.landlock_run, policy)) {
         args.insert(args.end(), {"--ro-bind", runners.landlock_run, runners.landlock_run});
       }
@@ -182,9 +182,9 @@ void append_prefix(Argv& out, std::vector<ProvidedFd>& fds, const Selection& sel
 
 const std::string& bwrap_seccomp_program() {
   static const std::string program = [] {
-    std::string bytes(landlock_run::MaxFilterBytes(), '\0');
+    std::string bytes(landlock_run::max_filter_bytes(), '\0');
     std::size_t size = 0;
-    const int rc = landlock_run::BuildFilterBytes(
+    const int rc = landlock_run::build_filter_bytes(
         {}, reinterpret_cast<unsigned char*>(bytes.data()), bytes.size(), &size);
     // A generator bug, caught by its unit tests; never an unconfined run.
     if (rc != 0) throw std::logic_error("the seccomp program for bwrap cannot be built");

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "json_codec.h"
+#include "seam/json_codec.h"
 
 namespace dsh::sandbox {
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "text.h"
+#include "seam/text.h"
 
 namespace dsh::sandbox {
 

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "dsh/sandbox/errors.h"
-#include "text.h"
+#include "seam/text.h"
 
 namespace dsh::sandbox {
 

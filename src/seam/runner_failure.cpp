@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// classifyRunnerFailure (spec §1.2), shaped by postmortem 0004: "a shared prefix is not a
-// protocol". An exit gate, exact informational exclusion and per-line fatal matching keep a
-// child's own failures (exit 1, 2, even 125) from being read as the runner's.
+// classify_runner_failure. A runner's own failure lines share prefixes with what a command may
+// print, so a shared prefix is not a protocol: an exit gate, exact informational exclusion and
+// per-line fatal matching keep a child's own failures (exit 1, 2, even 125) from being read as the
+// runner's.
 #include <algorithm>
 #include <unordered_set>
 
 #include "dsh/sandbox/confined_argv.h"
-#include "text.h"
+#include "seam/text.h"
 
 namespace dsh::sandbox {
 

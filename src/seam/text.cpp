@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "text.h"
+#include "seam/text.h"
 
 #include <fmt/format.h>
 

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 
 #include "dsh/sandbox/roots.h"
-#include "text.h"
-#include "trusted_file.h"
+#include "seam/text.h"
+#include "seam/trusted_file.h"
 
 namespace dsh::sandbox {
 

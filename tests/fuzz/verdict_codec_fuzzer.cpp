@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "verdict_codec.h"
+#include "local/verdict_codec.h"
 
 namespace {
 

@@ -20,7 +20,7 @@ constexpr std::uint64_t kNamespaceFlags[] = {CLONE_NEWNS,    CLONE_NEWUTS, CLONE
                                              CLONE_NEWUSER,  CLONE_NEWPID, CLONE_NEWNET,
                                              CLONE_NEWCGROUP};
 
-int Fail(const char* what, int error) {
+int fail(const char* what, int error) {
   std::fprintf(stderr, "deny_namespaces: %s: %s\n", what, std::strerror(error));
   return 126;
 }
@@ -33,9 +33,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   // An unprivileged caller may install a filter only with no_new_privs.
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Fail("no_new_privs", errno);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail("no_new_privs", errno);
   scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-  if (filter == nullptr) return Fail("seccomp_init", ENOMEM);
+  if (filter == nullptr) return fail("seccomp_init", ENOMEM);
   int rc = 0;
   for (const std::uint64_t flag : kNamespaceFlags) {
     // (arg0 & flag) == flag, spelled without SCMP_A0's compound literal (not C++).
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   if (rc == 0) rc = seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   if (rc == 0) rc = seccomp_load(filter);
   seccomp_release(filter);
-  if (rc != 0) return Fail("seccomp filter", -rc);
+  if (rc != 0) return fail("seccomp filter", -rc);
   execv(argv[1], argv + 1);
-  return Fail(argv[1], errno);
+  return fail(argv[1], errno);
 }

@@ -41,7 +41,7 @@ constexpr long kKeyctlRevoke = 3;
 constexpr long kKeyctlSearch = 10;
 constexpr long kKeyctlRead = 11;
 
-void Report(const char* attempt, long rc) {
+void report(const char* attempt, long rc) {
   if (rc >= 0) {
     std::printf("%s ok\n", attempt);
   } else {
@@ -49,74 +49,74 @@ void Report(const char* attempt, long rc) {
   }
 }
 
-int Sysv(key_t key, int host_id) {
-  Report("shmget-host", shmget(key, 0, 0));
+int sysv(key_t key, int host_id) {
+  report("shmget-host", shmget(key, 0, 0));
   void* host = shmat(host_id, nullptr, 0);
-  Report("shmat-host", host == reinterpret_cast<void*>(-1) ? -1 : 0);
+  report("shmat-host", host == reinterpret_cast<void*>(-1) ? -1 : 0);
   if (host != reinterpret_cast<void*>(-1)) {
     std::memcpy(host, "pwned", 5);
     shmdt(host);
   }
-  Report("shmctl-rmid-host", shmctl(host_id, IPC_RMID, nullptr));
-  Report("shmget-create", shmget(key + 1, 4096, IPC_CREAT | 0600));
-  Report("msgget-create", msgget(key + 2, IPC_CREAT | 0600));
-  Report("semget-create", semget(key + 3, 1, IPC_CREAT | 0600));
-  Report("shmget-private", shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600));
+  report("shmctl-rmid-host", shmctl(host_id, IPC_RMID, nullptr));
+  report("shmget-create", shmget(key + 1, 4096, IPC_CREAT | 0600));
+  report("msgget-create", msgget(key + 2, IPC_CREAT | 0600));
+  report("semget-create", semget(key + 3, 1, IPC_CREAT | 0600));
+  report("shmget-private", shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600));
   const std::string queue = "dsh-it-" + std::to_string(key);
-  Report("mq_open-create", syscall(SYS_mq_open, queue.c_str(), O_CREAT | O_RDWR, 0600, nullptr));
+  report("mq_open-create", syscall(SYS_mq_open, queue.c_str(), O_CREAT | O_RDWR, 0600, nullptr));
   return 0;
 }
 
-int Keys(long key_id, const char* description) {
+int keys(long key_id, const char* description) {
   char buffer[256];
-  Report("keyctl-read", syscall(SYS_keyctl, kKeyctlRead, key_id, buffer, sizeof(buffer)));
-  Report("keyctl-update", syscall(SYS_keyctl, kKeyctlUpdate, key_id, "pwned", 5));
-  Report("add_key-user",
+  report("keyctl-read", syscall(SYS_keyctl, kKeyctlRead, key_id, buffer, sizeof(buffer)));
+  report("keyctl-update", syscall(SYS_keyctl, kKeyctlUpdate, key_id, "pwned", 5));
+  report("add_key-user",
          syscall(SYS_add_key, "user", description, "pwned", 5, kKeySpecUserKeyring));
-  Report("keyctl-search",
+  report("keyctl-search",
          syscall(SYS_keyctl, kKeyctlSearch, kKeySpecUserKeyring, "user", description, 0));
-  Report("keyctl-revoke", syscall(SYS_keyctl, kKeyctlRevoke, key_id));
+  report("keyctl-revoke", syscall(SYS_keyctl, kKeyctlRevoke, key_id));
   const std::string missing = std::string(description) + "-missing";
-  Report("request_key",
+  report("request_key",
          syscall(SYS_request_key, "user", missing.c_str(), "callout", kKeySpecUserKeyring));
   return 0;
 }
 
 // A child that exits at once; the parent reaps it. Returns the clone's result.
-long CloneAndReap(long rc) {
+long clone_and_reap(long rc) {
   if (rc == 0) _exit(0);
   if (rc > 0) waitpid(static_cast<pid_t>(rc), nullptr, 0);
   return rc;
 }
 
-void* Nothing(void*) { return nullptr; }
+void* nothing(void*) { return nullptr; }
 
-int Namespaces() {
-  Report("unshare-newuser", unshare(CLONE_NEWUSER));
-  Report("clone-newuser",
-         CloneAndReap(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0L, 0L, 0L, 0L)));
+int namespaces() {
+  report("unshare-newuser", unshare(CLONE_NEWUSER));
+  report("clone-newuser",
+         clone_and_reap(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0L, 0L, 0L, 0L)));
   clone_args args{};
   args.flags = CLONE_NEWUSER;
   args.exit_signal = SIGCHLD;
-  Report("clone3-newuser", CloneAndReap(syscall(SYS_clone3, &args, sizeof(args))));
+  report("clone3-newuser", clone_and_reap(syscall(SYS_clone3, &args, sizeof(args))));
   const int ns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-  Report("setns-user", ns < 0 ? -1 : setns(ns, CLONE_NEWUSER));
-  Report("personality-query", personality(0xffffffff));
-  Report("personality-bsd", personality(PER_BSD));
-  Report("personality-addr-no-randomize", personality(ADDR_NO_RANDOMIZE));
-  Report("fork", CloneAndReap(fork()));
+  report("setns-user", ns < 0 ? -1 : setns(ns, CLONE_NEWUSER));
+  report("personality-query", personality(0xffffffff));
+  report("personality-bsd", personality(PER_BSD));
+  report("personality-addr-no-randomize", personality(ADDR_NO_RANDOMIZE));
+  report("fork", clone_and_reap(fork()));
   pid_t child = -1;
   char true_path[] = "/bin/true";
   char* const argv[] = {true_path, nullptr};
   const int spawned = posix_spawn(&child, true_path, nullptr, nullptr, argv, environ);
   if (spawned == 0) waitpid(child, nullptr, 0);
   errno = spawned;
-  Report("posix_spawn", spawned == 0 ? 0 : -1);
+  report("posix_spawn", spawned == 0 ? 0 : -1);
   pthread_t thread{};
-  const int started = pthread_create(&thread, nullptr, Nothing, nullptr);
+  const int started = pthread_create(&thread, nullptr, nothing, nullptr);
   if (started == 0) pthread_join(thread, nullptr);
   errno = started;
-  Report("pthread_create", started == 0 ? 0 : -1);
+  report("pthread_create", started == 0 ? 0 : -1);
   return 0;
 }
 
@@ -126,11 +126,11 @@ int main(int argc, char** argv) {
   const std::string op = argc > 1 ? argv[1] : "";
   int rc = 2;
   if (op == "sysv" && argc == 4) {
-    rc = Sysv(static_cast<key_t>(std::strtol(argv[2], nullptr, 10)), std::atoi(argv[3]));
+    rc = sysv(static_cast<key_t>(std::strtol(argv[2], nullptr, 10)), std::atoi(argv[3]));
   } else if (op == "keys" && argc == 4) {
-    rc = Keys(std::strtol(argv[2], nullptr, 10), argv[3]);
+    rc = keys(std::strtol(argv[2], nullptr, 10), argv[3]);
   } else if (op == "namespaces" && argc == 2) {
-    rc = Namespaces();
+    rc = namespaces();
   } else {
     std::fprintf(stderr, "usage: kernel_objects sysv KEY SHMID | keys KEYID DESC | namespaces\n");
   }

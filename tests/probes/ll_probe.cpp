@@ -38,13 +38,13 @@
 
 namespace {
 
-int Report(long rc) {
+int report(long rc) {
   if (rc >= 0) return 0;
   std::printf("errno=%d\n", errno);
   return 1;
 }
 
-int Hold() {
+int hold() {
   std::printf("ready\n");
   std::fflush(stdout);
   char buffer[64];
@@ -53,13 +53,13 @@ int Hold() {
   return 0;
 }
 
-int Write(const char* path) {
+int write_pwned(const char* path) {
   const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Report(fd);
-  return Report(write(fd, "pwned", 5));
+  if (fd < 0) return report(fd);
+  return report(write(fd, "pwned", 5));
 }
 
-sockaddr_in Loopback4(const char* port) {
+sockaddr_in loopback4(const char* port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(std::atoi(port)));
@@ -67,37 +67,37 @@ sockaddr_in Loopback4(const char* port) {
   return addr;
 }
 
-int ConnectFd(int fd, const sockaddr* addr, socklen_t size) {
-  return Report(connect(fd, addr, size));
+int connect_fd(int fd, const sockaddr* addr, socklen_t size) {
+  return report(connect(fd, addr, size));
 }
 
-int Tcp4(const char* port) {
+int tcp4(const char* port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Report(fd);
-  const sockaddr_in addr = Loopback4(port);
-  return ConnectFd(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  if (fd < 0) return report(fd);
+  const sockaddr_in addr = loopback4(port);
+  return connect_fd(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
 }
 
-int Tcp6(const char* port) {
+int tcp6(const char* port) {
   const int fd = socket(AF_INET6, SOCK_STREAM, 0);
-  if (fd < 0) return Report(fd);
+  if (fd < 0) return report(fd);
   sockaddr_in6 addr{};
   addr.sin6_family = AF_INET6;
   addr.sin6_port = htons(static_cast<std::uint16_t>(std::atoi(port)));
   addr.sin6_addr = in6addr_loopback;
-  return ConnectFd(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  return connect_fd(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
 }
 
-int Udp4(const char* port) {
+int udp4(const char* port) {
   const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  if (fd < 0) return Report(fd);
-  const sockaddr_in addr = Loopback4(port);
-  return Report(sendto(fd, "x", 1, 0, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)));
+  if (fd < 0) return report(fd);
+  const sockaddr_in addr = loopback4(port);
+  return report(sendto(fd, "x", 1, 0, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)));
 }
 
-int Netlink(const char* port_id) {
+int netlink(const char* port_id) {
   const int fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_USERSOCK);
-  if (fd < 0) return Report(fd);
+  if (fd < 0) return report(fd);
   sockaddr_nl addr{};
   addr.nl_family = AF_NETLINK;
   addr.nl_pid = static_cast<std::uint32_t>(std::strtoul(port_id, nullptr, 10));
@@ -107,7 +107,7 @@ int Netlink(const char* port_id) {
   } message{};
   message.header.nlmsg_len = sizeof(message);
   std::memcpy(message.payload, "pwned", 5);
-  return Report(sendto(fd, &message, sizeof(message), 0, reinterpret_cast<const sockaddr*>(&addr),
+  return report(sendto(fd, &message, sizeof(message), 0, reinterpret_cast<const sockaddr*>(&addr),
                        sizeof(addr)));
 }
 
@@ -121,7 +121,7 @@ struct Ring {
   io_uring_params params{};
 };
 
-bool SetUpRing(Ring* ring) {
+bool set_up_ring(Ring* ring) {
   ring->fd = static_cast<int>(syscall(__NR_io_uring_setup, 1, &ring->params));
   if (ring->fd < 0) return false;
   const io_uring_params& p = ring->params;
@@ -138,7 +138,7 @@ bool SetUpRing(Ring* ring) {
 }
 
 // Submits `sqe` and waits for its completion; returns the completion's result.
-int Submit(Ring* ring, const io_uring_sqe& sqe) {
+int submit(Ring* ring, const io_uring_sqe& sqe) {
   const io_uring_params& p = ring->params;
   auto* tail = reinterpret_cast<unsigned*>(ring->sq + p.sq_off.tail);
   auto* array = reinterpret_cast<unsigned*>(ring->sq + p.sq_off.array);
@@ -157,63 +157,63 @@ int Submit(Ring* ring, const io_uring_sqe& sqe) {
   return result;
 }
 
-int UringTcp4(const char* port) {
+int uring_tcp4(const char* port) {
   Ring ring;
-  if (!SetUpRing(&ring)) return Report(-1);
+  if (!set_up_ring(&ring)) return report(-1);
   io_uring_sqe sqe{};
   sqe.opcode = IORING_OP_SOCKET;
   sqe.fd = AF_INET;
   sqe.off = SOCK_STREAM;
-  const int fd = Submit(&ring, sqe);
+  const int fd = submit(&ring, sqe);
   if (fd < 0) {
     errno = -fd;
-    return Report(-1);
+    return report(-1);
   }
-  static sockaddr_in addr = Loopback4(port);
+  static sockaddr_in addr = loopback4(port);
   sqe = io_uring_sqe{};
   sqe.opcode = IORING_OP_CONNECT;
   sqe.fd = fd;
   sqe.addr = reinterpret_cast<std::uintptr_t>(&addr);
   sqe.off = sizeof(addr);
-  const int rc = Submit(&ring, sqe);
+  const int rc = submit(&ring, sqe);
   if (rc < 0) errno = -rc;
-  return Report(rc);
+  return report(rc);
 }
 
-int UnixPair() {
+int unix_pair() {
   int fds[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return Report(-1);
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return report(-1);
   char byte = 0;
-  if (write(fds[0], "u", 1) != 1 || read(fds[1], &byte, 1) != 1 || byte != 'u') return Report(-1);
+  if (write(fds[0], "u", 1) != 1 || read(fds[1], &byte, 1) != 1 || byte != 'u') return report(-1);
   return 0;
 }
 
-int UnixConnect(const char* name, bool abstract) {
+int unix_connect(const char* name, bool abstract) {
   const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  if (fd < 0) return Report(fd);
+  if (fd < 0) return report(fd);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path + (abstract ? 1 : 0), name, sizeof(addr.sun_path) - 2);
   const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + (abstract ? 1 : 0) +
                                            std::strlen(name) + (abstract ? 0 : 1));
-  return ConnectFd(fd, reinterpret_cast<const sockaddr*>(&addr), size);
+  return connect_fd(fd, reinterpret_cast<const sockaddr*>(&addr), size);
 }
 
-int Tiocsti(const char* fd_text, const char* text, bool high_bits) {
+int tiocsti(const char* fd_text, const char* text, bool high_bits) {
   const int fd = std::atoi(fd_text);
   const unsigned long command = (high_bits ? (1UL << 32) : 0UL) | TIOCSTI;
   for (const char* c = text; *c != '\0'; ++c) {
-    if (syscall(__NR_ioctl, fd, command, c) != 0) return Report(-1);
+    if (syscall(__NR_ioctl, fd, command, c) != 0) return report(-1);
   }
   return 0;
 }
 
-int Xattr(const char* op, const char* path) {
-  if (std::strcmp(op, "setxattr") == 0) return Report(setxattr(path, "user.pwned", "1", 1, 0));
+int xattr(const char* op, const char* path) {
+  if (std::strcmp(op, "setxattr") == 0) return report(setxattr(path, "user.pwned", "1", 1, 0));
   if (std::strcmp(op, "fsetxattr") == 0) {
     const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Report(fd);
-    return Report(fsetxattr(fd, "user.pwned", "1", 1, 0));
+    if (fd < 0) return report(fd);
+    return report(fsetxattr(fd, "user.pwned", "1", 1, 0));
   }
   // setxattrat(dirfd, path, at_flags, name, struct xattr_args*, size), Linux 6.13.
   struct {
@@ -221,53 +221,53 @@ int Xattr(const char* op, const char* path) {
     std::uint32_t size;
     std::uint32_t flags;
   } args{reinterpret_cast<std::uintptr_t>("1"), 1, 0};
-  return Report(syscall(463, AT_FDCWD, path, 0, "user.pwned", &args, sizeof(args)));
+  return report(syscall(463, AT_FDCWD, path, 0, "user.pwned", &args, sizeof(args)));
 }
 
-int ForeignAbiGetpid(bool i386) {
-  if (!i386) return Report(syscall(0x40000000 | __NR_getpid));
+int foreign_abi_getpid(bool i386) {
+  if (!i386) return report(syscall(0x40000000 | __NR_getpid));
   long result = 20;  // i386 __NR_getpid through the int 0x80 gate
   __asm__ volatile("int $0x80" : "+a"(result) : : "memory");
   return result > 0 ? 0 : 1;
 }
 
-int Dispatch(int argc, char** argv) {
+int dispatch(int argc, char** argv) {
   const char* op = argv[1];
   const char* a = argc > 2 ? argv[2] : "";
   const char* b = argc > 3 ? argv[3] : "";
   const auto is = [op](const char* name) { return std::strcmp(op, name) == 0; };
-  if (is("hold")) return Hold();
-  if (is("write")) return Write(a);
-  if (is("truncate")) return Report(truncate(a, 0));
-  if (is("link")) return Report(link(a, b));
-  if (is("rename")) return Report(rename(a, b));
-  if (is("tcp4")) return Tcp4(a);
-  if (is("tcp6")) return Tcp6(a);
-  if (is("udp4")) return Udp4(a);
-  if (is("netlink")) return Netlink(a);
-  if (is("uring_tcp4")) return UringTcp4(a);
+  if (is("hold")) return hold();
+  if (is("write")) return write_pwned(a);
+  if (is("truncate")) return report(truncate(a, 0));
+  if (is("link")) return report(link(a, b));
+  if (is("rename")) return report(rename(a, b));
+  if (is("tcp4")) return tcp4(a);
+  if (is("tcp6")) return tcp6(a);
+  if (is("udp4")) return udp4(a);
+  if (is("netlink")) return netlink(a);
+  if (is("uring_tcp4")) return uring_tcp4(a);
   if (is("connect_fd")) {
-    const sockaddr_in addr = Loopback4(b);
-    return ConnectFd(std::atoi(a), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+    const sockaddr_in addr = loopback4(b);
+    return connect_fd(std::atoi(a), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
   }
-  if (is("unixpair")) return UnixPair();
-  if (is("unix_connect")) return UnixConnect(a, false);
-  if (is("abstract")) return UnixConnect(a, true);
-  if (is("kill")) return Report(kill(std::atoi(a), SIGTERM));
-  if (is("tiocsti")) return Tiocsti(a, b, argc > 4);
+  if (is("unixpair")) return unix_pair();
+  if (is("unix_connect")) return unix_connect(a, false);
+  if (is("abstract")) return unix_connect(a, true);
+  if (is("kill")) return report(kill(std::atoi(a), SIGTERM));
+  if (is("tiocsti")) return tiocsti(a, b, argc > 4);
   if (is("tioclinux")) {
     char subcode = 6;  // TIOCL_GETSHIFTSTATE: harmless if it ever got through
-    return Report(ioctl(std::atoi(a), TIOCLINUX, &subcode));
+    return report(ioctl(std::atoi(a), TIOCLINUX, &subcode));
   }
-  if (is("fchmodat2")) return Report(syscall(452, AT_FDCWD, a, 0777, 0));
+  if (is("fchmodat2")) return report(syscall(452, AT_FDCWD, a, 0777, 0));
   if (is("fchmod")) {
     const int fd = open(a, O_RDONLY | O_CLOEXEC);
-    return fd < 0 ? Report(fd) : Report(fchmod(fd, 0777));
+    return fd < 0 ? report(fd) : report(fchmod(fd, 0777));
   }
-  if (is("setxattr") || is("fsetxattr") || is("setxattrat")) return Xattr(op, a);
-  if (is("mount")) return Report(mount("none", a, "tmpfs", 0, nullptr));
-  if (is("i386")) return ForeignAbiGetpid(true);
-  if (is("x32")) return ForeignAbiGetpid(false);
+  if (is("setxattr") || is("fsetxattr") || is("setxattrat")) return xattr(op, a);
+  if (is("mount")) return report(mount("none", a, "tmpfs", 0, nullptr));
+  if (is("i386")) return foreign_abi_getpid(true);
+  if (is("x32")) return foreign_abi_getpid(false);
   std::fprintf(stderr, "ll_probe: unknown operation %s\n", op);
   return 2;
 }
@@ -279,5 +279,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: ll_probe OPERATION [ARGS...]\n");
     return 2;
   }
-  return Dispatch(argc, argv);
+  return dispatch(argc, argv);
 }

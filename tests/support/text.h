@@ -9,7 +9,7 @@
 namespace dsh::testing {
 
 // The lines of `text`, without their newlines.
-inline std::vector<std::string> Lines(const std::string& text) {
+inline std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream stream(text);
   for (std::string line; std::getline(stream, line);) lines.push_back(line);

@@ -42,7 +42,7 @@ class WorkDir {
   std::string operator/(const std::string& name) const { return path_ + "/" + name; }
 
   // Creates `name` with exactly `mode` (past the umask) and returns its path.
-  std::string Mkdir(const std::string& name, int mode = 0755) const {
+  std::string mkdir(const std::string& name, int mode = 0755) const {
     const std::string path = *this / name;
     EXPECT_EQ(::mkdir(path.c_str(), static_cast<mode_t>(mode)), 0)
         << path << ": " << std::strerror(errno);
@@ -55,11 +55,11 @@ class WorkDir {
 };
 
 // stem-<pid>-<counter>: the caller and nobody legs run concurrently and never collide.
-inline std::string Unique(const std::string& stem) {
+inline std::string unique(const std::string& stem) {
   static std::atomic<int> counter{0};
   return stem + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
 }
 
-inline bool IsRoot() { return ::geteuid() == 0; }
+inline bool is_root() { return ::geteuid() == 0; }
 
 }  // namespace dsh::testing

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What confine() returns (spec §1.3) and how a consumer recognises the runner failing before
-// the command ran (spec §1.2). Consumers check runner_failure_rules before denial_signatures:
+// What confine() returns and how a consumer recognises the runner failing before
+// the command ran. Consumers check runner_failure_rules before denial_signatures:
 // a runner failure means the command never ran; a denial means confinement worked.
 #pragma once
 
@@ -70,7 +70,7 @@ struct RunnerFailureMatch {
   std::string detail;  // the first fatal stderr line, exactly as the runner wrote it
 };
 
-// The reference's classifyRunnerFailure (spec §1.2): exit 0 or death by signal (nullopt) is
+// The reference's classifyRunnerFailure: exit 0 or death by signal (nullopt) is
 // never a runner failure; otherwise the first rule whose exit gate admits the code and that
 // finds a fatal signature in a non-informational line wins, with that original line as detail.
 // Case folding is ASCII-only: runner diagnostics are ASCII.

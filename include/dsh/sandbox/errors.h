@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The seam's error model (spec §1.5). Two distinct failures, never confused:
+// The seam's error model. Two distinct failures, never confused:
 //  - SandboxUnavailableError (code SANDBOX_UNAVAILABLE): no backend can confine this command on
 //    this host, or the runner failed before the command ran. The command did not run.
 //  - InvalidSandboxInputError (code SANDBOX_INVALID_INPUT): the caller's argv, policy or config

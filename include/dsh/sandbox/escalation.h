@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Escalation (spec §1.7), shared by the bash and fs tools: after a denial the model may ask to
+// Escalation, shared by the bash and fs tools: after a denial the model may ask to
 // retry one call under a strictly wider mode, with a justification, and a person approves it.
 // The sequence is fail-closed and runs before anything executes; a grant applies to that one
 // call and is never persisted (nothing here writes a session log).
@@ -101,7 +101,7 @@ class EscalationError : public std::runtime_error {
   EscalationRefusal refusal_;
 };
 
-// The fail-closed sequence of §1.7: strict widening (no prompt otherwise), an approver, an
+// The fail-closed escalation sequence: strict widening (no prompt otherwise), an approver, an
 // agent, then one question. Returns the granted mode for this one call, or throws
 // EscalationError with the reference's exact text. An outcome outside EscalationOutcome throws
 // std::logic_error("unreachable variant in EscalationOutcome").

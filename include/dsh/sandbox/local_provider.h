@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// LocalSandboxProvider (spec §2): the seam's implementation on this host. It picks, per host,
+// LocalSandboxProvider: the seam's implementation on this host. It picks, per host,
 // what actually confines a command (bwrap, then Landlock on Linux; Seatbelt on macOS; the ACL
 // runner on Windows), probes only to arbitrate between alternatives, caches the verdict for its
 // lifetime, and never passes a command through: no usable backend is SANDBOX_UNAVAILABLE.
@@ -30,7 +30,7 @@ struct LocalSandboxConfig {
   bool operator==(const LocalSandboxConfig&) const = default;
 };
 
-// The reference's validation, in its order and with its exact messages (spec §2.1), plus:
+// The reference's validation, in its order and with its exact messages, plus:
 // an absolute runner program and bwrap path, and no NUL bytes.
 Result<void> validate_config(const LocalSandboxConfig& config);
 

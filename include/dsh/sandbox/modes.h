@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The seam's vocabulary (spec §1.1): what a confined command may write, and how completely the
+// The seam's vocabulary: what a confined command may write, and how completely the
 // host enforces it. Modes govern file effects only; network and process visibility are outside
 // this vocabulary. Wire names are exactly the reference's.
 #pragma once

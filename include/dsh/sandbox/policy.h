@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The per-call policy (spec §1.1). Policy travels with each call, never as provider state: two
+// The per-call policy. Policy travels with each call, never as provider state: two
 // consumers may confine under different policies at once, and an approved escalation is simply
 // a new call with a wider policy. The provider treats the policy as fully specified.
 #pragma once

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SandboxPolicyService (spec §6): which policy a call runs under. Precedence is
+// SandboxPolicyService: which policy a call runs under. Precedence is
 //   approved request mode > the session's last sandbox/mode event > the configured default,
 // and the workspace root is an explicit root named for the call, else the session's immutable
 // cwd, else the configured root, resolved realpath-first. A session is a JSONL log file;
@@ -9,7 +9,7 @@
 //   line 1, the header:  {"type":"session","version":1,"id":"<session id>","cwd":"<abs path>"}
 //                        ("cwd" is omitted for a session created without one)
 //   later lines, events: {"type":"<event type>","payload":{...}}
-// The only event this component reads or writes is the reference's (§6.4):
+// The only event this component reads or writes is the reference's:
 //   {"type":"sandbox/mode","payload":{"mode":"<mode>"}}
 //   {"type":"sandbox/mode","payload":{"mode":"<mode>","source":"delegation"}}
 // The audit trail (this project's extension; docs/trust.md): each confined or unconfined run
@@ -173,7 +173,7 @@ class SandboxPolicyService {
   SandboxExecutionPolicy resolve(const SandboxPolicyRequest& request = {}) const;
   // The session's own override: the fold of its log, without the default.
   std::optional<SandboxMode> override_of(const SessionLog& session) const;
-  // The model-visible `sandbox:policy` section for a session; empty without one (§6.5).
+  // The model-visible `sandbox:policy` section for a session; empty without one.
   std::string policy_context(const SessionLog* session) const;
 
   SandboxMode default_mode() const noexcept { return default_mode_; }
@@ -184,8 +184,8 @@ class SandboxPolicyService {
   std::string workspace_root_;
 };
 
-// The exact §6.5 text for a resolved policy. It names the workspace root (JSON-quoted) under
-// workspace-write and never a temp path, so it is byte-stable when TMPDIR changes.
+// The exact `sandbox:policy` text for a resolved policy. It names the workspace root (JSON-quoted)
+// under workspace-write and never a temp path, so it is byte-stable when TMPDIR changes.
 std::string sandbox_policy_text(const SandboxExecutionPolicy& policy);
 
 }  // namespace dsh::sandbox

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The sandbox seam (spec §1.4): confine(argv, policy) returns the argv to spawn instead of the
+// The sandbox seam: confine(argv, policy) returns the argv to spawn instead of the
 // caller's, or throws. Silently passing a command through unconfined is never legal.
 #pragma once
 

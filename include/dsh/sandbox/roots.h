@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Path canonicalization shared by every backend and consumer (spec §1.6, §6.3).
+// Path canonicalization shared by every backend and consumer.
 #pragma once
 
 #include <string>

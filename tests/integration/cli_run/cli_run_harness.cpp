@@ -29,20 +29,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<char*> Pointers(std::vector<std::string>& argv) {
+std::vector<char*> arg_pointers(std::vector<std::string>& argv) {
   std::vector<char*> pointers;
   for (std::string& arg : argv) pointers.push_back(arg.data());
   pointers.push_back(nullptr);
   return pointers;
 }
 
-std::vector<std::string> CliArgv(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {DshSandbox()};
+std::vector<std::string> cli_argv(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {dsh_sandbox()};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
 
-std::string Drain(int fd) {
+std::string drain(int fd) {
   std::string text;
   ::lseek(fd, 0, SEEK_SET);
   char buffer[4096];
@@ -52,24 +52,24 @@ std::string Drain(int fd) {
   return text;
 }
 
-int WaitFor(pid_t pid) {
+int wait_for(pid_t pid) {
   int status = -1;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return status;
 }
 
-std::chrono::milliseconds Since(Clock::time_point start) {
+std::chrono::milliseconds since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
 }
 
 }  // namespace
 
-bool CliResult::ExitedWith(int code) const {
+bool CliResult::exited_with(int code) const {
   return WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
 
-std::string CliResult::Describe() const {
+std::string CliResult::describe() const {
   std::ostringstream text;
   if (WIFEXITED(status)) {
     text << "exit " << WEXITSTATUS(status);
@@ -90,8 +90,8 @@ Started::Started(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_, 1);
   posix_spawn_file_actions_adddup2(&actions, err_, 2);
-  std::vector<std::string> argv = CliArgv(args);
-  std::vector<char*> pointers = Pointers(argv);
+  std::vector<std::string> argv = cli_argv(args);
+  std::vector<char*> pointers = arg_pointers(argv);
   start_ = Clock::now();
   const int error = ::posix_spawn(&pid_, pointers[0], &actions, nullptr, pointers.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -104,26 +104,26 @@ Started::Started(const std::vector<std::string>& args) {
 Started::~Started() {
   if (!waited_ && pid_ > 0) {
     ::kill(pid_, SIGKILL);
-    WaitFor(pid_);
+    wait_for(pid_);
   }
   ::close(out_);
   ::close(err_);
 }
 
-CliResult Started::Wait() {
+CliResult Started::wait() {
   CliResult result;
   if (pid_ <= 0 || waited_) return result;
   waited_ = true;
-  result.status = WaitFor(pid_);
-  result.elapsed = Since(start_);
-  result.out = Drain(out_);
-  result.err = Drain(err_);
+  result.status = wait_for(pid_);
+  result.elapsed = since(start_);
+  result.out = drain(out_);
+  result.err = drain(err_);
   return result;
 }
 
-CliResult Cli(const std::vector<std::string>& args) { return Started(args).Wait(); }
+CliResult cli(const std::vector<std::string>& args) { return Started(args).wait(); }
 
-CliResult CliOnTerminal(const std::vector<std::string>& args, const std::string& answer) {
+CliResult cli_on_terminal(const std::vector<std::string>& args, const std::string& answer) {
   CliResult result;
   int master = -1;
   int slave = -1;
@@ -133,8 +133,8 @@ CliResult CliOnTerminal(const std::vector<std::string>& args, const std::string&
   }
   ::fcntl(master, F_SETFD, FD_CLOEXEC);
   const int out = ::memfd_create("stdout", MFD_CLOEXEC);
-  std::vector<std::string> argv = CliArgv(args);
-  std::vector<char*> pointers = Pointers(argv);
+  std::vector<std::string> argv = cli_argv(args);
+  std::vector<char*> pointers = arg_pointers(argv);
   const Clock::time_point start = Clock::now();
   const pid_t pid = ::fork();
   if (pid == 0) {  // async-signal-safe calls only: the suite may have threads
@@ -168,27 +168,27 @@ CliResult CliOnTerminal(const std::vector<std::string>& args, const std::string&
       EXPECT_EQ(::write(master, typed.data(), typed.size()), static_cast<ssize_t>(typed.size()));
     }
   }
-  result.status = WaitFor(pid);
-  result.elapsed = Since(start);
-  result.out = Drain(out);
+  result.status = wait_for(pid);
+  result.elapsed = since(start);
+  result.out = drain(out);
   ::close(out);
   ::close(master);
   return result;
 }
 
-bool Exists(const std::string& path) {
+bool exists(const std::string& path) {
   struct stat info {};
   return ::lstat(path.c_str(), &info) == 0;
 }
 
-std::string ReadFile(const std::string& path) {
+std::string read_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
 }
 
-void WriteFile(const std::string& path, const std::string& content, int mode) {
+void write_file(const std::string& path, const std::string& content, int mode) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
   EXPECT_EQ(::write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
@@ -196,7 +196,7 @@ void WriteFile(const std::string& path, const std::string& content, int mode) {
   ::close(fd);
 }
 
-std::vector<std::string> ListDir(const std::string& path) {
+std::vector<std::string> list_dir(const std::string& path) {
   std::vector<std::string> names;
   DIR* dir = ::opendir(path.c_str());
   if (dir == nullptr) return names;
@@ -209,7 +209,7 @@ std::vector<std::string> ListDir(const std::string& path) {
   return names;
 }
 
-nlohmann::json ParseJson(const std::string& text) {
+nlohmann::json parse_json(const std::string& text) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
@@ -218,13 +218,13 @@ nlohmann::json ParseJson(const std::string& text) {
   }
 }
 
-std::string MissingHostFeature() {
+std::string missing_host_feature() {
   if (::access("/usr/bin/bwrap", X_OK) != 0) return "bubblewrap is not installed";
   if (::access("/bin/bash", X_OK) != 0) return "/bin/bash is missing";
-  if (::access(DshSandbox(), X_OK) != 0) return std::string(DshSandbox()) + " is not executable";
-  const CliResult probe = Cli({"probe", "--json"});
+  if (::access(dsh_sandbox(), X_OK) != 0) return std::string(dsh_sandbox()) + " is not executable";
+  const CliResult probe = cli({"probe", "--json"});
   const nlohmann::json report = nlohmann::json::parse(probe.out, nullptr, false);
-  if (report.is_discarded()) return "dsh-sandbox probe printed no JSON: " + probe.Describe();
+  if (report.is_discarded()) return "dsh-sandbox probe printed no JSON: " + probe.describe();
   // Both backends of the chain must work (the probe's Landlock entry is the kernel's own
   // answer: landlock_create_ruleset's ABI): the suite runs every claim on each of them.
   if (report.value("selected", "") != "bwrap+landlock") return "dsh-sandbox probe: " + probe.out;
@@ -234,39 +234,39 @@ std::string MissingHostFeature() {
   return {};
 }
 
-std::vector<pid_t> ProcessesNamed(const std::string& prefix) {
+std::vector<pid_t> processes_named(const std::string& prefix) {
   std::vector<pid_t> found;
   DIR* dir = ::opendir("/proc");
   if (dir == nullptr) return found;
   while (const dirent* entry = ::readdir(dir)) {
     if (std::isdigit(static_cast<unsigned char>(entry->d_name[0])) == 0) continue;
     const pid_t pid = std::atoi(entry->d_name);
-    if (Cmdline(pid).rfind(prefix, 0) == 0) found.push_back(pid);
+    if (process_cmdline(pid).rfind(prefix, 0) == 0) found.push_back(pid);
   }
   ::closedir(dir);
   return found;
 }
 
-std::string Cmdline(pid_t pid) {
-  std::string text = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+std::string process_cmdline(pid_t pid) {
+  std::string text = read_file("/proc/" + std::to_string(pid) + "/cmdline");
   std::replace(text.begin(), text.end(), '\0', ' ');
   return text;
 }
 
-char ProcessState(pid_t pid) {
+char process_state(pid_t pid) {
   // /proc/<pid>/stat: "pid (comm) S ..."; comm may hold spaces and parentheses.
-  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
   const std::size_t close = stat.rfind(')');
   if (close == std::string::npos || close + 2 >= stat.size()) return '\0';
   return stat[close + 2];
 }
 
-const std::string& HostProblem() {
-  static const std::string problem = MissingHostFeature();
+const std::string& host_problem() {
+  static const std::string problem = missing_host_feature();
   return problem;
 }
 
-std::string BackendName(Backend backend) {
+std::string backend_name(Backend backend) {
   return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
 }
 

@@ -33,25 +33,25 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 // Every live process whose command line contains `token` (zombies have none).
-vector<pid_t> LiveWith(const string& token) {
+vector<pid_t> live_with(const string& token) {
   vector<pid_t> found;
-  for (const pid_t pid : ProcessesNamed("")) {
-    const char state = ProcessState(pid);
-    if (state != 'Z' && state != '\0' && Cmdline(pid).find(token) != string::npos) {
+  for (const pid_t pid : processes_named("")) {
+    const char state = process_state(pid);
+    if (state != 'Z' && state != '\0' && process_cmdline(pid).find(token) != string::npos) {
       found.push_back(pid);
     }
   }
   return found;
 }
 
-std::size_t FileSize(const string& path) {
+std::size_t file_size(const string& path) {
   struct stat info {};
   return ::stat(path.c_str(), &info) == 0 ? static_cast<std::size_t>(info.st_size) : 0;
 }
 
 // Waits up to `limit` for `done`, polling.
 template <typename Done>
-bool WaitUntil(Done done, std::chrono::milliseconds limit = 10s) {
+bool wait_until(Done done, std::chrono::milliseconds limit = 10s) {
   const auto deadline = Clock::now() + limit;
   while (Clock::now() < deadline) {
     if (done()) return true;
@@ -67,7 +67,7 @@ class Spawned {
   Spawned(const vector<string>& args, int in, int out, bool terminal = false) {
     out_ = ::memfd_create("stdout", MFD_CLOEXEC);
     err_ = ::memfd_create("stderr", MFD_CLOEXEC);
-    vector<string> argv = {DshSandbox()};
+    vector<string> argv = {dsh_sandbox()};
     argv.insert(argv.end(), args.begin(), args.end());
     vector<char*> pointers;
     for (string& arg : argv) pointers.push_back(arg.data());
@@ -103,7 +103,7 @@ class Spawned {
   ~Spawned() {
     if (!waited_ && pid_ > 0) {
       ::kill(pid_, SIGKILL);
-      Wait();
+      wait();
     }
     ::close(out_);
     ::close(err_);
@@ -114,9 +114,9 @@ class Spawned {
 
   pid_t pid() const { return pid_; }
   int master() const { return master_; }
-  string ErrSoFar() const { return Slurp(err_); }  // what run wrote live to its stderr
+  string err_so_far() const { return slurp(err_); }  // what run wrote live to its stderr
 
-  CliResult Wait() {
+  CliResult wait() {
     CliResult result;
     waited_ = true;
     // The terminal's transcript is drained meanwhile, so a full pty buffer never blocks the CLI.
@@ -134,13 +134,13 @@ class Spawned {
       }
     }
     result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_);
-    result.out = Slurp(out_);
-    result.err = master_ >= 0 ? transcript_ : Slurp(err_);
+    result.out = slurp(out_);
+    result.err = master_ >= 0 ? transcript_ : slurp(err_);
     return result;
   }
 
  private:
-  static string Slurp(int fd) {
+  static string slurp(int fd) {
     string text;
     ::lseek(fd, 0, SEEK_SET);
     char buffer[4096];
@@ -163,19 +163,19 @@ class Spawned {
 class Lifecycle : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    if (!HostProblem().empty()) DSH_SKIP_OR_FAIL(HostProblem());
+    if (!host_problem().empty()) DSH_SKIP_OR_FAIL(host_problem());
     ::chmod(dir_.path().c_str(), 0755);
-    ws_ = dir_.Mkdir("ws", 0777);
+    ws_ = dir_.mkdir("ws", 0777);
     ::chmod(ws_.c_str(), 0777);
-    token_ = Unique("dshlife");
+    token_ = unique("dshlife");
     marker_ = ws_ + "/marker";
   }
 
   vector<string> Run(const vector<string>& tail, const string& mode = "workspace-write") {
     vector<string> args = {"run"};
     if (GetParam() == Backend::kLandlock) {
-      const string config = dir_ / (Unique("config") + ".json");
-      WriteFile(config, R"({"bwrapPath":"/nonexistent/dsh-cli-run/bwrap"})");
+      const string config = dir_ / (unique("config") + ".json");
+      write_file(config, R"({"bwrapPath":"/nonexistent/dsh-cli-run/bwrap"})");
       args.insert(args.end(), {"--config", config});
     }
     args.insert(args.end(), {"--mode", mode, "--workspace", ws_});
@@ -185,20 +185,20 @@ class Lifecycle : public ::testing::TestWithParam<Backend> {
 
   // A command that leaves a setsid'd, double-forked writer behind (named after the token, so
   // /proc finds it), then runs `then`.
-  string Escapee(const string& then) const {
+  string escapee(const string& then) const {
     return "setsid bash -c '(exec -a " + token_ + "-writer bash -c \"while :; do echo x >> " +
            marker_ + "; sleep 0.05; done\" &)' </dev/null >/dev/null 2>&1; " + then;
   }
 
-  bool MarkerGrowing() const { return FileSize(marker_) > 0; }
+  bool marker_growing() const { return file_size(marker_) > 0; }
 
   // After the run: the marker stops growing and no process of the tree is alive.
-  void ExpectTreeGone() const {
-    EXPECT_TRUE(WaitUntil([&] { return LiveWith(token_).empty(); }, 5s))
-        << "still alive: " << ::testing::PrintToString(LiveWith(token_));
-    const std::size_t before = FileSize(marker_);
+  void expect_tree_gone() const {
+    EXPECT_TRUE(wait_until([&] { return live_with(token_).empty(); }, 5s))
+        << "still alive: " << ::testing::PrintToString(live_with(token_));
+    const std::size_t before = file_size(marker_);
     std::this_thread::sleep_for(300ms);  // six periods of the writer
-    EXPECT_EQ(FileSize(marker_), before) << "the marker still grows";
+    EXPECT_EQ(file_size(marker_), before) << "the marker still grows";
   }
 
   WorkDir dir_;
@@ -220,55 +220,55 @@ TEST_P(Lifecycle, SigintSigtermSighupEndTheTreeReportAndExit128PlusN) {
            {SIGINT, "SIGINT"}, {SIGTERM, "SIGTERM"}, {SIGHUP, "SIGHUP"}}) {
     SCOPED_TRACE(name);
     ::unlink(marker_.c_str());
-    Spawned cli(Run({"--json", "-c", Escapee("sleep 60")}), -1, -1);
-    ASSERT_TRUE(WaitUntil([&] { return MarkerGrowing(); })) << "the writer never started";
+    Spawned cli(Run({"--json", "-c", escapee("sleep 60")}), -1, -1);
+    ASSERT_TRUE(wait_until([&] { return marker_growing(); })) << "the writer never started";
     ASSERT_EQ(::kill(cli.pid(), signal), 0);
-    const CliResult result = cli.Wait();
-    EXPECT_TRUE(result.ExitedWith(128 + signal)) << result.Describe();
-    EXPECT_LT(result.elapsed, 10s) << result.Describe();
-    const nlohmann::json object = ParseJson(result.out);
+    const CliResult result = cli.wait();
+    EXPECT_TRUE(result.exited_with(128 + signal)) << result.describe();
+    EXPECT_LT(result.elapsed, 10s) << result.describe();
+    const nlohmann::json object = parse_json(result.out);
     EXPECT_EQ(object["interrupted"], name) << result.out;
-    EXPECT_EQ(object["backend"], BackendName(GetParam())) << result.out;
-    ExpectTreeGone();
+    EXPECT_EQ(object["backend"], backend_name(GetParam())) << result.out;
+    expect_tree_gone();
   }
 }
 
 TEST_P(Lifecycle, SigkillOfRunLeavesTheTreeToItsSupervisorWhichEndsIt) {
-  Spawned cli(Run({"-c", Escapee("sleep 60")}), -1, -1);
-  ASSERT_TRUE(WaitUntil([&] { return MarkerGrowing(); })) << "the writer never started";
+  Spawned cli(Run({"-c", escapee("sleep 60")}), -1, -1);
+  ASSERT_TRUE(wait_until([&] { return marker_growing(); })) << "the writer never started";
   ASSERT_EQ(::kill(cli.pid(), SIGKILL), 0);
-  const CliResult result = cli.Wait();
+  const CliResult result = cli.wait();
   EXPECT_TRUE(WIFSIGNALED(result.status) && WTERMSIG(result.status) == SIGKILL)
-      << result.Describe();
-  ExpectTreeGone();
+      << result.describe();
+  expect_tree_gone();
 }
 
 TEST_P(Lifecycle, ABrokenPipeOnRunsOutputEndsTheTree) {
   std::array<int, 2> pipe{};
   ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);
-  Spawned cli(Run({"-c", Escapee("exec yes")}), -1, pipe[1]);
+  Spawned cli(Run({"-c", escapee("exec yes")}), -1, pipe[1]);
   ::close(pipe[1]);
   char byte = 0;
   ASSERT_EQ(::read(pipe[0], &byte, 1), 1);  // `run ... | head -c 1`
   EXPECT_EQ(byte, 'y');
-  ASSERT_TRUE(WaitUntil([&] { return MarkerGrowing(); })) << "the writer never started";
+  ASSERT_TRUE(wait_until([&] { return marker_growing(); })) << "the writer never started";
   ::close(pipe[0]);
-  const CliResult result = cli.Wait();
-  EXPECT_TRUE(result.ExitedWith(128 + SIGPIPE)) << result.Describe();
-  EXPECT_LT(result.elapsed, 10s) << result.Describe();
-  ExpectTreeGone();
+  const CliResult result = cli.wait();
+  EXPECT_TRUE(result.exited_with(128 + SIGPIPE)) << result.describe();
+  EXPECT_LT(result.elapsed, 10s) << result.describe();
+  expect_tree_gone();
 }
 
 TEST_P(Lifecycle, CtrlCAtATerminalEndsTheCommand) {
-  Spawned cli(Run({"-c", Escapee("sleep 60")}), -1, -1, true);
+  Spawned cli(Run({"-c", escapee("sleep 60")}), -1, -1, true);
   ASSERT_GE(cli.master(), 0);
-  ASSERT_TRUE(WaitUntil([&] { return MarkerGrowing(); })) << "the writer never started";
+  ASSERT_TRUE(wait_until([&] { return marker_growing(); })) << "the writer never started";
   // The terminal's line discipline turns ^C into SIGINT for its foreground process group.
   ASSERT_EQ(::write(cli.master(), "\x03", 1), 1);
-  const CliResult result = cli.Wait();
-  EXPECT_TRUE(result.ExitedWith(128 + SIGINT)) << result.Describe();
-  EXPECT_LT(result.elapsed, 10s) << result.Describe();
-  ExpectTreeGone();
+  const CliResult result = cli.wait();
+  EXPECT_TRUE(result.exited_with(128 + SIGINT)) << result.describe();
+  EXPECT_LT(result.elapsed, 10s) << result.describe();
+  expect_tree_gone();
 }
 
 // ---- the deadline against a reader that never reads ------------------------------------------
@@ -277,20 +277,20 @@ TEST_P(Lifecycle, AReaderThatNeverReadsCannotDelayTheDeadline) {
   std::array<int, 2> pipe{};
   ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);  // the read end stays open, never read
   Spawned cli(
-      Run({"--timeout", "2", "--", "/bin/bash", "-c", Escapee("exec -a " + token_ + "-yes yes")}),
+      Run({"--timeout", "2", "--", "/bin/bash", "-c", escapee("exec -a " + token_ + "-yes yes")}),
       -1, pipe[1]);
   ::close(pipe[1]);
-  const CliResult result = cli.Wait();
+  const CliResult result = cli.wait();
   ::close(pipe[0]);
-  EXPECT_TRUE(result.ExitedWith(124)) << result.Describe();
-  EXPECT_LT(result.elapsed, 2s + 3s + 2s) << result.Describe();  // deadline + grace + slack
-  ExpectTreeGone();
+  EXPECT_TRUE(result.exited_with(124)) << result.describe();
+  EXPECT_LT(result.elapsed, 2s + 3s + 2s) << result.describe();  // deadline + grace + slack
+  expect_tree_gone();
 }
 
 // ---- bounds
 // --------------------------------------------------------------------------------------
 
-bool HostCanFork() {
+bool host_can_fork() {
   pid_t pid = 0;
   char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};
   if (::posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, environ) != 0) return false;
@@ -305,31 +305,31 @@ TEST_P(Lifecycle, AForkBombIsBoundedAndLeavesNothing) {
       -1);
   // The bomb at its bound: bash says so, live on run's stderr, when fork fails with EAGAIN.
   // 4096 forks of bash take a few seconds on a loaded host.
-  EXPECT_TRUE(WaitUntil([&] { return cli.ErrSoFar().find(failed_fork) != string::npos; }, 50s))
-      << "the bomb never met its bound: " << cli.ErrSoFar().substr(0, 1000);
-  EXPECT_TRUE(HostCanFork()) << "the host could not start a process during the bomb";
+  EXPECT_TRUE(wait_until([&] { return cli.err_so_far().find(failed_fork) != string::npos; }, 50s))
+      << "the bomb never met its bound: " << cli.err_so_far().substr(0, 1000);
+  EXPECT_TRUE(host_can_fork()) << "the host could not start a process during the bomb";
   ASSERT_EQ(::kill(cli.pid(), SIGINT), 0);  // and `run` ends the whole bomb
-  const CliResult result = cli.Wait();
-  EXPECT_TRUE(result.ExitedWith(128 + SIGINT)) << result.Describe().substr(0, 1000);
-  EXPECT_TRUE(HostCanFork());
-  EXPECT_TRUE(WaitUntil([&] { return LiveWith(token_).empty(); }, 5s))
-      << LiveWith(token_).size() << " processes of the bomb are alive";
+  const CliResult result = cli.wait();
+  EXPECT_TRUE(result.exited_with(128 + SIGINT)) << result.describe().substr(0, 1000);
+  EXPECT_TRUE(host_can_fork());
+  EXPECT_TRUE(wait_until([&] { return live_with(token_).empty(); }, 5s))
+      << live_with(token_).size() << " processes of the bomb are alive";
 }
 
 TEST_P(Lifecycle, MemoryIsBoundedAndTheFactsSaySo) {
   // tail keeps the current line: 512 MiB without a newline.
   const string hog = "set -o pipefail; head -c 536870912 /dev/zero | tail -n 1 | wc -c";
-  const CliResult bounded = Cli(Run({"--json", "--max-memory", "64M", "-c", hog}));
-  const nlohmann::json object = ParseJson(bounded.out);
-  EXPECT_NE(object["exitCode"], 0) << bounded.Describe();
-  EXPECT_NE(object["stdout"], "536870912\n") << bounded.Describe();
+  const CliResult bounded = cli(Run({"--json", "--max-memory", "64M", "-c", hog}));
+  const nlohmann::json object = parse_json(bounded.out);
+  EXPECT_NE(object["exitCode"], 0) << bounded.describe();
+  EXPECT_NE(object["stdout"], "536870912\n") << bounded.describe();
   EXPECT_EQ(object["bounds"]["memory"]["max"], 64 * 1024 * 1024) << bounded.out;
   EXPECT_TRUE(object["bounds"]["memory"]["enforcedBy"].is_string()) << bounded.out;
   // Control: the same command without the bound completes.
-  const CliResult open = Cli(Run({"--json", "--max-memory", "unlimited", "-c", hog}));
-  const nlohmann::json control = ParseJson(open.out);
-  EXPECT_EQ(control["exitCode"], 0) << open.Describe();
-  EXPECT_EQ(control["stdout"], "536870912\n") << open.Describe();
+  const CliResult open = cli(Run({"--json", "--max-memory", "unlimited", "-c", hog}));
+  const nlohmann::json control = parse_json(open.out);
+  EXPECT_EQ(control["exitCode"], 0) << open.describe();
+  EXPECT_EQ(control["stdout"], "536870912\n") << open.describe();
   EXPECT_TRUE(control["bounds"]["memory"]["max"].is_null()) << open.out;
   EXPECT_TRUE(control["bounds"]["memory"]["enforcedBy"].is_null()) << open.out;
 }
@@ -342,11 +342,11 @@ TEST_P(Lifecycle, BadBoundsAreRefusedAndRunNothing) {
     SCOPED_TRACE(::testing::PrintToString(bad));
     vector<string> tail = bad;
     tail.insert(tail.end(), {"-c", "touch " + marker_});
-    const CliResult result = Cli(Run(tail));
-    EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
-    EXPECT_EQ(Lines(result.err).size(), 1U) << result.Describe();
-    EXPECT_EQ(result.err.rfind("dsh-sandbox: ", 0), 0U) << result.Describe();
-    EXPECT_FALSE(Exists(marker_));
+    const CliResult result = cli(Run(tail));
+    EXPECT_TRUE(result.exited_with(125)) << result.describe();
+    EXPECT_EQ(split_lines(result.err).size(), 1U) << result.describe();
+    EXPECT_EQ(result.err.rfind("dsh-sandbox: ", 0), 0U) << result.describe();
+    EXPECT_FALSE(exists(marker_));
   }
 }
 
@@ -360,9 +360,9 @@ TEST_P(Lifecycle, StdinIsPassedThroughUnlessClosedOrATerminal) {
   ::close(pipe[1]);
   {
     Spawned cli(Run({"--", "cat"}), pipe[0], -1);
-    const CliResult result = cli.Wait();
-    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-    EXPECT_EQ(result.out, "hi\n") << result.Describe();
+    const CliResult result = cli.wait();
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    EXPECT_EQ(result.out, "hi\n") << result.describe();
   }
   ::close(pipe[0]);
   ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);
@@ -370,35 +370,35 @@ TEST_P(Lifecycle, StdinIsPassedThroughUnlessClosedOrATerminal) {
   ::close(pipe[1]);
   {
     Spawned cli(Run({"--stdin", "close", "--", "cat"}), pipe[0], -1);
-    const CliResult result = cli.Wait();
-    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-    EXPECT_EQ(result.out, "") << result.Describe();
+    const CliResult result = cli.wait();
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    EXPECT_EQ(result.out, "") << result.describe();
   }
   ::close(pipe[0]);
   // A terminal on stdin: the command reads end-of-file at once, never the terminal.
   {
     Spawned cli(Run({"--", "cat"}), -1, -1, true);
-    const CliResult result = cli.Wait();
-    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-    EXPECT_EQ(result.out, "") << result.Describe();
+    const CliResult result = cli.wait();
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    EXPECT_EQ(result.out, "") << result.describe();
   }
   {
     Spawned cli(Run({"--stdin", "inherit", "--", "cat"}), -1, -1, true);
-    const CliResult result = cli.Wait();
-    EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
+    const CliResult result = cli.wait();
+    EXPECT_TRUE(result.exited_with(125)) << result.describe();
     EXPECT_NE(result.err.find("dsh-sandbox: run: --stdin inherit"), string::npos)
-        << result.Describe();
+        << result.describe();
   }
 }
 
 // ---- spill files
 // ---------------------------------------------------------------------------------
 
-string SpillDir() { return "/var/tmp/dsh-sandbox-" + std::to_string(::geteuid()); }
+string spill_dir() { return "/var/tmp/dsh-sandbox-" + std::to_string(::geteuid()); }
 
-vector<string> Spills() {
+vector<string> spills() {
   vector<string> names;
-  for (const string& name : ListDir(SpillDir())) {
+  for (const string& name : list_dir(spill_dir())) {
     if (name.rfind("stdout-", 0) == 0 || name.rfind("stderr-", 0) == 0) names.push_back(name);
   }
   return names;
@@ -406,36 +406,36 @@ vector<string> Spills() {
 
 TEST_P(Lifecycle, SpillFilesAreRemovedUnlessTheAgentRenderNamesThem) {
   const string big = "seq 1 100000; seq 1 100000 >&2";
-  const vector<string> before = Spills();
+  const vector<string> before = spills();
   for (const vector<string>& form : {vector<string>{"--json"}, vector<string>{}}) {
     vector<string> tail = form;
     tail.insert(tail.end(), {"-c", big});
-    const CliResult result = Cli(Run(tail));
-    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe().substr(0, 500);
-    EXPECT_EQ(Spills(), before) << "a spill file was left behind";
+    const CliResult result = cli(Run(tail));
+    EXPECT_TRUE(result.exited_with(0)) << result.describe().substr(0, 500);
+    EXPECT_EQ(spills(), before) << "a spill file was left behind";
   }
-  const CliResult agent = Cli(Run({"--format", "agent", "-c", "seq 1 100000"}));
-  EXPECT_TRUE(agent.ExitedWith(0)) << agent.Describe().substr(0, 500);
+  const CliResult agent = cli(Run({"--format", "agent", "-c", "seq 1 100000"}));
+  EXPECT_TRUE(agent.exited_with(0)) << agent.describe().substr(0, 500);
   const string prefix = "[output truncated; full output: ";
   const std::size_t at = agent.out.find(prefix);
   ASSERT_NE(at, string::npos) << agent.out.substr(agent.out.size() - 300);
   const std::size_t end = agent.out.find(']', at);
   const string path = agent.out.substr(at + prefix.size(), end - at - prefix.size());
-  EXPECT_EQ(path.rfind(SpillDir() + "/stdout-", 0), 0U) << path;
+  EXPECT_EQ(path.rfind(spill_dir() + "/stdout-", 0), 0U) << path;
   struct stat info {};
   ASSERT_EQ(::lstat(path.c_str(), &info), 0) << path;
   EXPECT_EQ(info.st_mode & 0777, 0600U);
   EXPECT_EQ(info.st_uid, ::geteuid());
   struct stat dir {};
-  ASSERT_EQ(::lstat(SpillDir().c_str(), &dir), 0);
+  ASSERT_EQ(::lstat(spill_dir().c_str(), &dir), 0);
   EXPECT_TRUE(S_ISDIR(dir.st_mode));
   EXPECT_EQ(dir.st_mode & 0777, 0700U);
   // The agent's next sandboxed command can read it, under workspace-write (bwrap mounts a
   // private /tmp there) and read-only.
   for (const string mode : {"workspace-write", "read-only"}) {
-    const CliResult next = Cli(Run({"--", "wc", "-c", path}, mode));
-    EXPECT_TRUE(next.ExitedWith(0)) << next.Describe();
-    EXPECT_EQ(next.out, std::to_string(info.st_size) + " " + path + "\n") << next.Describe();
+    const CliResult next = cli(Run({"--", "wc", "-c", path}, mode));
+    EXPECT_TRUE(next.exited_with(0)) << next.describe();
+    EXPECT_EQ(next.out, std::to_string(info.st_size) + " " + path + "\n") << next.describe();
   }
   ::unlink(path.c_str());
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// SandboxBashExecutor with real processes (spec §5.2-5.3, §7.4): fake runners written as
+// SandboxBashExecutor with real processes: fake runners written as
 // scripts, the real landlock-run for the out-of-band failure channel, the real provider end to
 // end. Every file effect is checked from outside.
-#include "bash_executor.h"
+#include "consumer/bash_executor.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::exec::testing {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// No survivors (issue 5 point 1): a setsid'd grandchild and a double-forked one are ended when
+// No survivors: a setsid'd grandchild and a double-forked one are ended when
 // the command times out, is aborted, is killed in the background or simply exits, checked from
 // outside after the call returns.
 #include <gtest/gtest.h>

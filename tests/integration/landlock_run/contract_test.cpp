@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reference launcher's contract (spec §3, the cases of §7.6) against the real binary, plus
+// The reference launcher's contract against the real binary, plus
 // the static-ELF, status-fd, --features and ABI-cap extensions.
 #include <elf.h>
 #include <fcntl.h>
@@ -20,12 +20,12 @@ const char kNotice[] = "landlock-run: partial enforcement (older Landlock ABI)\n
 class LandlockRunContract : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (KernelAbi() < 1) DSH_SKIP_OR_FAIL("this kernel does not enforce Landlock (lsm=landlock)");
+    if (kernel_abi() < 1) DSH_SKIP_OR_FAIL("this kernel does not enforce Landlock (lsm=landlock)");
   }
   // A launcher failure: exit 125, stdout empty, stderr exactly `line`.
-  static void ExpectFailure(const std::vector<std::string>& args, const std::string& line) {
-    const RunResult result = Execute(L(args));
-    EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
+  static void expect_failure(const std::vector<std::string>& args, const std::string& line) {
+    const RunResult result = execute(l(args));
+    EXPECT_TRUE(result.exited_with(125)) << result.describe();
     EXPECT_EQ(result.err, "landlock-run: " + line + "\n");
     EXPECT_EQ(result.out, "");
   }
@@ -33,7 +33,7 @@ class LandlockRunContract : public ::testing::Test {
 };
 
 TEST(LandlockRunBinary, IsStaticallyLinkedWithoutInterpreter) {
-  const std::string image = ReadFile(Launcher());
+  const std::string image = read_file(launcher());
   ASSERT_GE(image.size(), sizeof(Elf64_Ehdr));
   Elf64_Ehdr header;
   std::memcpy(&header, image.data(), sizeof(header));
@@ -50,55 +50,55 @@ TEST(LandlockRunBinary, IsStaticallyLinkedWithoutInterpreter) {
 }
 
 TEST_F(LandlockRunContract, UsageErrorsExit125WithOneLine) {
-  ExpectFailure({}, "usage error: missing `-- <argv>...` command");
-  ExpectFailure({"--ro", "/", "--"}, "usage error: missing `-- <argv>...` command");
-  ExpectFailure({"--bogus", "--", "true"}, "usage error: unknown argument: --bogus");
-  ExpectFailure({"--ro"}, "usage error: --ro requires a path");
-  ExpectFailure({"--rw"}, "usage error: --rw requires a path");
-  ExpectFailure({"--probe", "--ro", "/"}, "usage error: --probe takes no other arguments");
-  ExpectFailure({"--probe", "--"}, "usage error: --probe takes no other arguments");
-  ExpectFailure({"--probe", "--probe"}, "usage error: --probe takes no other arguments");
+  expect_failure({}, "usage error: missing `-- <argv>...` command");
+  expect_failure({"--ro", "/", "--"}, "usage error: missing `-- <argv>...` command");
+  expect_failure({"--bogus", "--", "true"}, "usage error: unknown argument: --bogus");
+  expect_failure({"--ro"}, "usage error: --ro requires a path");
+  expect_failure({"--rw"}, "usage error: --rw requires a path");
+  expect_failure({"--probe", "--ro", "/"}, "usage error: --probe takes no other arguments");
+  expect_failure({"--probe", "--"}, "usage error: --probe takes no other arguments");
+  expect_failure({"--probe", "--probe"}, "usage error: --probe takes no other arguments");
 }
 
 TEST_F(LandlockRunContract, ControlCharactersCannotForgeASecondLine) {
-  ExpectFailure({"--x\nlandlock-run: forged", "--", "true"},
-                "usage error: unknown argument: --x?landlock-run: forged");
+  expect_failure({"--x\nlandlock-run: forged", "--", "true"},
+                 "usage error: unknown argument: --x?landlock-run: forged");
 }
 
 TEST_F(LandlockRunContract, ProbeReportsFullEnforcementOnThisKernel) {
-  const RunResult result = Execute(L({"--probe"}));
-  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+  const RunResult result = execute(l({"--probe"}));
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
   EXPECT_TRUE(std::regex_match(
       result.out, std::regex("landlock: (fully enforced|partially enforced \\(older ABI\\))\n")));
-  EXPECT_EQ(result.out, KernelAbi() >= 5 ? "landlock: fully enforced\n"
-                                         : "landlock: partially enforced (older ABI)\n");
+  EXPECT_EQ(result.out, kernel_abi() >= 5 ? "landlock: fully enforced\n"
+                                          : "landlock: partially enforced (older ABI)\n");
   EXPECT_EQ(result.err, "");
 }
 
 TEST_F(LandlockRunContract, FeaturesReportTheKernelAbiUnclamped) {
-  const RunResult result = Execute(L({"--features"}));
-  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+  const RunResult result = execute(l({"--features"}));
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
   EXPECT_NE(result.out.find("landlock-run=1\n"), std::string::npos);
-  EXPECT_NE(result.out.find("\nabi=" + std::to_string(KernelAbi()) + "\n"), std::string::npos)
+  EXPECT_NE(result.out.find("\nabi=" + std::to_string(kernel_abi()) + "\n"), std::string::npos)
       << result.out;
-  EXPECT_NE(result.out.find(KernelAbi() >= 6 ? "\nscope_ipc=1\n" : "\nscope_ipc=0\n"),
+  EXPECT_NE(result.out.find(kernel_abi() >= 6 ? "\nscope_ipc=1\n" : "\nscope_ipc=0\n"),
             std::string::npos);
   EXPECT_NE(result.out.find("\nkernel_object_block=1\n"), std::string::npos) << result.out;
   EXPECT_EQ(result.err, "");
 }
 
 TEST_F(LandlockRunContract, ConfinedEchoPrintsWithEmptyStderr) {
-  const RunResult result = Execute(L({"--ro", "/", "--", "/bin/echo", "confined-ok"}));
-  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+  const RunResult result = execute(l({"--ro", "/", "--", "/bin/echo", "confined-ok"}));
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
   EXPECT_EQ(result.out, "confined-ok\n");
-  EXPECT_EQ(result.err, KernelAbi() >= 5 ? "" : kNotice);
+  EXPECT_EQ(result.err, kernel_abi() >= 5 ? "" : kNotice);
 }
 
 TEST_F(LandlockRunContract, PartialAbiPrintsExactlyTheNoticeAndStillRuns) {
   for (const char* abi : {"1", "2", "3", "4"}) {
     const RunResult result =
-        Execute(L({"--max-abi", abi, "--ro", "/", "--", "/bin/echo", "confined-ok"}));
-    EXPECT_TRUE(result.ExitedWith(0)) << abi << ": " << result.Describe();
+        execute(l({"--max-abi", abi, "--ro", "/", "--", "/bin/echo", "confined-ok"}));
+    EXPECT_TRUE(result.exited_with(0)) << abi << ": " << result.describe();
     EXPECT_EQ(result.out, "confined-ok\n");
     EXPECT_EQ(result.err, kNotice) << abi;
   }
@@ -107,41 +107,41 @@ TEST_F(LandlockRunContract, PartialAbiPrintsExactlyTheNoticeAndStillRuns) {
 TEST_F(LandlockRunContract, ChildStatusPassesThroughUnchanged) {
   for (const char* code : {"3", "7", "125"}) {
     const RunResult result =
-        Execute(L({"--ro", "/", "--", "/bin/sh", "-c", std::string("exit ") + code}));
-    EXPECT_TRUE(result.ExitedWith(std::atoi(code))) << result.Describe();
+        execute(l({"--ro", "/", "--", "/bin/sh", "-c", std::string("exit ") + code}));
+    EXPECT_TRUE(result.exited_with(std::atoi(code))) << result.describe();
     EXPECT_EQ(result.err, "");
   }
   const RunResult partial =
-      Execute(L({"--max-abi", "3", "--ro", "/", "--", "/bin/sh", "-c", "exit 125"}));
-  EXPECT_TRUE(partial.ExitedWith(125)) << partial.Describe();
+      execute(l({"--max-abi", "3", "--ro", "/", "--", "/bin/sh", "-c", "exit 125"}));
+  EXPECT_TRUE(partial.exited_with(125)) << partial.describe();
   EXPECT_EQ(partial.err, kNotice);  // only the notice: the 125 is the child's
-  const RunResult killed = Execute(L({"--ro", "/", "--", "/bin/sh", "-c", "kill -KILL $$"}));
-  EXPECT_TRUE(killed.KilledBy(SIGKILL)) << killed.Describe();
+  const RunResult killed = execute(l({"--ro", "/", "--", "/bin/sh", "-c", "kill -KILL $$"}));
+  EXPECT_TRUE(killed.killed_by(SIGKILL)) << killed.describe();
 }
 
 TEST_F(LandlockRunContract, MissingGrantRootExits125AndTheCommandNeverRan) {
   const std::string marker = dir_ / "marker";
-  ExpectFailure({"--rw", dir_.path(), "--ro", "/no/such/grant/root", "--", "/bin/sh", "-c",
-                 "echo ran > " + marker},
-                "cannot open rule path: /no/such/grant/root: No such file or directory");
-  EXPECT_FALSE(Exists(marker));
+  expect_failure({"--rw", dir_.path(), "--ro", "/no/such/grant/root", "--", "/bin/sh", "-c",
+                  "echo ran > " + marker},
+                 "cannot open rule path: /no/such/grant/root: No such file or directory");
+  EXPECT_FALSE(exists(marker));
 }
 
 TEST_F(LandlockRunContract, ExecFailureIs125WithOneLine) {
-  ExpectFailure({"--ro", "/", "--", "/no/such/command"}, "exec failed: No such file or directory");
+  expect_failure({"--ro", "/", "--", "/no/such/command"}, "exec failed: No such file or directory");
 }
 
 TEST_F(LandlockRunContract, AbiCapZeroMeansNotEnforcedAndNothingRuns) {
   const std::string marker = dir_ / "marker";
-  ExpectFailure({"--max-abi", "0", "--rw", dir_.path(), "--", "/bin/sh", "-c", "echo > " + marker},
-                "landlock is not enforced by this kernel (ABI unsupported or disabled)");
-  EXPECT_FALSE(Exists(marker));
+  expect_failure({"--max-abi", "0", "--rw", dir_.path(), "--", "/bin/sh", "-c", "echo > " + marker},
+                 "landlock is not enforced by this kernel (ABI unsupported or disabled)");
+  EXPECT_FALSE(exists(marker));
 }
 
 TEST_F(LandlockRunContract, DevNullCanBeGrantedReadWrite) {
   const RunResult result =
-      Execute(L({"--ro", "/", "--rw", "/dev/null", "--", "/bin/sh", "-c", "echo x > /dev/null"}));
-  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
+      execute(l({"--ro", "/", "--rw", "/dev/null", "--", "/bin/sh", "-c", "echo x > /dev/null"}));
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
 }
 
 TEST_F(LandlockRunContract, EnvironmentChangesNothing) {
@@ -150,9 +150,9 @@ TEST_F(LandlockRunContract, EnvironmentChangesNothing) {
   options.env = {"PATH=/usr/bin:/bin",     "LL_FS_RO=/",     "LL_FS_RW=/",
                  "LANDLOCK_RUN_MAX_ABI=1", "LANDLOCK_ABI=1", "NALR_REQUIRE_LANDLOCK=0"};
   const RunResult result =
-      Execute(L({"--ro", "/", "--", "/bin/sh", "-c", "echo x > " + outside}), options);
-  EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
-  EXPECT_FALSE(Exists(outside));
+      execute(l({"--ro", "/", "--", "/bin/sh", "-c", "echo x > " + outside}), options);
+  EXPECT_FALSE(result.exited_with(0)) << result.describe();
+  EXPECT_FALSE(exists(outside));
   EXPECT_EQ(result.err.find("partial"), std::string::npos) << result.err;
 }
 
@@ -164,9 +164,9 @@ TEST_F(LandlockRunContract, StatusFdCarriesFailuresAndClosesOnSuccessfulExec) {
   SpawnOptions options;
   options.fds = {{failure[1], 9}};
   const RunResult failed =
-      Execute(L({"--status-fd", "9", "--ro", "/no/such", "--", "true"}), options);
+      execute(l({"--status-fd", "9", "--ro", "/no/such", "--", "true"}), options);
   close(failure[1]);
-  EXPECT_TRUE(failed.ExitedWith(125));
+  EXPECT_TRUE(failed.exited_with(125));
   const std::string line =
       "landlock-run: cannot open rule path: /no/such: No such file or directory\n";
   EXPECT_EQ(failed.err, line);
@@ -178,19 +178,19 @@ TEST_F(LandlockRunContract, StatusFdCarriesFailuresAndClosesOnSuccessfulExec) {
   int success[2];
   ASSERT_EQ(pipe2(success, O_CLOEXEC), 0);
   options.fds = {{success[1], 9}};
-  Held held(L({"--status-fd", "9", "--ro", "/", "--", Probe(), "hold"}), options);
+  Held held(l({"--status-fd", "9", "--ro", "/", "--", probe_path(), "hold"}), options);
   close(success[1]);
   ASSERT_TRUE(held.ready());
-  EXPECT_EQ(ReadyPoll(success[0], 2000), 1);
+  EXPECT_EQ(ready_poll(success[0], 2000), 1);
   EXPECT_EQ(read(success[0], buffer, sizeof(buffer)), 0) << "status fd written or left open";
-  EXPECT_TRUE(Exists("/proc/" + std::to_string(held.pid())));  // still running: exec closed it
-  EXPECT_TRUE(held.Finish().ExitedWith(0));
+  EXPECT_TRUE(exists("/proc/" + std::to_string(held.pid())));  // still running: exec closed it
+  EXPECT_TRUE(held.finish().exited_with(0));
   close(success[0]);
 }
 
 TEST_F(LandlockRunContract, StatusFdBelowThreeIsRefused) {
-  ExpectFailure({"--status-fd", "1", "--ro", "/", "--", "true"},
-                "usage error: --status-fd must be 3 or above");
+  expect_failure({"--status-fd", "1", "--ro", "/", "--", "true"},
+                 "usage error: --status-fd must be 3 or above");
 }
 
 }  // namespace

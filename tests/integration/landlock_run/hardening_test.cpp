@@ -23,80 +23,81 @@ constexpr char kNoCaps[] = "0000000000000000";
 class LandlockRunHardening : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (KernelAbi() < 1) DSH_SKIP_OR_FAIL("this kernel does not enforce Landlock (lsm=landlock)");
+    if (kernel_abi() < 1) DSH_SKIP_OR_FAIL("this kernel does not enforce Landlock (lsm=landlock)");
   }
-  static void ExpectNoCapabilities(const Held& held, bool bounding_too) {
+  static void expect_no_capabilities(const Held& held, bool bounding_too) {
     for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapAmb"}) {
-      EXPECT_EQ(held.StatusField(set), kNoCaps) << set;
+      EXPECT_EQ(held.status_field(set), kNoCaps) << set;
     }
     if (bounding_too) {
-      EXPECT_EQ(held.StatusField("CapBnd"), kNoCaps);
+      EXPECT_EQ(held.status_field("CapBnd"), kNoCaps);
     }
   }
   TempDir dir_;
 };
 
 TEST_F(LandlockRunHardening, StatusShowsNoNewPrivsSeccompAndNoCapabilities) {
-  Held held(L({"--ro", "/", "--", Probe(), "hold"}));
+  Held held(l({"--ro", "/", "--", probe_path(), "hold"}));
   ASSERT_TRUE(held.ready());
-  EXPECT_EQ(held.StatusField("NoNewPrivs"), "1");
-  EXPECT_EQ(held.StatusField("Seccomp"), "2");
-  EXPECT_EQ(held.StatusField("Seccomp_filters"), "1");
-  ExpectNoCapabilities(held, getuid() == 0);
+  EXPECT_EQ(held.status_field("NoNewPrivs"), "1");
+  EXPECT_EQ(held.status_field("Seccomp"), "2");
+  EXPECT_EQ(held.status_field("Seccomp_filters"), "1");
+  expect_no_capabilities(held, getuid() == 0);
   // An unprivileged caller cannot shrink its bounding set (that needs CAP_SETPCAP); it stays as
   // the caller had it, inert because no_new_privs forbids gaining from it on exec.
   if (getuid() != 0) {
-    EXPECT_EQ(held.StatusField("CapBnd"), OwnStatusField("CapBnd"));
+    EXPECT_EQ(held.status_field("CapBnd"), own_status_field("CapBnd"));
   }
-  EXPECT_TRUE(held.Finish().ExitedWith(0));
+  EXPECT_TRUE(held.finish().exited_with(0));
 }
 
 // Root of a fresh user namespace holds every capability (in that namespace): the same drop a
 // real root caller gets, exercised in both legs.
 TEST_F(LandlockRunHardening, CapabilityHoldingCallerLosesAllFiveSets) {
-  if (!UsernsAvailable()) DSH_SKIP_OR_FAIL("user namespaces unavailable to this uid");
+  if (!userns_available()) DSH_SKIP_OR_FAIL("user namespaces unavailable to this uid");
   SpawnOptions userns;
   userns.in_new_userns = true;
-  Held control({Probe(), "hold"}, userns);
+  Held control({probe_path(), "hold"}, userns);
   ASSERT_TRUE(control.ready());
-  EXPECT_NE(control.StatusField("CapEff"), kNoCaps) << "the control caller holds no capability";
-  control.Finish();
-  Held held(L({"--ro", "/", "--", Probe(), "hold"}), userns);
+  EXPECT_NE(control.status_field("CapEff"), kNoCaps) << "the control caller holds no capability";
+  control.finish();
+  Held held(l({"--ro", "/", "--", probe_path(), "hold"}), userns);
   ASSERT_TRUE(held.ready());
-  ExpectNoCapabilities(held, true);
-  EXPECT_EQ(held.StatusField("NoNewPrivs"), "1");
-  EXPECT_TRUE(held.Finish().ExitedWith(0));
+  expect_no_capabilities(held, true);
+  EXPECT_EQ(held.status_field("NoNewPrivs"), "1");
+  EXPECT_TRUE(held.finish().exited_with(0));
 }
 
 // CAP_DAC_OVERRIDE would let a root caller's command write a mode-0000 file inside its grant.
 TEST_F(LandlockRunHardening, ConfinedCommandCannotUseTheCallersCapabilities) {
   SpawnOptions options;
   if (getuid() != 0) {
-    if (!UsernsAvailable()) DSH_SKIP_OR_FAIL("user namespaces unavailable to this uid");
+    if (!userns_available()) DSH_SKIP_OR_FAIL("user namespaces unavailable to this uid");
     options.in_new_userns = true;  // uid 0 with capabilities over the caller's files
   }
   const std::string locked = dir_ / "locked";
-  WriteFile(locked, "original", 0);
+  write_file(locked, "original", 0);
   // Mode 0000 locks the test out too (as nobody it has no capability): unlock to look.
   const auto content = [&locked] {
     chmod(locked.c_str(), 0600);
-    const std::string text = ReadFile(locked);
+    const std::string text = read_file(locked);
     chmod(locked.c_str(), 0);
     return text;
   };
-  ASSERT_TRUE(Execute({Probe(), "write", locked}, options).ExitedWith(0)) << "control lacks caps";
+  ASSERT_TRUE(execute({probe_path(), "write", locked}, options).exited_with(0))
+      << "control lacks caps";
   ASSERT_EQ(content(), "pwned");
   chmod(locked.c_str(), 0600);
-  WriteFile(locked, "original", 0);
+  write_file(locked, "original", 0);
   const RunResult result =
-      Execute(L({"--ro", "/", "--rw", dir_.path(), "--", Probe(), "write", locked}), options);
-  EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
+      execute(l({"--ro", "/", "--rw", dir_.path(), "--", probe_path(), "write", locked}), options);
+  EXPECT_FALSE(result.exited_with(0)) << result.describe();
   EXPECT_EQ(content(), "original");
   // Mounting needs CAP_SYS_ADMIN (and a Landlock domain forbids it anyway).
   const std::string mount_point = dir_ / "mnt";
   ASSERT_EQ(mkdir(mount_point.c_str(), 0755), 0);
-  Execute(L({"--ro", "/", "--rw", dir_.path(), "--", Probe(), "mount", mount_point}), options);
-  EXPECT_EQ(ReadFile("/proc/self/mountinfo").find(mount_point), std::string::npos);
+  execute(l({"--ro", "/", "--rw", dir_.path(), "--", probe_path(), "mount", mount_point}), options);
+  EXPECT_EQ(read_file("/proc/self/mountinfo").find(mount_point), std::string::npos);
 }
 
 // The setuid binary: as root, a copy owned by uid 4242; as nobody, the setuid-root probe the
@@ -107,7 +108,7 @@ TEST_F(LandlockRunHardening, SetuidBinaryDoesNotRaiseTheEffectiveUid) {
   if (getuid() == 0) {
     setuid_probe = dir_ / "setuid-probe";
     owner = "4242";
-    WriteFile(setuid_probe, ReadFile(Probe()), 0755);
+    write_file(setuid_probe, read_file(probe_path()), 0755);
     ASSERT_EQ(chown(setuid_probe.c_str(), 4242, 4242), 0);
     ASSERT_EQ(chmod(setuid_probe.c_str(), 04755), 0);
     ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
@@ -118,15 +119,15 @@ TEST_F(LandlockRunHardening, SetuidBinaryDoesNotRaiseTheEffectiveUid) {
                        " (the landlock_run.setuid_probe.install fixture must run as root)");
     }
   }
-  const std::string me = Uid();
+  const std::string me = uid();
   Held control({setuid_probe, "hold"});
   ASSERT_TRUE(control.ready());
-  EXPECT_EQ(control.StatusField("Uid"), me + "\t" + owner + "\t" + owner + "\t" + owner);
-  control.Finish();
-  Held held(L({"--ro", "/", "--", setuid_probe, "hold"}));
+  EXPECT_EQ(control.status_field("Uid"), me + "\t" + owner + "\t" + owner + "\t" + owner);
+  control.finish();
+  Held held(l({"--ro", "/", "--", setuid_probe, "hold"}));
   ASSERT_TRUE(held.ready());
-  EXPECT_EQ(held.StatusField("Uid"), me + "\t" + me + "\t" + me + "\t" + me);
-  EXPECT_TRUE(held.Finish().ExitedWith(0));
+  EXPECT_EQ(held.status_field("Uid"), me + "\t" + me + "\t" + me + "\t" + me);
+  EXPECT_TRUE(held.finish().exited_with(0));
 }
 
 // A pty whose slave is the controlling terminal of each attempt, as a caller's terminal is.
@@ -148,7 +149,7 @@ class Pty {
   }
   bool ok() const { return reader_ >= 0; }
   // Runs argv in a new session whose controlling terminal (and stdin) is the pty.
-  int RunOnTerminal(const std::vector<std::string>& argv) const {
+  int run_on_terminal(const std::vector<std::string>& argv) const {
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -168,7 +169,7 @@ class Pty {
     return status;
   }
   // What a reader of the terminal would now receive (the injected "keystrokes").
-  std::string Pending() const {
+  std::string pending() const {
     char buffer[256];
     const ssize_t n = read(reader_, buffer, sizeof(buffer));
     return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
@@ -181,45 +182,45 @@ class Pty {
 };
 
 TEST_F(LandlockRunHardening, TiocstiCannotTypeIntoTheCallersTerminal) {
-  if (ReadFile("/proc/sys/dev/tty/legacy_tiocsti") == "0\n" && getuid() != 0) {
+  if (read_file("/proc/sys/dev/tty/legacy_tiocsti") == "0\n" && getuid() != 0) {
     DSH_SKIP_OR_FAIL("legacy_tiocsti=0: the kernel already refuses TIOCSTI");
   }
   Pty pty;
   if (!pty.ok()) DSH_SKIP_OR_FAIL("no pty available (/dev/ptmx)");
-  pty.RunOnTerminal({Probe(), "tiocsti", "0", "id\n"});
-  ASSERT_EQ(pty.Pending(), "id\n") << "control: TIOCSTI does not inject here, test proves nothing";
-  pty.RunOnTerminal({Probe(), "tiocsti", "0", "x", "high"});
-  ASSERT_EQ(pty.Pending(), "x") << "control: the kernel should ignore cmd bits 32-63";
+  pty.run_on_terminal({probe_path(), "tiocsti", "0", "id\n"});
+  ASSERT_EQ(pty.pending(), "id\n") << "control: TIOCSTI does not inject here, test proves nothing";
+  pty.run_on_terminal({probe_path(), "tiocsti", "0", "x", "high"});
+  ASSERT_EQ(pty.pending(), "x") << "control: the kernel should ignore cmd bits 32-63";
 
-  pty.RunOnTerminal(L({"--ro", "/", "--", Probe(), "tiocsti", "0", "id\n"}));
-  EXPECT_EQ(pty.Pending(), "");
-  pty.RunOnTerminal(L({"--ro", "/", "--", Probe(), "tiocsti", "0", "x", "high"}));
-  EXPECT_EQ(pty.Pending(), "");
+  pty.run_on_terminal(l({"--ro", "/", "--", probe_path(), "tiocsti", "0", "id\n"}));
+  EXPECT_EQ(pty.pending(), "");
+  pty.run_on_terminal(l({"--ro", "/", "--", probe_path(), "tiocsti", "0", "x", "high"}));
+  EXPECT_EQ(pty.pending(), "");
 }
 
 TEST_F(LandlockRunHardening, TioclinuxIsRefusedBySeccomp) {
   const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);  // any fd: the filter fires first
   SpawnOptions options;
   options.stdin_fd = fd;
-  const RunResult control = Execute({Probe(), "tioclinux", "0"}, options);
+  const RunResult control = execute({probe_path(), "tioclinux", "0"}, options);
   EXPECT_EQ(control.out, "errno=25\n");  // ENOTTY: the call reached the driver
-  const RunResult result = Execute(L({"--ro", "/", "--", Probe(), "tioclinux", "0"}), options);
-  EXPECT_EQ(result.out, "errno=1\n") << result.Describe();  // EPERM: stopped by the filter
+  const RunResult result = execute(l({"--ro", "/", "--", probe_path(), "tioclinux", "0"}), options);
+  EXPECT_EQ(result.out, "errno=1\n") << result.describe();  // EPERM: stopped by the filter
   close(fd);
 }
 
 TEST_F(LandlockRunHardening, I386SyscallsAreKilled) {
-  const RunResult control = Execute({Probe(), "i386"});
-  if (!control.ExitedWith(0)) {
-    DSH_SKIP_OR_FAIL("no IA-32 emulation in this kernel: " + control.Describe());
+  const RunResult control = execute({probe_path(), "i386"});
+  if (!control.exited_with(0)) {
+    DSH_SKIP_OR_FAIL("no IA-32 emulation in this kernel: " + control.describe());
   }
-  const RunResult result = Execute(L({"--ro", "/", "--", Probe(), "i386"}));
-  EXPECT_TRUE(result.KilledBy(SIGSYS)) << result.Describe();
+  const RunResult result = execute(l({"--ro", "/", "--", probe_path(), "i386"}));
+  EXPECT_TRUE(result.killed_by(SIGSYS)) << result.describe();
 }
 
 TEST_F(LandlockRunHardening, X32SyscallsAreKilled) {
-  const RunResult result = Execute(L({"--ro", "/", "--", Probe(), "x32"}));
-  EXPECT_TRUE(result.KilledBy(SIGSYS)) << result.Describe();
+  const RunResult result = execute(l({"--ro", "/", "--", probe_path(), "x32"}));
+  EXPECT_TRUE(result.killed_by(SIGSYS)) << result.describe();
 }
 
 }  // namespace

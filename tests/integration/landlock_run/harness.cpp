@@ -29,7 +29,7 @@ namespace {
 
 constexpr int kUsernsSetupFailed = 121;
 
-std::string Drain(int fd) {
+std::string drain(int fd) {
   std::string text;
   char buffer[4096];
   lseek(fd, 0, SEEK_SET);
@@ -39,7 +39,7 @@ std::string Drain(int fd) {
   return text;
 }
 
-bool WriteProcFile(const char* path, const std::string& text) {
+bool write_proc_file(const char* path, const std::string& text) {
   const int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
   const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
@@ -48,13 +48,13 @@ bool WriteProcFile(const char* path, const std::string& text) {
 }
 
 // In the child: become uid/gid 0 of a new user namespace (full capabilities inside it).
-bool EnterUserns() {
+bool enter_userns() {
   const std::string uid = std::to_string(getuid());
   const std::string gid = std::to_string(getgid());
   if (unshare(CLONE_NEWUSER) != 0) return false;
-  return WriteProcFile("/proc/self/setgroups", "deny") &&
-         WriteProcFile("/proc/self/uid_map", "0 " + uid + " 1") &&
-         WriteProcFile("/proc/self/gid_map", "0 " + gid + " 1");
+  return write_proc_file("/proc/self/setgroups", "deny") &&
+         write_proc_file("/proc/self/uid_map", "0 " + uid + " 1") &&
+         write_proc_file("/proc/self/gid_map", "0 " + gid + " 1");
 }
 
 struct ChildSetup {
@@ -68,7 +68,7 @@ struct ChildSetup {
 };
 
 // Moves every source fd above the highest target first, so a dup2 never clobbers a source.
-[[noreturn]] void ExecChild(ChildSetup& setup) {
+[[noreturn]] void exec_child(ChildSetup& setup) {
   int floor = 64;
   for (auto& [source, target] : setup.fds) source = fcntl(source, F_DUPFD_CLOEXEC, floor++);
   const int in = fcntl(setup.stdin_fd, F_DUPFD_CLOEXEC, floor++);
@@ -78,34 +78,34 @@ struct ChildSetup {
   dup2(out, 1);
   dup2(err, 2);
   for (const auto& [source, target] : setup.fds) dup2(source, target);
-  if (setup.userns && !EnterUserns()) _exit(kUsernsSetupFailed);
+  if (setup.userns && !enter_userns()) _exit(kUsernsSetupFailed);
   execve(setup.argv[0], setup.argv.data(), setup.envp.data());
   _exit(127);
 }
 
-std::vector<char*> CStrings(const std::vector<std::string>& strings) {
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   std::vector<char*> result;
   for (const std::string& s : strings) result.push_back(const_cast<char*>(s.c_str()));
   result.push_back(nullptr);
   return result;
 }
 
-int Spawn(const std::vector<std::string>& argv, const SpawnOptions& options, int stdin_fd,
+int spawn(const std::vector<std::string>& argv, const SpawnOptions& options, int stdin_fd,
           int stdout_fd, int stderr_fd) {
-  ChildSetup setup{CStrings(argv), {},        options.fds,          stdin_fd,
-                   stdout_fd,      stderr_fd, options.in_new_userns};
+  ChildSetup setup{c_strings(argv), {},        options.fds,          stdin_fd,
+                   stdout_fd,       stderr_fd, options.in_new_userns};
   if (options.env.empty()) {
     for (char** e = environ; *e != nullptr; ++e) setup.envp.push_back(*e);
     setup.envp.push_back(nullptr);
   } else {
-    setup.envp = CStrings(options.env);
+    setup.envp = c_strings(options.env);
   }
   const pid_t pid = fork();
-  if (pid == 0) ExecChild(setup);
+  if (pid == 0) exec_child(setup);
   return pid;
 }
 
-int WaitFor(int pid) {
+int wait_for(int pid) {
   int status = -1;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -114,21 +114,21 @@ int WaitFor(int pid) {
 
 }  // namespace
 
-std::vector<std::string> L(const std::vector<std::string>& args) {
+std::vector<std::string> l(const std::vector<std::string>& args) {
   std::vector<std::string> full;
   full.reserve(args.size() + 1);
-  full.emplace_back(Launcher());
+  full.emplace_back(launcher());
   for (const std::string& arg : args) full.push_back(arg);
   return full;
 }
 
-bool RunResult::ExitedWith(int code) const {
+bool RunResult::exited_with(int code) const {
   return WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
-bool RunResult::KilledBy(int signal) const {
+bool RunResult::killed_by(int signal) const {
   return WIFSIGNALED(status) && WTERMSIG(status) == signal;
 }
-std::string RunResult::Describe() const {
+std::string RunResult::describe() const {
   std::ostringstream text;
   if (WIFEXITED(status))
     text << "exit " << WEXITSTATUS(status);
@@ -140,16 +140,16 @@ std::string RunResult::Describe() const {
   return text.str();
 }
 
-RunResult Execute(const std::vector<std::string>& argv, const SpawnOptions& options) {
+RunResult execute(const std::vector<std::string>& argv, const SpawnOptions& options) {
   const int out = memfd_create("stdout", MFD_CLOEXEC);
   const int err = memfd_create("stderr", MFD_CLOEXEC);
   const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int pid = Spawn(argv, options, options.stdin_fd >= 0 ? options.stdin_fd : null, out, err);
+  const int pid = spawn(argv, options, options.stdin_fd >= 0 ? options.stdin_fd : null, out, err);
   RunResult result;
-  result.status = WaitFor(pid);
-  result.out = Drain(out);
-  result.err = Drain(err);
-  if (options.in_new_userns && result.ExitedWith(kUsernsSetupFailed)) {
+  result.status = wait_for(pid);
+  result.out = drain(out);
+  result.err = drain(err);
+  if (options.in_new_userns && result.exited_with(kUsernsSetupFailed)) {
     ADD_FAILURE() << "user namespace setup failed in the child";
   }
   close(out);
@@ -162,28 +162,28 @@ Held::Held(const std::vector<std::string>& argv, const SpawnOptions& options) {
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) return;
   stderr_ = memfd_create("stderr", MFD_CLOEXEC);
-  pid_ = Spawn(argv, options, in[0], out[1], stderr_);
+  pid_ = spawn(argv, options, in[0], out[1], stderr_);
   close(in[0]);
   close(out[1]);
   stdin_ = in[1];
   stdout_ = out[0];
   std::string line;
   char c = 0;
-  while (ReadyPoll(stdout_, 5000) > 0 && read(stdout_, &c, 1) == 1 && c != '\n') line += c;
+  while (ready_poll(stdout_, 5000) > 0 && read(stdout_, &c, 1) == 1 && c != '\n') line += c;
   ready_ = line == "ready";
 }
 
 Held::~Held() {
   if (!finished_ && pid_ > 0) {
     kill(pid_, SIGKILL);
-    Finish();
+    finish();
   }
 }
 
-std::string Held::Status() const { return ReadFile("/proc/" + std::to_string(pid_) + "/status"); }
+std::string Held::status() const { return read_file("/proc/" + std::to_string(pid_) + "/status"); }
 
-std::string Held::StatusField(const std::string& key) const {
-  std::istringstream lines(Status());
+std::string Held::status_field(const std::string& key) const {
+  std::istringstream lines(status());
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind(key + ":", 0) == 0) {
       const std::size_t start = line.find_first_not_of(" \t", key.size() + 1);
@@ -193,14 +193,14 @@ std::string Held::StatusField(const std::string& key) const {
   return "<missing>";
 }
 
-RunResult Held::Finish() {
+RunResult Held::finish() {
   RunResult result;
   if (finished_ || pid_ <= 0) return result;
   finished_ = true;
   close(stdin_);
-  result.status = WaitFor(pid_);
-  result.out = Drain(stdout_);
-  result.err = Drain(stderr_);
+  result.status = wait_for(pid_);
+  result.out = drain(stdout_);
+  result.err = drain(stderr_);
   close(stdout_);
   close(stderr_);
   return result;
@@ -222,19 +222,19 @@ TempDir::~TempDir() {
   nftw(path_.c_str(), remove, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-bool Exists(const std::string& path) {
+bool exists(const std::string& path) {
   struct stat info {};
   return lstat(path.c_str(), &info) == 0;
 }
 
-std::string ReadFile(const std::string& path) {
+std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-void WriteFile(const std::string& path, const std::string& content, int mode) {
+void write_file(const std::string& path, const std::string& content, int mode) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
   ASSERT_EQ(write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
@@ -242,21 +242,21 @@ void WriteFile(const std::string& path, const std::string& content, int mode) {
   close(fd);
 }
 
-int KernelAbi() { return static_cast<int>(syscall(444, nullptr, 0, 1U)); }
+int kernel_abi() { return static_cast<int>(syscall(444, nullptr, 0, 1U)); }
 
-bool UsernsAvailable() {
+bool userns_available() {
   SpawnOptions options;
   options.in_new_userns = true;
   const pid_t pid = fork();
-  if (pid == 0) _exit(EnterUserns() ? 0 : 1);
-  const int status = WaitFor(pid);
+  if (pid == 0) _exit(enter_userns() ? 0 : 1);
+  const int status = wait_for(pid);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-std::string Uid() { return std::to_string(getuid()); }
+std::string uid() { return std::to_string(getuid()); }
 
-std::string OwnStatusField(const std::string& key) {
-  std::istringstream lines(ReadFile("/proc/self/status"));
+std::string own_status_field(const std::string& key) {
+  std::istringstream lines(read_file("/proc/self/status"));
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind(key + ":", 0) == 0)
       return line.substr(line.find_first_not_of(" \t", key.size() + 1));
@@ -290,8 +290,8 @@ InetListener::InetListener(int family, int type) : type_(type) {
 
 InetListener::~InetListener() { close(fd_); }
 
-bool InetListener::Received() const {
-  if (ReadyPoll(fd_, 200) <= 0) return false;
+bool InetListener::received() const {
+  if (ready_poll(fd_, 200) <= 0) return false;
   if (type_ == SOCK_STREAM) {
     const int connection = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (connection >= 0) close(connection);
@@ -301,7 +301,7 @@ bool InetListener::Received() const {
   return recv(fd_, &byte, 1, 0) >= 0;
 }
 
-int ReadyPoll(int fd, int timeout_ms) {
+int ready_poll(int fd, int timeout_ms) {
   pollfd entry{fd, POLLIN, 0};
   return poll(&entry, 1, timeout_ms);
 }

@@ -12,17 +12,17 @@
 
 namespace llrt {
 
-inline const char* Launcher() { return LANDLOCK_RUN_PATH; }
-inline const char* Probe() { return LL_PROBE_PATH; }
+inline const char* launcher() { return LANDLOCK_RUN_PATH; }
+inline const char* probe_path() { return LL_PROBE_PATH; }
 
 // One finished process: raw wait status plus everything it wrote.
 struct RunResult {
   int status = -1;
   std::string out;
   std::string err;
-  bool ExitedWith(int code) const;
-  bool KilledBy(int signal) const;
-  std::string Describe() const;  // for assertion messages
+  bool exited_with(int code) const;
+  bool killed_by(int signal) const;
+  std::string describe() const;  // for assertion messages
 };
 
 struct SpawnOptions {
@@ -33,10 +33,10 @@ struct SpawnOptions {
 };
 
 // Runs argv to completion.
-RunResult Execute(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+RunResult execute(const std::vector<std::string>& argv, const SpawnOptions& options = {});
 
 // `landlock-run ARGS...`
-std::vector<std::string> L(const std::vector<std::string>& args);
+std::vector<std::string> l(const std::vector<std::string>& args);
 
 // A started "ll_probe hold" (possibly under the launcher): waits for its "ready" line, so the
 // confined process exists, exec'd, while the test looks at it from outside.
@@ -48,9 +48,9 @@ class Held {
   Held& operator=(const Held&) = delete;
   bool ready() const { return ready_; }
   int pid() const { return pid_; }
-  std::string Status() const;                             // /proc/<pid>/status, read by the test
-  std::string StatusField(const std::string& key) const;  // "NoNewPrivs" -> "1"
-  RunResult Finish();                                     // close stdin, wait
+  std::string status() const;                              // /proc/<pid>/status, read by the test
+  std::string status_field(const std::string& key) const;  // "NoNewPrivs" -> "1"
+  RunResult finish();                                      // close stdin, wait
 
  private:
   int pid_ = -1;
@@ -75,13 +75,13 @@ class TempDir {
   std::string path_;
 };
 
-bool Exists(const std::string& path);
-std::string ReadFile(const std::string& path);  // "" when absent
-void WriteFile(const std::string& path, const std::string& content, int mode = 0644);
-int KernelAbi();  // the kernel's Landlock ABI, <= 0 when unavailable
-bool UsernsAvailable();
-std::string Uid();  // the test's uid as text
-std::string OwnStatusField(const std::string& key);
+bool exists(const std::string& path);
+std::string read_file(const std::string& path);  // "" when absent
+void write_file(const std::string& path, const std::string& content, int mode = 0644);
+int kernel_abi();  // the kernel's Landlock ABI, <= 0 when unavailable
+bool userns_available();
+std::string uid();  // the test's uid as text
+std::string own_status_field(const std::string& key);
 
 // An IPv4/IPv6 TCP or UDP socket bound to loopback on an ephemeral port.
 class InetListener {
@@ -91,7 +91,7 @@ class InetListener {
   int port() const { return port_; }
   std::string port_text() const { return std::to_string(port_); }
   // True when a connection (TCP) or datagram (UDP) arrived; waits up to 200 ms.
-  bool Received() const;
+  bool received() const;
 
  private:
   int fd_ = -1;
@@ -99,6 +99,6 @@ class InetListener {
   int port_ = 0;
 };
 
-int ReadyPoll(int fd, int timeout_ms);  // poll(POLLIN) result
+int ready_poll(int fd, int timeout_ms);  // poll(POLLIN) result
 
 }  // namespace llrt

@@ -18,15 +18,15 @@ namespace {
 class LandlockRunIpc : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (KernelAbi() < 6) DSH_SKIP_OR_FAIL("needs Landlock ABI >= 6 (Linux 6.12) for IPC scopes");
+    if (kernel_abi() < 6) DSH_SKIP_OR_FAIL("needs Landlock ABI >= 6 (Linux 6.12) for IPC scopes");
   }
-  static std::vector<std::string> Confined(bool scope, const std::vector<std::string>& probe) {
+  static std::vector<std::string> confined(bool scope, const std::vector<std::string>& probe) {
     std::vector<std::string> args;
     if (scope) args.push_back("--scope-ipc");
     for (const char* a : {"--ro", "/", "--"}) args.push_back(a);
-    args.push_back(Probe());
+    args.push_back(probe_path());
     args.insert(args.end(), probe.begin(), probe.end());
-    return L(args);
+    return l(args);
   }
 };
 
@@ -41,11 +41,11 @@ class Bystander {
   }
   ~Bystander() {
     kill(pid_, SIGKILL);
-    Reap(0);
+    reap(0);
   }
   std::string pid_text() const { return std::to_string(pid_); }
   // The signal that ended it, 0 while it is alive.
-  int Reap(int options) {
+  int reap(int options) {
     if (reaped_ != -1) return reaped_;
     int status = 0;
     if (waitpid(pid_, &status, options) != pid_) return 0;
@@ -60,11 +60,11 @@ class Bystander {
 
 TEST_F(LandlockRunIpc, SignalToAnOutsideProcessIsRefused) {
   Bystander target;
-  const RunResult denied = Execute(Confined(true, {"kill", target.pid_text()}));
-  EXPECT_EQ(target.Reap(WNOHANG), 0) << "the bystander was signalled: " << denied.Describe();
-  EXPECT_FALSE(denied.ExitedWith(0));
-  Execute(Confined(false, {"kill", target.pid_text()}));
-  EXPECT_EQ(target.Reap(0), SIGTERM) << "control signal did not arrive";
+  const RunResult denied = execute(confined(true, {"kill", target.pid_text()}));
+  EXPECT_EQ(target.reap(WNOHANG), 0) << "the bystander was signalled: " << denied.describe();
+  EXPECT_FALSE(denied.exited_with(0));
+  execute(confined(false, {"kill", target.pid_text()}));
+  EXPECT_EQ(target.reap(0), SIGTERM) << "control signal did not arrive";
 }
 
 TEST_F(LandlockRunIpc, AbstractSocketOfAnOutsideProcessIsRefused) {
@@ -76,22 +76,22 @@ TEST_F(LandlockRunIpc, AbstractSocketOfAnOutsideProcessIsRefused) {
   const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), size), 0);
   ASSERT_EQ(listen(listener, 4), 0);
-  const RunResult denied = Execute(Confined(true, {"abstract", name}));
-  EXPECT_EQ(ReadyPoll(listener, 200), 0) << "connection arrived: " << denied.Describe();
-  const RunResult control = Execute(Confined(false, {"abstract", name}));
-  EXPECT_EQ(ReadyPoll(listener, 1000), 1) << "control did not connect: " << control.Describe();
+  const RunResult denied = execute(confined(true, {"abstract", name}));
+  EXPECT_EQ(ready_poll(listener, 200), 0) << "connection arrived: " << denied.describe();
+  const RunResult control = execute(confined(false, {"abstract", name}));
+  EXPECT_EQ(ready_poll(listener, 1000), 1) << "control did not connect: " << control.describe();
   close(listener);
 }
 
 TEST_F(LandlockRunIpc, ScopeRequestOnAnOlderAbiFailsClosed) {
   TempDir dir;
   const std::string marker = dir / "marker";
-  const RunResult result = Execute(L({"--max-abi", "5", "--scope-ipc", "--rw", dir.path(), "--",
+  const RunResult result = execute(l({"--max-abi", "5", "--scope-ipc", "--rw", dir.path(), "--",
                                       "/bin/sh", "-c", "echo ran > " + marker}));
-  EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
+  EXPECT_TRUE(result.exited_with(125)) << result.describe();
   EXPECT_EQ(result.err,
             "landlock-run: --scope-ipc needs Landlock ABI 6 (Linux 6.12); the usable ABI is 5\n");
-  EXPECT_FALSE(Exists(marker));
+  EXPECT_FALSE(exists(marker));
 }
 
 }  // namespace

@@ -18,31 +18,31 @@ namespace {
 class LandlockRunMetadata : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (KernelAbi() < 1) DSH_SKIP_OR_FAIL("this kernel does not enforce Landlock (lsm=landlock)");
-    Reset();
+    if (kernel_abi() < 1) DSH_SKIP_OR_FAIL("this kernel does not enforce Landlock (lsm=landlock)");
+    reset();
   }
-  void Reset() {
-    WriteFile(victim_, "original", 0644);
+  void reset() {
+    write_file(victim_, "original", 0644);
     const timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
     ASSERT_EQ(utimensat(AT_FDCWD, victim_.c_str(), times, 0), 0);
     removexattr(victim_.c_str(), "user.pwned");
     ASSERT_EQ(stat(victim_.c_str(), &before_), 0);
     usleep(20000);  // so a ctime update is visible even at coarse clock granularity
   }
-  RunResult Confined(bool deny, const std::vector<std::string>& command) {
+  RunResult confined(bool deny, const std::vector<std::string>& command) {
     std::vector<std::string> args;
     if (deny) args.push_back("--deny-metadata");
     for (const char* a : {"--ro", "/", "--"}) args.push_back(a);
     args.insert(args.end(), command.begin(), command.end());
-    return Execute(L(args));
+    return execute(l(args));
   }
-  struct stat Now() const {
+  struct stat current_stat() const {
     struct stat info {};
     EXPECT_EQ(stat(victim_.c_str(), &info), 0);
     return info;
   }
-  bool Unchanged() const {
-    const struct stat now = Now();
+  bool unchanged() const {
+    const struct stat now = current_stat();
     return now.st_mode == before_.st_mode && now.st_uid == before_.st_uid &&
            now.st_mtim.tv_sec == before_.st_mtim.tv_sec &&
            now.st_ctim.tv_sec == before_.st_ctim.tv_sec &&
@@ -50,13 +50,13 @@ class LandlockRunMetadata : public ::testing::Test {
            getxattr(victim_.c_str(), "user.pwned", nullptr, 0) < 0;
   }
   // The gap without the flag, then the flag's refusal, for one command.
-  void ExpectClosed(const std::vector<std::string>& command) {
-    const RunResult gap = Confined(false, command);
-    EXPECT_FALSE(Unchanged()) << "no gap to close? " << gap.Describe();
-    Reset();
-    const RunResult denied = Confined(true, command);
-    EXPECT_TRUE(Unchanged()) << "metadata changed under --deny-metadata: " << denied.Describe();
-    EXPECT_FALSE(denied.ExitedWith(0));
+  void expect_closed(const std::vector<std::string>& command) {
+    const RunResult gap = confined(false, command);
+    EXPECT_FALSE(unchanged()) << "no gap to close? " << gap.describe();
+    reset();
+    const RunResult denied = confined(true, command);
+    EXPECT_TRUE(unchanged()) << "metadata changed under --deny-metadata: " << denied.describe();
+    EXPECT_FALSE(denied.exited_with(0));
   }
   TempDir dir_;
   std::string victim_ = dir_ / "victim";
@@ -64,23 +64,23 @@ class LandlockRunMetadata : public ::testing::Test {
 };
 
 TEST_F(LandlockRunMetadata, ChmodOutsideTheGrantsIsRefused) {
-  ExpectClosed({"/bin/chmod", "777", victim_});
+  expect_closed({"/bin/chmod", "777", victim_});
 }
 
 TEST_F(LandlockRunMetadata, ChownOutsideTheGrantsIsRefused) {
   // Chown to the owner it already has still updates ctime: visible proof the call landed.
-  ExpectClosed({"/bin/chown", Uid() + ":" + std::to_string(getgid()), victim_});
+  expect_closed({"/bin/chown", uid() + ":" + std::to_string(getgid()), victim_});
 }
 
 TEST_F(LandlockRunMetadata, TouchDateOutsideTheGrantsIsRefused) {
-  ExpectClosed({"/usr/bin/touch", "-d", "2001-01-01", victim_});
+  expect_closed({"/usr/bin/touch", "-d", "2001-01-01", victim_});
 }
 
 TEST_F(LandlockRunMetadata, FdAndNewerSyscallFormsAreRefused) {
   for (const char* op : {"fchmod", "fchmodat2", "setxattr", "fsetxattr", "setxattrat"}) {
     SCOPED_TRACE(op);
-    ExpectClosed({Probe(), op, victim_});
-    Reset();
+    expect_closed({probe_path(), op, victim_});
+    reset();
   }
 }
 

@@ -19,48 +19,48 @@ namespace {
 class LandlockRunNetwork : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (KernelAbi() < 1) DSH_SKIP_OR_FAIL("this kernel does not enforce Landlock (lsm=landlock)");
+    if (kernel_abi() < 1) DSH_SKIP_OR_FAIL("this kernel does not enforce Landlock (lsm=landlock)");
   }
-  static std::vector<std::string> Confined(bool deny, const std::vector<std::string>& probe,
+  static std::vector<std::string> confined(bool deny, const std::vector<std::string>& probe,
                                            const char* max_abi = nullptr) {
     std::vector<std::string> args;
     if (max_abi != nullptr) args = {"--max-abi", max_abi};
     if (deny) args.push_back("--deny-network");
     for (const char* a : {"--ro", "/", "--"}) args.push_back(a);
-    args.push_back(Probe());
+    args.push_back(probe_path());
     args.insert(args.end(), probe.begin(), probe.end());
-    return L(args);
+    return l(args);
   }
   // Runs `probe` unconfined-by-network (control) and with --deny-network; checks the listener.
   // With `max_abi` "3" the Landlock TCP layer is absent, so seccomp alone must hold.
   template <typename Listener>
-  static void ExpectBlocked(const Listener& listener, const std::vector<std::string>& probe,
-                            const char* max_abi = nullptr) {
-    const RunResult control = Execute(Confined(false, probe, max_abi));
-    EXPECT_TRUE(listener.Received()) << "control did not get through: " << control.Describe();
-    const RunResult denied = Execute(Confined(true, probe, max_abi));
-    EXPECT_FALSE(listener.Received()) << "got through --deny-network: " << denied.Describe();
-    EXPECT_FALSE(denied.ExitedWith(0)) << denied.Describe();
+  static void expect_blocked(const Listener& listener, const std::vector<std::string>& probe,
+                             const char* max_abi = nullptr) {
+    const RunResult control = execute(confined(false, probe, max_abi));
+    EXPECT_TRUE(listener.received()) << "control did not get through: " << control.describe();
+    const RunResult denied = execute(confined(true, probe, max_abi));
+    EXPECT_FALSE(listener.received()) << "got through --deny-network: " << denied.describe();
+    EXPECT_FALSE(denied.exited_with(0)) << denied.describe();
   }
 };
 
 TEST_F(LandlockRunNetwork, Tcp4IsRefused) {
   InetListener listener(AF_INET, SOCK_STREAM);
-  ExpectBlocked(listener, {"tcp4", listener.port_text()});
+  expect_blocked(listener, {"tcp4", listener.port_text()});
 }
 
 // Each layer on its own: below ABI 4 only the seccomp filter stands between the command and TCP.
 TEST_F(LandlockRunNetwork, SeccompLayerAloneRefusesTcpAndIoUring) {
   InetListener listener(AF_INET, SOCK_STREAM);
-  ExpectBlocked(listener, {"tcp4", listener.port_text()}, "3");
-  ExpectBlocked(listener, {"uring_tcp4", listener.port_text()}, "3");
+  expect_blocked(listener, {"tcp4", listener.port_text()}, "3");
+  expect_blocked(listener, {"uring_tcp4", listener.port_text()}, "3");
   // socket() itself fails with EACCES (Landlock alone would fail only the later connect()).
-  EXPECT_EQ(Execute(Confined(true, {"tcp4", listener.port_text()}, "3")).out, "errno=13\n");
+  EXPECT_EQ(execute(confined(true, {"tcp4", listener.port_text()}, "3")).out, "errno=13\n");
 }
 
 TEST_F(LandlockRunNetwork, Udp4IsRefused) {
   InetListener listener(AF_INET, SOCK_DGRAM);
-  ExpectBlocked(listener, {"udp4", listener.port_text()});
+  expect_blocked(listener, {"udp4", listener.port_text()});
 }
 
 TEST_F(LandlockRunNetwork, Tcp6IsRefused) {
@@ -68,7 +68,7 @@ TEST_F(LandlockRunNetwork, Tcp6IsRefused) {
   if (probe < 0) DSH_SKIP_OR_FAIL("IPv6 is disabled on this host");
   close(probe);
   InetListener listener(AF_INET6, SOCK_STREAM);
-  ExpectBlocked(listener, {"tcp6", listener.port_text()});
+  expect_blocked(listener, {"tcp6", listener.port_text()});
 }
 
 // A NETLINK_USERSOCK socket owned by the test stands in for the kernel's netlink families.
@@ -86,9 +86,9 @@ class NetlinkListener {
   ~NetlinkListener() { close(fd_); }
   bool ok() const { return fd_ >= 0 && port_id_ != 0; }
   std::string port_text() const { return std::to_string(port_id_); }
-  bool Received() const {
+  bool received() const {
     char buffer[64];
-    return ReadyPoll(fd_, 200) > 0 && recv(fd_, buffer, sizeof(buffer), 0) > 0;
+    return ready_poll(fd_, 200) > 0 && recv(fd_, buffer, sizeof(buffer), 0) > 0;
   }
 
  private:
@@ -99,20 +99,20 @@ class NetlinkListener {
 TEST_F(LandlockRunNetwork, NetlinkIsRefused) {
   NetlinkListener listener;
   if (!listener.ok()) DSH_SKIP_OR_FAIL("NETLINK_USERSOCK unavailable");
-  ExpectBlocked(listener, {"netlink", listener.port_text()});
+  expect_blocked(listener, {"netlink", listener.port_text()});
 }
 
 TEST_F(LandlockRunNetwork, IoUringCannotOpenOrConnectSockets) {
-  if (ReadFile("/proc/sys/kernel/io_uring_disabled") == "2\n") {
+  if (read_file("/proc/sys/kernel/io_uring_disabled") == "2\n") {
     DSH_SKIP_OR_FAIL("io_uring is disabled on this host (kernel.io_uring_disabled=2)");
   }
   InetListener listener(AF_INET, SOCK_STREAM);
-  ExpectBlocked(listener, {"uring_tcp4", listener.port_text()});
+  expect_blocked(listener, {"uring_tcp4", listener.port_text()});
 }
 
 TEST_F(LandlockRunNetwork, UnixSocketsKeepWorking) {
-  const RunResult pair = Execute(Confined(true, {"unixpair"}));
-  EXPECT_TRUE(pair.ExitedWith(0)) << pair.Describe();
+  const RunResult pair = execute(confined(true, {"unixpair"}));
+  EXPECT_TRUE(pair.exited_with(0)) << pair.describe();
   TempDir dir;
   const std::string path = dir / "sock";
   const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -121,32 +121,32 @@ TEST_F(LandlockRunNetwork, UnixSocketsKeepWorking) {
   std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
   ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   ASSERT_EQ(listen(listener, 4), 0);
-  const RunResult connect = Execute(Confined(true, {"unix_connect", path}));
-  EXPECT_TRUE(connect.ExitedWith(0)) << connect.Describe();
-  EXPECT_EQ(ReadyPoll(listener, 1000), 1);
+  const RunResult connect = execute(confined(true, {"unix_connect", path}));
+  EXPECT_TRUE(connect.exited_with(0)) << connect.describe();
+  EXPECT_EQ(ready_poll(listener, 1000), 1);
   close(listener);
 }
 
 // The second, independent layer: an AF_INET socket inherited from outside never passes through
 // socket(), so only Landlock's TCP rights (ABI 4, Linux 6.7) can stop its connect().
 TEST_F(LandlockRunNetwork, LandlockRefusesTcpConnectOnAnInheritedSocket) {
-  if (KernelAbi() < 4) DSH_SKIP_OR_FAIL("needs Landlock ABI >= 4 (Linux 6.7) for TCP rights");
+  if (kernel_abi() < 4) DSH_SKIP_OR_FAIL("needs Landlock ABI >= 4 (Linux 6.7) for TCP rights");
   InetListener listener(AF_INET, SOCK_STREAM);
   const auto attempt = [&](const char* max_abi) {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     SpawnOptions options;
     options.fds = {{fd, 3}};
     const RunResult result =
-        Execute(Confined(true, {"connect_fd", "3", listener.port_text()}, max_abi), options);
+        execute(confined(true, {"connect_fd", "3", listener.port_text()}, max_abi), options);
     close(fd);
     return result;
   };
   const RunResult layered = attempt(nullptr);
-  EXPECT_FALSE(listener.Received()) << layered.Describe();
+  EXPECT_FALSE(listener.received()) << layered.describe();
   // Capped below ABI 4 only seccomp remains, and it cannot see an inherited socket: the gap the
   // Landlock layer closes (and why the run also prints the partial notice).
   const RunResult seccomp_only = attempt("3");
-  EXPECT_TRUE(listener.Received()) << seccomp_only.Describe();
+  EXPECT_TRUE(listener.received()) << seccomp_only.describe();
 }
 
 }  // namespace

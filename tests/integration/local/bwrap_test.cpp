@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The natural selection, bwrap with landlock-run inside, run for real with real bash (spec §7.3
-// "bwrap"): read-only denials, a usable /dev, a private PID namespace that closes the
-// /proc/<pid>/root escape, descendants the command can manage, and a workspace-write /tmp that
-// leaves nothing on the host. Every effect is judged from outside.
+// The natural selection, bwrap with landlock-run inside, run for real with real bash: read-only
+// denials, a usable /dev, a private PID namespace that closes the /proc/<pid>/root escape,
+// descendants the command can manage, and a workspace-write /tmp that leaves nothing on the host.
+// Every effect is judged from outside.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -17,9 +17,9 @@ namespace {
 constexpr ConfinedSandboxMode kModes[] = {ConfinedSandboxMode::kReadOnly,
                                           ConfinedSandboxMode::kWorkspaceWrite};
 
-bool Mentions(const RunResult& result, const std::vector<std::string>& signatures) {
+bool mentions(const RunResult& result, const std::vector<std::string>& signatures) {
   for (const std::string& signature : signatures) {
-    if (Lower(result.err).find(signature) != std::string::npos) return true;
+    if (lower(result.err).find(signature) != std::string::npos) return true;
   }
   return false;
 }
@@ -27,50 +27,50 @@ bool Mentions(const RunResult& result, const std::vector<std::string>& signature
 class Bwrap : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string missing = MissingHostFeature(); !missing.empty()) {
+    if (const std::string missing = missing_host_feature(); !missing.empty()) {
       DSH_SKIP_OR_FAIL(missing);
     }
-    workspace_ = base_.Mkdir("workspace");
-    sibling_ = base_.Mkdir("sibling");
+    workspace_ = base_.mkdir("workspace");
+    sibling_ = base_.mkdir("sibling");
   }
-  ConfinedArgv Wrap(ConfinedSandboxMode mode, const std::string& script) {
-    ConfinedArgv confined = Confine(*provider_, Bash(script), mode, workspace_);
+  ConfinedArgv wrap(ConfinedSandboxMode mode, const std::string& script) {
+    ConfinedArgv confined = confine(*provider_, bash(script), mode, workspace_);
     EXPECT_EQ(confined.backend, "bwrap+landlock");
     EXPECT_EQ(confined.argv.front(), "/usr/bin/bwrap");
     return confined;
   }
-  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = MakeProvider(Backend::kNatural);
+  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(Backend::kNatural);
   WorkDir base_;
   std::string workspace_;
   std::string sibling_;
 };
 
 TEST_F(Bwrap, ReadOnlyWriteFailsWithReadOnlyFileSystem) {
-  const std::string target = workspace_ + "/" + Unique("file");
-  const ConfinedArgv confined = Wrap(ConfinedSandboxMode::kReadOnly, "printf x > " + target);
-  const RunResult result = Spawn(confined);
-  EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
-  EXPECT_NE(Lower(result.err).find("read-only file system"), std::string::npos)
-      << result.Describe();
-  EXPECT_TRUE(Mentions(result, confined.denial_signatures)) << result.Describe();
-  EXPECT_FALSE(llrt::Exists(target));
+  const std::string target = workspace_ + "/" + unique("file");
+  const ConfinedArgv confined = wrap(ConfinedSandboxMode::kReadOnly, "printf x > " + target);
+  const RunResult result = spawn(confined);
+  EXPECT_FALSE(result.exited_with(0)) << result.describe();
+  EXPECT_NE(lower(result.err).find("read-only file system"), std::string::npos)
+      << result.describe();
+  EXPECT_TRUE(mentions(result, confined.denial_signatures)) << result.describe();
+  EXPECT_FALSE(llrt::exists(target));
 }
 
 TEST_F(Bwrap, ReadOnlyListsRootIntoDevNull) {
   const RunResult result =
-      Spawn(Wrap(ConfinedSandboxMode::kReadOnly, "ls / > /dev/null && echo dev-ok"));
-  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-  EXPECT_EQ(result.out, "dev-ok\n") << result.Describe();
+      spawn(wrap(ConfinedSandboxMode::kReadOnly, "ls / > /dev/null && echo dev-ok"));
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, "dev-ok\n") << result.describe();
 }
 
 TEST_F(Bwrap, PidNamespaceDiffersFromTheHostsInBothModes) {
-  const std::string host = HostPidNamespace();
+  const std::string host = host_pid_namespace();
   ASSERT_EQ(host.rfind("pid:[", 0), 0U) << host;
   for (const ConfinedSandboxMode mode : kModes) {
-    const RunResult result = Spawn(Wrap(mode, "readlink /proc/self/ns/pid"));
-    ASSERT_TRUE(result.ExitedWith(0)) << result.Describe();
-    EXPECT_EQ(result.out.rfind("pid:[", 0), 0U) << result.Describe();
-    EXPECT_NE(result.out, host + "\n") << result.Describe();
+    const RunResult result = spawn(wrap(mode, "readlink /proc/self/ns/pid"));
+    ASSERT_TRUE(result.exited_with(0)) << result.describe();
+    EXPECT_EQ(result.out.rfind("pid:[", 0), 0U) << result.describe();
+    EXPECT_NE(result.out, host + "\n") << result.describe();
   }
 }
 
@@ -80,48 +80,48 @@ TEST_F(Bwrap, ProcRootEscapeIsClosedInBothModes) {
   for (const ConfinedSandboxMode mode : kModes) {
     // Writable on the host, not inside: the workspace under read-only, a sibling otherwise.
     const std::string dir = mode == ConfinedSandboxMode::kReadOnly ? workspace_ : sibling_;
-    const std::string target = dir + "/" + Unique("escape");
+    const std::string target = dir + "/" + unique("escape");
     const RunResult result =
-        Spawn(Wrap(mode, "printf x > /proc/1/root" + target + "; one=$?; " +
+        spawn(wrap(mode, "printf x > /proc/1/root" + target + "; one=$?; " +
                              "for p in /proc/[0-9]*; do printf x > $p/root" + target +
                              " 2>/dev/null && echo escaped-via-$p; done; exit $one"));
-    EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
-    EXPECT_EQ(result.out.find("escaped"), std::string::npos) << result.Describe();
-    EXPECT_FALSE(llrt::Exists(target)) << result.Describe();
+    EXPECT_FALSE(result.exited_with(0)) << result.describe();
+    EXPECT_EQ(result.out.find("escaped"), std::string::npos) << result.describe();
+    EXPECT_FALSE(llrt::exists(target)) << result.describe();
   }
 }
 
 TEST_F(Bwrap, SleepDescendantCanBeSignalledAndWaitedFor) {
   for (const ConfinedSandboxMode mode : kModes) {
-    const RunResult result = Spawn(Wrap(mode,
+    const RunResult result = spawn(wrap(mode,
                                         "sleep 300 & p=$!; kill -0 $p && echo alive; "
                                         "kill -TERM $p; wait $p; echo status=$?"));
-    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-    EXPECT_EQ(result.out, "alive\nstatus=143\n") << result.Describe();
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    EXPECT_EQ(result.out, "alive\nstatus=143\n") << result.describe();
   }
 }
 
 TEST_F(Bwrap, WorkspaceWriteLandsInsideOnlyAndTmpLeavesNothingOnTheHost) {
-  const std::string inside = workspace_ + "/" + Unique("inside");
-  const std::string beside = sibling_ + "/" + Unique("beside");
-  const std::string tmp = "/tmp/" + Unique("dsh-local-tmp");
-  ASSERT_FALSE(llrt::Exists(tmp));
+  const std::string inside = workspace_ + "/" + unique("inside");
+  const std::string beside = sibling_ + "/" + unique("beside");
+  const std::string tmp = "/tmp/" + unique("dsh-local-tmp");
+  ASSERT_FALSE(llrt::exists(tmp));
 
-  const RunResult in = Spawn(Wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf in > " + inside));
-  EXPECT_TRUE(in.ExitedWith(0)) << in.Describe();
-  EXPECT_EQ(llrt::ReadFile(inside), "in");
+  const RunResult in = spawn(wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf in > " + inside));
+  EXPECT_TRUE(in.exited_with(0)) << in.describe();
+  EXPECT_EQ(llrt::read_file(inside), "in");
 
-  const ConfinedArgv denied = Wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf x > " + beside);
-  const RunResult out = Spawn(denied);
-  EXPECT_FALSE(out.ExitedWith(0)) << out.Describe();
-  EXPECT_TRUE(Mentions(out, denied.denial_signatures)) << out.Describe();
-  EXPECT_FALSE(llrt::Exists(beside));
+  const ConfinedArgv denied = wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf x > " + beside);
+  const RunResult out = spawn(denied);
+  EXPECT_FALSE(out.exited_with(0)) << out.describe();
+  EXPECT_TRUE(mentions(out, denied.denial_signatures)) << out.describe();
+  EXPECT_FALSE(llrt::exists(beside));
 
   const RunResult temp =
-      Spawn(Wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf tmp > " + tmp + " && cat " + tmp));
-  EXPECT_TRUE(temp.ExitedWith(0)) << temp.Describe();
-  EXPECT_EQ(temp.out, "tmp") << temp.Describe();
-  EXPECT_FALSE(llrt::Exists(tmp)) << "the tmpfs /tmp leaked onto the host";
+      spawn(wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf tmp > " + tmp + " && cat " + tmp));
+  EXPECT_TRUE(temp.exited_with(0)) << temp.describe();
+  EXPECT_EQ(temp.out, "tmp") << temp.describe();
+  EXPECT_FALSE(llrt::exists(tmp)) << "the tmpfs /tmp leaked onto the host";
   std::remove(tmp.c_str());
 }
 
@@ -132,8 +132,8 @@ TEST_F(Bwrap, LauncherInstalledUnderTmpIsRefusedAndNothingRuns) {
   WorkDir install("/tmp");
   ASSERT_EQ(::chmod(install.path().c_str(), 0755), 0);
   const std::string launcher = install / "landlock-run";
-  CopyProgram(llrt::Launcher(), launcher);
-  CopyProgram(DshSandbox(), install / "dsh-sandbox");
+  copy_program(llrt::launcher(), launcher);
+  copy_program(dsh_sandbox(), install / "dsh-sandbox");
 
   sandbox::LocalSandboxHooks hooks;
   hooks.launcher_path = launcher;
@@ -141,7 +141,7 @@ TEST_F(Bwrap, LauncherInstalledUnderTmpIsRefusedAndNothingRuns) {
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
     try {
-      (void)Confine(provider, Bash("true"), mode, workspace_);
+      (void)confine(provider, bash("true"), mode, workspace_);
       ADD_FAILURE() << "a launcher under /tmp must not be trusted";
     } catch (const sandbox::SandboxUnavailableError& error) {
       EXPECT_NE(std::string(error.what()).find("cannot be trusted"), std::string::npos)
@@ -151,17 +151,17 @@ TEST_F(Bwrap, LauncherInstalledUnderTmpIsRefusedAndNothingRuns) {
   }
   EXPECT_EQ(provider.probes_run(), 0);  // not even probed: a probe would run it unconfined
 
-  const std::string inside = workspace_ + "/" + Unique("inside");
+  const std::string inside = workspace_ + "/" + unique("inside");
   for (const char* command : {"confine", "run"}) {
-    const RunResult cli = Cli({command, "--mode", "workspace-write", "--workspace", workspace_,
-                               "--", "/bin/bash", "-c", "printf cli > " + inside},
-                              install / "dsh-sandbox");
-    EXPECT_TRUE(cli.ExitedWith(125)) << cli.Describe();
-    ExpectOneCliErrorLine(cli);
-    EXPECT_NE(cli.err.find("cannot be trusted"), std::string::npos) << cli.Describe();
-    EXPECT_NE(cli.err.find(install.path()), std::string::npos) << cli.Describe();
+    const RunResult cli = run_cli({command, "--mode", "workspace-write", "--workspace", workspace_,
+                                   "--", "/bin/bash", "-c", "printf cli > " + inside},
+                                  install / "dsh-sandbox");
+    EXPECT_TRUE(cli.exited_with(125)) << cli.describe();
+    expect_one_cli_error_line(cli);
+    EXPECT_NE(cli.err.find("cannot be trusted"), std::string::npos) << cli.describe();
+    EXPECT_NE(cli.err.find(install.path()), std::string::npos) << cli.describe();
   }
-  EXPECT_FALSE(llrt::Exists(inside));
+  EXPECT_FALSE(llrt::exists(inside));
 }
 
 }  // namespace

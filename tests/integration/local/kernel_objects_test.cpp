@@ -33,9 +33,9 @@ constexpr long kKeyctlInvalidate = 21;
 const std::string kEperm = "errno=" + std::to_string(EPERM);
 
 // "<attempt> ok" / "<attempt> errno=N" lines of the probe, by attempt.
-std::map<std::string, std::string> Attempts(const std::string& out) {
+std::map<std::string, std::string> attempts(const std::string& out) {
   std::map<std::string, std::string> attempts;
-  for (const std::string& line : Lines(out)) {
+  for (const std::string& line : split_lines(out)) {
     const std::size_t space = line.find(' ');
     if (space != std::string::npos) attempts[line.substr(0, space)] = line.substr(space + 1);
   }
@@ -43,7 +43,7 @@ std::map<std::string, std::string> Attempts(const std::string& out) {
 }
 
 // Whether /proc/sysvipc/<kind> (shm, msg, sem: what ipcs reads) lists an object with `key`.
-bool SysvKeyExists(const std::string& kind, key_t key) {
+bool sysv_key_exists(const std::string& kind, key_t key) {
   std::ifstream table("/proc/sysvipc/" + kind);
   std::string line;
   std::getline(table, line);  // header
@@ -55,7 +55,7 @@ bool SysvKeyExists(const std::string& kind, key_t key) {
   return false;
 }
 
-key_t RandomKey() {
+key_t random_key() {
   std::random_device random;
   // Even keys with room for KEY+1..3, away from 0 (IPC_PRIVATE) and small well-known keys.
   return static_cast<key_t>(0x10000000 + (random() % 0x1000000) * 4);
@@ -64,26 +64,26 @@ key_t RandomKey() {
 class KernelObjects : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    if (const std::string missing = MissingHostFeature(); !missing.empty()) {
+    if (const std::string missing = missing_host_feature(); !missing.empty()) {
       DSH_SKIP_OR_FAIL(missing);
     }
-    workspace_ = base_.Mkdir("workspace");
+    workspace_ = base_.mkdir("workspace");
     probe_ = base_ / "kernel_objects";
-    CopyProgram(KernelObjectsProbe(), probe_);
+    copy_program(kernel_objects_probe(), probe_);
   }
 
-  std::map<std::string, std::string> Attack(ConfinedSandboxMode mode,
+  std::map<std::string, std::string> attack(ConfinedSandboxMode mode,
                                             const std::vector<std::string>& args) {
     std::vector<std::string> argv = {probe_};
     argv.insert(argv.end(), args.begin(), args.end());
-    const ConfinedArgv confined = Confine(*provider_, argv, mode, workspace_);
-    EXPECT_EQ(confined.backend, ExpectedBackendName(GetParam()));
-    const RunResult result = Spawn(confined);
-    EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-    return Attempts(result.out);
+    const ConfinedArgv confined = confine(*provider_, argv, mode, workspace_);
+    EXPECT_EQ(confined.backend, expected_backend_name(GetParam()));
+    const RunResult result = spawn(confined);
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    return attempts(result.out);
   }
 
-  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = MakeProvider(GetParam());
+  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(GetParam());
   WorkDir base_;
   std::string workspace_;
   std::string probe_;
@@ -91,7 +91,7 @@ class KernelObjects : public ::testing::TestWithParam<Backend> {
 
 TEST_P(KernelObjects, HostSysvSegmentKeepsItsBytesAndTheCommandLeavesNoIpcObject) {
   for (const ConfinedSandboxMode mode : kModes) {
-    const key_t key = RandomKey();
+    const key_t key = random_key();
     // 0666: the segment is reachable by any uid, the worst case for the sandbox.
     const int id = ::shmget(key, 4096, IPC_CREAT | IPC_EXCL | 0666);
     ASSERT_GE(id, 0) << "shmget: " << std::strerror(errno);
@@ -99,7 +99,7 @@ TEST_P(KernelObjects, HostSysvSegmentKeepsItsBytesAndTheCommandLeavesNoIpcObject
     ASSERT_NE(host, reinterpret_cast<void*>(-1)) << std::strerror(errno);
     std::memcpy(host, "host-bytes", 11);
 
-    const auto attempts = Attack(mode, {"sysv", std::to_string(key), std::to_string(id)});
+    const auto attempts = attack(mode, {"sysv", std::to_string(key), std::to_string(id)});
 
     shmid_ds info{};
     EXPECT_EQ(::shmctl(id, IPC_STAT, &info), 0) << "the host segment was removed";
@@ -107,9 +107,9 @@ TEST_P(KernelObjects, HostSysvSegmentKeepsItsBytesAndTheCommandLeavesNoIpcObject
     EXPECT_EQ(info.shm_nattch, 1U) << "only the test is attached";
     ::shmdt(host);
     ::shmctl(id, IPC_RMID, nullptr);
-    EXPECT_FALSE(SysvKeyExists("shm", key + 1));
-    EXPECT_FALSE(SysvKeyExists("msg", key + 2));
-    EXPECT_FALSE(SysvKeyExists("sem", key + 3));
+    EXPECT_FALSE(sysv_key_exists("shm", key + 1));
+    EXPECT_FALSE(sysv_key_exists("msg", key + 2));
+    EXPECT_FALSE(sysv_key_exists("sem", key + 3));
     const std::string queue = "dsh-it-" + std::to_string(key);
     const long mq = ::syscall(SYS_mq_open, queue.c_str(), O_RDONLY, 0, nullptr);
     EXPECT_LT(mq, 0) << "the command left a POSIX message queue";
@@ -131,12 +131,12 @@ TEST_P(KernelObjects, HostSysvSegmentKeepsItsBytesAndTheCommandLeavesNoIpcObject
 
 TEST_P(KernelObjects, UserKeyringKeepsItsKeyAndRequestKeyIsRefused) {
   for (const ConfinedSandboxMode mode : kModes) {
-    const std::string description = Unique("dsh-it-key");
+    const std::string description = unique("dsh-it-key");
     const long id = ::syscall(SYS_add_key, "user", description.c_str(), "host-payload", 12,
                               kKeySpecUserKeyring);
     if (id < 0) DSH_SKIP_OR_FAIL("this host has no usable keyrings: add_key failed");
 
-    const auto attempts = Attack(mode, {"keys", std::to_string(id), description});
+    const auto attempts = attack(mode, {"keys", std::to_string(id), description});
 
     char payload[64] = {};
     const long read = ::syscall(SYS_keyctl, kKeyctlRead, id, payload, sizeof(payload));
@@ -165,13 +165,13 @@ TEST_P(KernelObjects, NoUserNamespaceNoPersonalityChangeButProcessesAndThreadsWo
       {"posix_spawn", "ok"},
       {"pthread_create", "ok"}};
   for (const ConfinedSandboxMode mode : kModes) {
-    EXPECT_EQ(Attack(mode, {"namespaces"}), expected) << sandbox::wire_name(mode);
+    EXPECT_EQ(attack(mode, {"namespaces"}), expected) << sandbox::wire_name(mode);
   }
 }
 
 TEST_P(KernelObjects, FactsNameEveryRefusal) {
   const ConfinedArgv confined =
-      Confine(*provider_, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace_);
+      confine(*provider_, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace_);
   const std::string refused = [&] {
     std::string all;
     for (const std::string& line : confined.refused) all += line + "\n";
@@ -186,7 +186,7 @@ TEST_P(KernelObjects, FactsNameEveryRefusal) {
 INSTANTIATE_TEST_SUITE_P(Backends, KernelObjects,
                          ::testing::Values(Backend::kNatural, Backend::kBwrapOnly,
                                            Backend::kLandlock),
-                         ParamLabel);
+                         param_label);
 
 }  // namespace
 }  // namespace dsh::local_it

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Landlock alone (bwrap forced off by a missing path), run for real with real bash (spec §7.3
-// "landlock"): read-only denials with the probe's enforcement, a writable /dev/null but not
-// /dev/shm, workspace-write inside vs. beside, and the host /tmp shared and persistent.
+// Landlock alone (bwrap forced off by a missing path), run for real with real bash: read-only
+// denials with the probe's enforcement, a writable /dev/null but not /dev/shm, workspace-write
+// inside vs. beside, and the host /tmp shared and persistent.
 #include <cstdio>
 
 #include "local_harness.h"
@@ -13,20 +13,20 @@ namespace {
 class Landlock : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string missing = MissingHostFeature(); !missing.empty()) {
+    if (const std::string missing = missing_host_feature(); !missing.empty()) {
       DSH_SKIP_OR_FAIL(missing);
     }
-    workspace_ = base_.Mkdir("workspace");
-    sibling_ = base_.Mkdir("sibling");
+    workspace_ = base_.mkdir("workspace");
+    sibling_ = base_.mkdir("sibling");
   }
-  ConfinedArgv Wrap(ConfinedSandboxMode mode, const std::string& script) {
-    ConfinedArgv confined = Confine(*provider_, Bash(script), mode, workspace_);
+  ConfinedArgv wrap(ConfinedSandboxMode mode, const std::string& script) {
+    ConfinedArgv confined = confine(*provider_, bash(script), mode, workspace_);
     EXPECT_EQ(confined.backend, "landlock");
-    EXPECT_EQ(confined.argv.front(), llrt::Launcher());
+    EXPECT_EQ(confined.argv.front(), llrt::launcher());
     EXPECT_EQ(confined.denial_signatures, std::vector<std::string>{"permission denied"});
     return confined;
   }
-  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = MakeProvider(Backend::kLandlock);
+  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(Backend::kLandlock);
   WorkDir base_;
   std::string workspace_;
   std::string sibling_;
@@ -35,50 +35,50 @@ class Landlock : public ::testing::Test {
 TEST_F(Landlock, ReadOnlyWriteIsDeniedWithTheProbesEnforcement) {
   const sandbox::ProbeSummary summary = provider_->probe_all();
   ASSERT_EQ(summary.selected, "landlock");
-  const std::string target = workspace_ + "/" + Unique("file");
-  const ConfinedArgv confined = Wrap(ConfinedSandboxMode::kReadOnly, "printf x > " + target);
+  const std::string target = workspace_ + "/" + unique("file");
+  const ConfinedArgv confined = wrap(ConfinedSandboxMode::kReadOnly, "printf x > " + target);
   EXPECT_EQ(confined.enforcement, summary.backends.at(1).enforcement);
-  const RunResult result = Spawn(confined);
-  EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
-  EXPECT_NE(Lower(result.err).find("permission denied"), std::string::npos) << result.Describe();
-  EXPECT_FALSE(llrt::Exists(target));
+  const RunResult result = spawn(confined);
+  EXPECT_FALSE(result.exited_with(0)) << result.describe();
+  EXPECT_NE(lower(result.err).find("permission denied"), std::string::npos) << result.describe();
+  EXPECT_FALSE(llrt::exists(target));
 }
 
 TEST_F(Landlock, DevNullIsWritableAndDevShmIsNotInEitherMode) {
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
-    const RunResult null = Spawn(Wrap(mode, "printf x > /dev/null && echo null-ok"));
-    EXPECT_TRUE(null.ExitedWith(0)) << null.Describe();
-    EXPECT_EQ(null.out, "null-ok\n") << null.Describe();
+    const RunResult null = spawn(wrap(mode, "printf x > /dev/null && echo null-ok"));
+    EXPECT_TRUE(null.exited_with(0)) << null.describe();
+    EXPECT_EQ(null.out, "null-ok\n") << null.describe();
 
-    const std::string shm = "/dev/shm/" + Unique("dsh-local-shm");
-    const RunResult denied = Spawn(Wrap(mode, "printf x > " + shm));
-    EXPECT_FALSE(denied.ExitedWith(0)) << denied.Describe();
-    EXPECT_NE(Lower(denied.err).find("permission denied"), std::string::npos) << denied.Describe();
-    EXPECT_FALSE(llrt::Exists(shm)) << "a read-only command left a file in the host's /dev/shm";
+    const std::string shm = "/dev/shm/" + unique("dsh-local-shm");
+    const RunResult denied = spawn(wrap(mode, "printf x > " + shm));
+    EXPECT_FALSE(denied.exited_with(0)) << denied.describe();
+    EXPECT_NE(lower(denied.err).find("permission denied"), std::string::npos) << denied.describe();
+    EXPECT_FALSE(llrt::exists(shm)) << "a read-only command left a file in the host's /dev/shm";
     std::remove(shm.c_str());
   }
 }
 
 TEST_F(Landlock, WorkspaceWriteLandsInsideAndIsDeniedBeside) {
-  const std::string inside = workspace_ + "/" + Unique("inside");
-  const std::string beside = sibling_ + "/" + Unique("beside");
-  const RunResult in = Spawn(Wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf in > " + inside));
-  EXPECT_TRUE(in.ExitedWith(0)) << in.Describe();
-  EXPECT_EQ(llrt::ReadFile(inside), "in");
+  const std::string inside = workspace_ + "/" + unique("inside");
+  const std::string beside = sibling_ + "/" + unique("beside");
+  const RunResult in = spawn(wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf in > " + inside));
+  EXPECT_TRUE(in.exited_with(0)) << in.describe();
+  EXPECT_EQ(llrt::read_file(inside), "in");
 
-  const RunResult out = Spawn(Wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf x > " + beside));
-  EXPECT_FALSE(out.ExitedWith(0)) << out.Describe();
-  EXPECT_NE(Lower(out.err).find("permission denied"), std::string::npos) << out.Describe();
-  EXPECT_FALSE(llrt::Exists(beside));
+  const RunResult out = spawn(wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf x > " + beside));
+  EXPECT_FALSE(out.exited_with(0)) << out.describe();
+  EXPECT_NE(lower(out.err).find("permission denied"), std::string::npos) << out.describe();
+  EXPECT_FALSE(llrt::exists(beside));
 }
 
 // Landlock has no mount namespace: the granted /tmp is the host's, and a write there persists.
 TEST_F(Landlock, WorkspaceWriteToTheHostTmpSucceedsAndPersists) {
-  const std::string tmp = "/tmp/" + Unique("dsh-local-tmp");
-  const RunResult result = Spawn(Wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf tmp > " + tmp));
-  EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-  EXPECT_EQ(llrt::ReadFile(tmp), "tmp");
+  const std::string tmp = "/tmp/" + unique("dsh-local-tmp");
+  const RunResult result = spawn(wrap(ConfinedSandboxMode::kWorkspaceWrite, "printf tmp > " + tmp));
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(llrt::read_file(tmp), "tmp");
   EXPECT_EQ(std::remove(tmp.c_str()), 0);
 }
 

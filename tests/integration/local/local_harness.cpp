@@ -20,7 +20,7 @@
 
 namespace dsh::local_it {
 
-std::string BackendLabel(Backend backend) {
+std::string backend_label(Backend backend) {
   switch (backend) {
     case Backend::kNatural:
       return "bwrap";
@@ -32,7 +32,7 @@ std::string BackendLabel(Backend backend) {
   return "unknown";
 }
 
-std::string ExpectedBackendName(Backend backend) {
+std::string expected_backend_name(Backend backend) {
   switch (backend) {
     case Backend::kNatural:
       return "bwrap+landlock";
@@ -44,45 +44,45 @@ std::string ExpectedBackendName(Backend backend) {
   return "unknown";
 }
 
-std::string ParamLabel(const ::testing::TestParamInfo<Backend>& info) {
-  return BackendLabel(info.param);
+std::string param_label(const ::testing::TestParamInfo<Backend>& info) {
+  return backend_label(info.param);
 }
 
-std::string MissingBwrapPath() { return "/nonexistent/dsh-local-it/bwrap"; }
+std::string missing_bwrap_path() { return "/nonexistent/dsh-local-it/bwrap"; }
 
-void CopyProgram(const std::string& program, const std::string& path) {
+void copy_program(const std::string& program, const std::string& path) {
   std::error_code error;
   std::filesystem::copy_file(program, path, error);
   ASSERT_FALSE(error) << program << " -> " << path << ": " << error.message();
   ASSERT_EQ(::chmod(path.c_str(), 0755), 0) << path;
 }
 
-std::string CopyOfProbe(const WorkDir& dir) {
+std::string copy_of_probe(const WorkDir& dir) {
   const std::string path = dir / "ll_probe";
-  CopyProgram(llrt::Probe(), path);
+  copy_program(llrt::probe_path(), path);
   return path;
 }
 
-std::unique_ptr<sandbox::LocalSandboxProvider> MakeProvider(
+std::unique_ptr<sandbox::LocalSandboxProvider> make_provider(
     Backend backend, std::shared_ptr<sandbox::VerdictStore> store) {
   sandbox::LocalSandboxConfig config;
-  if (backend == Backend::kLandlock) config.bwrap_path = MissingBwrapPath();
+  if (backend == Backend::kLandlock) config.bwrap_path = missing_bwrap_path();
   sandbox::LocalSandboxHooks hooks;
   hooks.launcher_path =
-      backend == Backend::kBwrapOnly ? "/nonexistent/dsh-local-it/landlock-run" : llrt::Launcher();
+      backend == Backend::kBwrapOnly ? "/nonexistent/dsh-local-it/landlock-run" : llrt::launcher();
   return std::make_unique<sandbox::LocalSandboxProvider>(config, hooks, std::move(store));
 }
 
-ConfinedArgv Confine(sandbox::LocalSandboxProvider& provider, const std::vector<std::string>& argv,
+ConfinedArgv confine(sandbox::LocalSandboxProvider& provider, const std::vector<std::string>& argv,
                      ConfinedSandboxMode mode, const std::string& workspace,
                      NetworkPolicy network) {
   const sandbox::SandboxPolicy policy{mode, workspace, std::nullopt, network};
   return provider.confine(argv, policy);
 }
 
-std::vector<std::string> Bash(const std::string& script) { return {"/bin/bash", "-c", script}; }
+std::vector<std::string> bash(const std::string& script) { return {"/bin/bash", "-c", script}; }
 
-RunResult Spawn(const ConfinedArgv& confined) {
+RunResult spawn(const ConfinedArgv& confined) {
   llrt::SpawnOptions options;
   std::vector<int> provided;
   for (const sandbox::ProvidedFd& wanted : confined.provided_fds) {
@@ -95,24 +95,24 @@ RunResult Spawn(const ConfinedArgv& confined) {
     provided.push_back(fd);
     options.fds.emplace_back(fd, wanted.fd);
   }
-  RunResult result = llrt::Execute(confined.argv, options);
+  RunResult result = llrt::execute(confined.argv, options);
   for (const int fd : provided) ::close(fd);
   return result;
 }
 
-RunResult Cli(const std::vector<std::string>& args, const std::string& program) {
+RunResult run_cli(const std::vector<std::string>& args, const std::string& program) {
   std::vector<std::string> argv = {program};
   argv.insert(argv.end(), args.begin(), args.end());
-  return llrt::Execute(argv);
+  return llrt::execute(argv);
 }
 
-RunResult CliWithoutNamespaces(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {DenyNamespaces(), DshSandbox()};
+RunResult cli_without_namespaces(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {deny_namespaces(), dsh_sandbox()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return llrt::Execute(argv);
+  return llrt::execute(argv);
 }
 
-nlohmann::json ParseJson(const std::string& text) {
+nlohmann::json parse_json(const std::string& text) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
@@ -121,41 +121,41 @@ nlohmann::json ParseJson(const std::string& text) {
   }
 }
 
-void ExpectOneCliErrorLine(const RunResult& result) {
-  EXPECT_TRUE(result.ExitedWith(125)) << result.Describe();
-  EXPECT_EQ(result.out, "") << result.Describe();
-  const std::vector<std::string> lines = Lines(result.err);
-  ASSERT_EQ(lines.size(), 1U) << result.Describe();
-  EXPECT_EQ(lines[0].rfind("dsh-sandbox: ", 0), 0U) << result.Describe();
-  EXPECT_EQ(result.err.back(), '\n') << result.Describe();
+void expect_one_cli_error_line(const RunResult& result) {
+  EXPECT_TRUE(result.exited_with(125)) << result.describe();
+  EXPECT_EQ(result.out, "") << result.describe();
+  const std::vector<std::string> lines = split_lines(result.err);
+  ASSERT_EQ(lines.size(), 1U) << result.describe();
+  EXPECT_EQ(lines[0].rfind("dsh-sandbox: ", 0), 0U) << result.describe();
+  EXPECT_EQ(result.err.back(), '\n') << result.describe();
 }
 
-std::string Lower(std::string text) {
+std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
 
-std::string HostPidNamespace() {
+std::string host_pid_namespace() {
   char target[256] = {};
   const ssize_t n = ::readlink("/proc/self/ns/pid", target, sizeof(target) - 1);
   return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "";
 }
 
-std::string MissingHostFeature() {
-  if (llrt::KernelAbi() < 1) return "this kernel does not enforce Landlock (lsm=landlock)";
+std::string missing_host_feature() {
+  if (llrt::kernel_abi() < 1) return "this kernel does not enforce Landlock (lsm=landlock)";
   if (::access("/usr/bin/bwrap", X_OK) != 0) return "bubblewrap is not installed";
   if (::access("/bin/bash", X_OK) != 0) return "/bin/bash is missing";
-  const RunResult bwrap = llrt::Execute({"/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev",
+  const RunResult bwrap = llrt::execute({"/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev",
                                          "--unshare-pid", "--proc", "/proc", "--", "/bin/true"});
-  if (!bwrap.ExitedWith(0)) return "bwrap cannot create its sandbox here: " + bwrap.err;
+  if (!bwrap.exited_with(0)) return "bwrap cannot create its sandbox here: " + bwrap.err;
   return {};
 }
 
 namespace {
 
 // No CONFIG_PROC_CHILDREN on every kernel: scan /proc for processes whose parent is `pid`.
-std::vector<int> ChildrenOf(int pid) {
+std::vector<int> children_of(int pid) {
   std::vector<int> children;
   DIR* dir = ::opendir("/proc");
   if (dir == nullptr) return children;
@@ -163,7 +163,7 @@ std::vector<int> ChildrenOf(int pid) {
   while (const dirent* entry = ::readdir(dir)) {
     if (std::isdigit(static_cast<unsigned char>(entry->d_name[0])) == 0) continue;
     const int child = std::atoi(entry->d_name);
-    if (StatusField(child, "PPid") == parent) children.push_back(child);
+    if (status_field(child, "PPid") == parent) children.push_back(child);
   }
   ::closedir(dir);
   return children;
@@ -171,20 +171,20 @@ std::vector<int> ChildrenOf(int pid) {
 
 }  // namespace
 
-int FindDescendant(int root, const std::string& comm) {
-  std::vector<int> pending = ChildrenOf(root);
+int find_descendant(int root, const std::string& comm) {
+  std::vector<int> pending = children_of(root);
   while (!pending.empty()) {
     const int pid = pending.back();
     pending.pop_back();
-    if (llrt::ReadFile("/proc/" + std::to_string(pid) + "/comm") == comm + "\n") return pid;
-    const std::vector<int> more = ChildrenOf(pid);
+    if (llrt::read_file("/proc/" + std::to_string(pid) + "/comm") == comm + "\n") return pid;
+    const std::vector<int> more = children_of(pid);
     pending.insert(pending.end(), more.begin(), more.end());
   }
   return -1;
 }
 
-std::string StatusField(int pid, const std::string& key) {
-  std::istringstream lines(llrt::ReadFile("/proc/" + std::to_string(pid) + "/status"));
+std::string status_field(int pid, const std::string& key) {
+  std::istringstream lines(llrt::read_file("/proc/" + std::to_string(pid) + "/status"));
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind(key + ":", 0) == 0) {
       const std::size_t start = line.find_first_not_of(" \t", key.size() + 1);

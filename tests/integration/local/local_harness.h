@@ -25,70 +25,72 @@ using sandbox::ConfinedArgv;
 using sandbox::ConfinedSandboxMode;
 using sandbox::NetworkPolicy;
 
-inline const char* DshSandbox() { return DSH_SANDBOX_PATH; }
-inline const char* DenyNamespaces() { return DENY_NAMESPACES_PATH; }
-inline const char* KernelObjectsProbe() { return KERNEL_OBJECTS_PATH; }
+inline const char* dsh_sandbox() { return DSH_SANDBOX_PATH; }
+inline const char* deny_namespaces() { return DENY_NAMESPACES_PATH; }
+inline const char* kernel_objects_probe() { return KERNEL_OBJECTS_PATH; }
 
 // How the provider is made to choose: the host's natural chain (bwrap+landlock here), or with
 // bwrap made unusable by a missing path, which leaves Landlock, or with the launcher missing,
 // which leaves bwrap alone.
 enum class Backend { kNatural, kLandlock, kBwrapOnly };
-std::string BackendLabel(Backend backend);  // "bwrap", "landlock", "bwraponly": parameterized names
-std::string ExpectedBackendName(Backend backend);  // ConfinedArgv::backend
-std::string ParamLabel(const ::testing::TestParamInfo<Backend>& info);
+std::string backend_label(
+    Backend backend);  // "bwrap", "landlock", "bwraponly": parameterized names
+std::string expected_backend_name(Backend backend);  // ConfinedArgv::backend
+std::string param_label(const ::testing::TestParamInfo<Backend>& info);
 
 // A path no file will ever occupy: a missing bwrap.
-std::string MissingBwrapPath();
+std::string missing_bwrap_path();
 
-using testing::IsRoot;
-using testing::Unique;
+using testing::is_root;
+using testing::unique;
 using testing::WorkDir;
 
 // A copy of ll_probe in `dir` (0755). Under workspace-write bwrap mounts a fresh tmpfs on /tmp,
 // so a build tree under /tmp would hide the probe from the confined command.
-std::string CopyOfProbe(const WorkDir& dir);
+std::string copy_of_probe(const WorkDir& dir);
 // A copy of `program` (0755) at `path`.
-void CopyProgram(const std::string& program, const std::string& path);
+void copy_program(const std::string& program, const std::string& path);
 
 // A provider over the real runners. The test binary does not sit beside landlock-run, so the
 // launcher path is injected; kLandlock also points bwrap at a missing path.
-std::unique_ptr<sandbox::LocalSandboxProvider> MakeProvider(
+std::unique_ptr<sandbox::LocalSandboxProvider> make_provider(
     Backend backend, std::shared_ptr<sandbox::VerdictStore> store = nullptr);
 
-ConfinedArgv Confine(sandbox::LocalSandboxProvider& provider, const std::vector<std::string>& argv,
+ConfinedArgv confine(sandbox::LocalSandboxProvider& provider, const std::vector<std::string>& argv,
                      ConfinedSandboxMode mode, const std::string& workspace,
                      NetworkPolicy network = NetworkPolicy::kInherit);
 
-std::vector<std::string> Bash(const std::string& script);
+std::vector<std::string> bash(const std::string& script);
 
 // Runs the confined argv (for real) to completion, with the descriptors it asks for (each a
 // sealed memfd holding its content, as the consumer provides them).
-RunResult Spawn(const ConfinedArgv& confined);
+RunResult spawn(const ConfinedArgv& confined);
 
 // `dsh-sandbox ARGS...` (the CLI at DSH_SANDBOX_PATH unless `program` is given).
-RunResult Cli(const std::vector<std::string>& args, const std::string& program = DSH_SANDBOX_PATH);
+RunResult run_cli(const std::vector<std::string>& args,
+                  const std::string& program = DSH_SANDBOX_PATH);
 // The same under the deny_namespaces seccomp wrapper.
-RunResult CliWithoutNamespaces(const std::vector<std::string>& args);
+RunResult cli_without_namespaces(const std::vector<std::string>& args);
 
 // Parses JSON, failing the test (and returning null) when the text is not JSON.
-nlohmann::json ParseJson(const std::string& text);
+nlohmann::json parse_json(const std::string& text);
 
 // The one stderr line of a failed CLI call: exactly one line, starting "dsh-sandbox: ".
-void ExpectOneCliErrorLine(const RunResult& result);
+void expect_one_cli_error_line(const RunResult& result);
 
-std::string Lower(std::string text);
-using testing::Lines;
+std::string lower(std::string text);
+using testing::split_lines;
 
 // readlink(/proc/self/ns/pid) of the test itself.
-std::string HostPidNamespace();
+std::string host_pid_namespace();
 
 // Whether this host can run the suite: Landlock enforced and bwrap able to create its sandbox.
 // Tests call DSH_SKIP_OR_FAIL with the returned reason when it is not empty.
-std::string MissingHostFeature();
+std::string missing_host_feature();
 
 // The pid of the first descendant of `root` whose /proc/<pid>/comm is `comm`, or -1.
-int FindDescendant(int root, const std::string& comm);
+int find_descendant(int root, const std::string& comm);
 // A field of /proc/<pid>/status, read from outside ("<missing>" when absent).
-std::string StatusField(int pid, const std::string& key);
+std::string status_field(int pid, const std::string& key);
 
 }  // namespace dsh::local_it

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Which backend confines, decided on the real host (spec §7.3, issue 4 point 8): naturally
+// Which backend confines, decided on the real host: naturally
 // bwrap with landlock-run layered inside; Landlock when bwrap is missing or when a container's
 // seccomp profile forbids namespaces; SANDBOX_UNAVAILABLE, with nothing run, when neither works.
 #include <sys/stat.h>
@@ -19,35 +19,35 @@ using sandbox::BackendReport;
 using sandbox::SandboxBackend;
 using sandbox::SandboxEnforcement;
 
-std::string Dir(const std::string& path) { return path.substr(0, path.rfind('/')); }
+std::string dir(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 class Selection : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string missing = MissingHostFeature(); !missing.empty()) {
+    if (const std::string missing = missing_host_feature(); !missing.empty()) {
       DSH_SKIP_OR_FAIL(missing);
     }
   }
   // A config file for the CLI, inside a private directory.
-  std::string Config(const std::string& json) {
-    const std::string path = dir_ / Unique("config") + ".json";
-    llrt::WriteFile(path, json);
+  std::string write_config(const std::string& json) {
+    const std::string path = dir_ / unique("config") + ".json";
+    llrt::write_file(path, json);
     return path;
   }
   WorkDir dir_;
 };
 
-const nlohmann::json& Find(const nlohmann::json& probe, const std::string& name) {
-  static const nlohmann::json kNone = nullptr;
+const nlohmann::json& find(const nlohmann::json& probe, const std::string& name) {
+  static const nlohmann::json k_none = nullptr;
   for (const nlohmann::json& backend : probe["backends"]) {
     if (backend["backend"] == name) return backend;
   }
   ADD_FAILURE() << "no backend " << name << " in " << probe.dump();
-  return kNone;
+  return k_none;
 }
 
 // A cause and a fix, one line each, for an unusable backend.
-void ExpectOneLineDiagnosis(const nlohmann::json& backend) {
+void expect_one_line_diagnosis(const nlohmann::json& backend) {
   ASSERT_TRUE(backend.is_object());
   EXPECT_EQ(backend["usable"], false) << backend.dump();
   ASSERT_TRUE(backend["cause"].is_string()) << backend.dump();
@@ -60,19 +60,19 @@ void ExpectOneLineDiagnosis(const nlohmann::json& backend) {
   EXPECT_EQ(fix.find('\n'), std::string::npos) << fix;
 }
 
-void ExpectLandlockUsable(const nlohmann::json& probe) {
-  const nlohmann::json& landlock = Find(probe, "landlock");
+void expect_landlock_usable(const nlohmann::json& probe) {
+  const nlohmann::json& landlock = find(probe, "landlock");
   ASSERT_TRUE(landlock.is_object());
   EXPECT_EQ(landlock["usable"], true) << landlock.dump();
   EXPECT_EQ(landlock["enforcement"], "full") << landlock.dump();
-  EXPECT_EQ(landlock["landlockAbi"], llrt::KernelAbi()) << landlock.dump();
-  EXPECT_EQ(landlock["runner"], Dir(DshSandbox()) + "/landlock-run") << landlock.dump();
+  EXPECT_EQ(landlock["landlockAbi"], llrt::kernel_abi()) << landlock.dump();
+  EXPECT_EQ(landlock["runner"], dir(dsh_sandbox()) + "/landlock-run") << landlock.dump();
 }
 
 // --- 1. natural selection -------------------------------------------------------------------
 
 TEST_F(Selection, LibraryNaturallySelectsBwrapWithLandlockInsideFull) {
-  auto provider = MakeProvider(Backend::kNatural);
+  auto provider = make_provider(Backend::kNatural);
   const sandbox::ProbeSummary summary = provider->probe_all();
   EXPECT_EQ(summary.platform, "linux");
   EXPECT_EQ(summary.selected, "bwrap+landlock");
@@ -83,43 +83,43 @@ TEST_F(Selection, LibraryNaturallySelectsBwrapWithLandlockInsideFull) {
   EXPECT_EQ(summary.backends[0].runner, "/usr/bin/bwrap");
   EXPECT_EQ(summary.backends[1].backend, SandboxBackend::kLandlock);
   EXPECT_TRUE(summary.backends[1].usable) << summary.backends[1].cause;
-  EXPECT_EQ(summary.backends[1].landlock_abi, llrt::KernelAbi());
+  EXPECT_EQ(summary.backends[1].landlock_abi, llrt::kernel_abi());
 
   // Lazily, on the first confine: both modes, full, and the verdict probed once.
-  auto lazy = MakeProvider(Backend::kNatural);
+  auto lazy = make_provider(Backend::kNatural);
   EXPECT_EQ(lazy->probes_run(), 0);
   WorkDir workspace;
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
-    const ConfinedArgv confined = Confine(*lazy, {"/bin/true"}, mode, workspace.path());
+    const ConfinedArgv confined = confine(*lazy, {"/bin/true"}, mode, workspace.path());
     EXPECT_EQ(confined.backend, "bwrap+landlock");
     EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
     EXPECT_TRUE(confined.ungoverned.empty());
     EXPECT_EQ(confined.argv.front(), "/usr/bin/bwrap");
-    EXPECT_NE(std::find(confined.argv.begin(), confined.argv.end(), llrt::Launcher()),
+    EXPECT_NE(std::find(confined.argv.begin(), confined.argv.end(), llrt::launcher()),
               confined.argv.end());
-    EXPECT_TRUE(Spawn(confined).ExitedWith(0)) << Spawn(confined).Describe();
+    EXPECT_TRUE(spawn(confined).exited_with(0)) << spawn(confined).describe();
   }
   EXPECT_EQ(lazy->probes_run(), 2);  // bwrap, then landlock for the inner layer; cached after
 }
 
 TEST_F(Selection, CliProbeJsonNaturallySelectsBwrapWithLandlockFull) {
-  const RunResult probe = Cli({"probe", "--json"});
-  ASSERT_TRUE(probe.ExitedWith(0)) << probe.Describe();
-  const nlohmann::json report = ParseJson(probe.out);
+  const RunResult probe = run_cli({"probe", "--json"});
+  ASSERT_TRUE(probe.exited_with(0)) << probe.describe();
+  const nlohmann::json report = parse_json(probe.out);
   EXPECT_EQ(report["platform"], "linux");
   EXPECT_EQ(report["selected"], "bwrap+landlock");
-  const nlohmann::json& bwrap = Find(report, "bwrap");
+  const nlohmann::json& bwrap = find(report, "bwrap");
   EXPECT_EQ(bwrap["usable"], true) << bwrap.dump();
   EXPECT_EQ(bwrap["enforcement"], "full") << bwrap.dump();
   EXPECT_EQ(bwrap["runner"], "/usr/bin/bwrap");
-  ExpectLandlockUsable(report);
+  expect_landlock_usable(report);
 
   WorkDir workspace;
-  const RunResult confine =
-      Cli({"confine", "--mode", "workspace-write", "--workspace", workspace.path(), "--", "true"});
-  ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
-  const nlohmann::json confined = ParseJson(confine.out);
+  const RunResult confine = run_cli(
+      {"confine", "--mode", "workspace-write", "--workspace", workspace.path(), "--", "true"});
+  ASSERT_TRUE(confine.exited_with(0)) << confine.describe();
+  const nlohmann::json confined = parse_json(confine.out);
   EXPECT_EQ(confined["backend"], "bwrap+landlock");
   EXPECT_EQ(confined["enforcement"], "full");
   EXPECT_EQ(confined["network"], "inherit");
@@ -130,13 +130,13 @@ TEST_F(Selection, CliProbeJsonNaturallySelectsBwrapWithLandlockFull) {
 // --- 2. bwrap unusable: Landlock ------------------------------------------------------------
 
 TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
-  auto provider = MakeProvider(Backend::kLandlock);
+  auto provider = make_provider(Backend::kLandlock);
   const sandbox::ProbeSummary summary = provider->probe_all();
   EXPECT_EQ(summary.selected, "landlock");
   ASSERT_EQ(summary.backends.size(), 2U);
   const BackendReport& bwrap = summary.backends[0];
   EXPECT_FALSE(bwrap.usable);
-  EXPECT_NE(bwrap.cause.find(MissingBwrapPath()), std::string::npos) << bwrap.cause;
+  EXPECT_NE(bwrap.cause.find(missing_bwrap_path()), std::string::npos) << bwrap.cause;
   EXPECT_NE(bwrap.cause.find("No such file or directory"), std::string::npos) << bwrap.cause;
   EXPECT_EQ(bwrap.cause.find('\n'), std::string::npos);
   EXPECT_FALSE(bwrap.fix.empty());
@@ -147,69 +147,69 @@ TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
   // The wrap's enforcement is the probe's verdict (read-only: full, metadata denied by seccomp);
   // workspace-write is partial and says what it does not govern.
   WorkDir workspace;
-  auto lazy = MakeProvider(Backend::kLandlock);
+  auto lazy = make_provider(Backend::kLandlock);
   const ConfinedArgv read_only =
-      Confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace.path());
+      confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace.path());
   EXPECT_EQ(read_only.backend, "landlock");
-  EXPECT_EQ(read_only.argv.front(), llrt::Launcher());
+  EXPECT_EQ(read_only.argv.front(), llrt::launcher());
   EXPECT_EQ(read_only.enforcement, landlock.enforcement);
   EXPECT_EQ(read_only.enforcement, SandboxEnforcement::kFull);
   const ConfinedArgv workspace_write =
-      Confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kWorkspaceWrite, workspace.path());
+      confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kWorkspaceWrite, workspace.path());
   EXPECT_EQ(workspace_write.backend, "landlock");
   EXPECT_EQ(workspace_write.enforcement, SandboxEnforcement::kPartial);
   ASSERT_FALSE(workspace_write.ungoverned.empty());
   EXPECT_NE(workspace_write.ungoverned[0].find("metadata"), std::string::npos);
-  EXPECT_TRUE(Spawn(workspace_write).ExitedWith(0)) << Spawn(workspace_write).Describe();
+  EXPECT_TRUE(spawn(workspace_write).exited_with(0)) << spawn(workspace_write).describe();
 }
 
 TEST_F(Selection, CliFallsToLandlockWhenConfigNamesAMissingBwrap) {
-  const std::string config = Config(R"({"bwrapPath": ")" + MissingBwrapPath() + R"("})");
-  const RunResult probe = Cli({"probe", "--json", "--config", config});
-  ASSERT_TRUE(probe.ExitedWith(0)) << probe.Describe();
-  const nlohmann::json report = ParseJson(probe.out);
+  const std::string config = write_config(R"({"bwrapPath": ")" + missing_bwrap_path() + R"("})");
+  const RunResult probe = run_cli({"probe", "--json", "--config", config});
+  ASSERT_TRUE(probe.exited_with(0)) << probe.describe();
+  const nlohmann::json report = parse_json(probe.out);
   EXPECT_EQ(report["selected"], "landlock");
-  const nlohmann::json& bwrap = Find(report, "bwrap");
-  ExpectOneLineDiagnosis(bwrap);
-  EXPECT_EQ(bwrap["runner"], MissingBwrapPath());
-  ExpectLandlockUsable(report);
+  const nlohmann::json& bwrap = find(report, "bwrap");
+  expect_one_line_diagnosis(bwrap);
+  EXPECT_EQ(bwrap["runner"], missing_bwrap_path());
+  expect_landlock_usable(report);
 
   // A workspace apart from the config: the working directory (/ for nobody) would hold it.
   WorkDir workspace;
   const RunResult confine =
-      Cli({"confine", "--workspace", workspace.path(), "--config", config, "--", "true"});
-  ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
-  const nlohmann::json confined = ParseJson(confine.out);
+      run_cli({"confine", "--workspace", workspace.path(), "--config", config, "--", "true"});
+  ASSERT_TRUE(confine.exited_with(0)) << confine.describe();
+  const nlohmann::json confined = parse_json(confine.out);
   EXPECT_EQ(confined["backend"], "landlock");
-  EXPECT_EQ(confined["argv"][0], Dir(DshSandbox()) + "/landlock-run");
+  EXPECT_EQ(confined["argv"][0], dir(dsh_sandbox()) + "/landlock-run");
 }
 
 // A container's seccomp profile (Docker's default refuses namespace flags): bwrap cannot create
 // its sandbox, the probe says why and what to do in one line each, and Landlock confines.
 TEST_F(Selection, CliUnderSeccompThatForbidsNamespacesFallsToLandlockAndSaysWhy) {
   // The wrapper really forbids namespaces: bwrap alone fails under it.
-  const RunResult direct =
-      llrt::Execute({DenyNamespaces(), "/usr/bin/bwrap", "--ro-bind", "/", "/", "--", "/bin/true"});
-  ASSERT_FALSE(direct.ExitedWith(0)) << direct.Describe();
+  const RunResult direct = llrt::execute(
+      {deny_namespaces(), "/usr/bin/bwrap", "--ro-bind", "/", "/", "--", "/bin/true"});
+  ASSERT_FALSE(direct.exited_with(0)) << direct.describe();
 
-  const RunResult probe = CliWithoutNamespaces({"probe", "--json"});
-  ASSERT_TRUE(probe.ExitedWith(0)) << probe.Describe();
-  const nlohmann::json report = ParseJson(probe.out);
+  const RunResult probe = cli_without_namespaces({"probe", "--json"});
+  ASSERT_TRUE(probe.exited_with(0)) << probe.describe();
+  const nlohmann::json report = parse_json(probe.out);
   EXPECT_EQ(report["selected"], "landlock");
-  const nlohmann::json& bwrap = Find(report, "bwrap");
-  ExpectOneLineDiagnosis(bwrap);
-  EXPECT_NE(Lower(bwrap["cause"].get<std::string>()).find("seccomp"), std::string::npos)
+  const nlohmann::json& bwrap = find(report, "bwrap");
+  expect_one_line_diagnosis(bwrap);
+  EXPECT_NE(lower(bwrap["cause"].get<std::string>()).find("seccomp"), std::string::npos)
       << bwrap.dump();
-  EXPECT_NE(Lower(bwrap["fix"].get<std::string>()).find("seccomp"), std::string::npos)
+  EXPECT_NE(lower(bwrap["fix"].get<std::string>()).find("seccomp"), std::string::npos)
       << bwrap.dump();
-  ExpectLandlockUsable(report);
+  expect_landlock_usable(report);
 
   // The human report: the cause and the fix on one line each.
-  const RunResult human = CliWithoutNamespaces({"probe"});
-  ASSERT_TRUE(human.ExitedWith(0)) << human.Describe();
+  const RunResult human = cli_without_namespaces({"probe"});
+  ASSERT_TRUE(human.exited_with(0)) << human.describe();
   int causes = 0;
   int fixes = 0;
-  for (const std::string& line : Lines(human.out)) {
+  for (const std::string& line : split_lines(human.out)) {
     if (line.rfind("  cause: ", 0) == 0) {
       ++causes;
       EXPECT_EQ(line, "  cause: " + bwrap["cause"].get<std::string>());
@@ -226,46 +226,46 @@ TEST_F(Selection, CliUnderSeccompThatForbidsNamespacesFallsToLandlockAndSaysWhy)
   // confine under the same filter picks Landlock, and that argv confines under the filter.
   WorkDir workspace;
   const RunResult confine =
-      CliWithoutNamespaces({"confine", "--mode", "workspace-write", "--workspace", workspace.path(),
-                            "--", "/bin/bash", "-c",
-                            "printf in > " + (workspace / "inside") + "; printf out > " +
-                                workspace.path() + "-sibling"});
-  ASSERT_TRUE(confine.ExitedWith(0)) << confine.Describe();
-  const nlohmann::json confined = ParseJson(confine.out);
+      cli_without_namespaces({"confine", "--mode", "workspace-write", "--workspace",
+                              workspace.path(), "--", "/bin/bash", "-c",
+                              "printf in > " + (workspace / "inside") + "; printf out > " +
+                                  workspace.path() + "-sibling"});
+  ASSERT_TRUE(confine.exited_with(0)) << confine.describe();
+  const nlohmann::json confined = parse_json(confine.out);
   EXPECT_EQ(confined["backend"], "landlock");
-  std::vector<std::string> argv = {DenyNamespaces()};
+  std::vector<std::string> argv = {deny_namespaces()};
   for (const nlohmann::json& word : confined["argv"]) argv.push_back(word.get<std::string>());
-  const RunResult ran = llrt::Execute(argv);
-  EXPECT_EQ(llrt::ReadFile(workspace / "inside"), "in") << ran.Describe();
-  EXPECT_FALSE(llrt::Exists(workspace.path() + "-sibling")) << ran.Describe();
+  const RunResult ran = llrt::execute(argv);
+  EXPECT_EQ(llrt::read_file(workspace / "inside"), "in") << ran.describe();
+  EXPECT_FALSE(llrt::exists(workspace.path() + "-sibling")) << ran.describe();
   std::remove((workspace.path() + "-sibling").c_str());
 
   // The filtered call's verdict does not leak into an unfiltered call (root's CLI keeps a
   // per-user cache): outside the filter the natural selection stands.
-  const RunResult natural = Cli({"confine", "--workspace", workspace.path(), "--", "true"});
-  ASSERT_TRUE(natural.ExitedWith(0)) << natural.Describe();
-  EXPECT_EQ(ParseJson(natural.out)["backend"], "bwrap+landlock") << natural.out;
+  const RunResult natural = run_cli({"confine", "--workspace", workspace.path(), "--", "true"});
+  ASSERT_TRUE(natural.exited_with(0)) << natural.describe();
+  EXPECT_EQ(parse_json(natural.out)["backend"], "bwrap+landlock") << natural.out;
   // ...and the reverse: a warm unfiltered verdict does not hand the filtered caller bwrap.
   const RunResult again =
-      CliWithoutNamespaces({"confine", "--workspace", workspace.path(), "--", "true"});
-  ASSERT_TRUE(again.ExitedWith(0)) << again.Describe();
-  EXPECT_EQ(ParseJson(again.out)["backend"], "landlock") << again.out;
+      cli_without_namespaces({"confine", "--workspace", workspace.path(), "--", "true"});
+  ASSERT_TRUE(again.exited_with(0)) << again.describe();
+  EXPECT_EQ(parse_json(again.out)["backend"], "landlock") << again.out;
 }
 
 // --- 3. nothing usable: SANDBOX_UNAVAILABLE, nothing runs ------------------------------------
 
 TEST_F(Selection, LibraryThrowsSandboxUnavailableWhenNeitherBackendWorks) {
   sandbox::LocalSandboxConfig config;
-  config.bwrap_path = MissingBwrapPath();
+  config.bwrap_path = missing_bwrap_path();
   sandbox::LocalSandboxHooks hooks;
   hooks.launcher_path = dir_ / "no-landlock-run";
   sandbox::LocalSandboxProvider provider(config, hooks);
   WorkDir workspace;
-  const std::string marker = workspace / Unique("marker");
+  const std::string marker = workspace / unique("marker");
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
     try {
-      Confine(provider, {"/bin/sh", "-c", "printf ran > " + marker}, mode, workspace.path());
+      confine(provider, {"/bin/sh", "-c", "printf ran > " + marker}, mode, workspace.path());
       ADD_FAILURE() << "confine returned an argv with no usable backend";
     } catch (const sandbox::SandboxUnavailableError& error) {
       EXPECT_EQ(error.code(), sandbox::SANDBOX_UNAVAILABLE);
@@ -275,24 +275,24 @@ TEST_F(Selection, LibraryThrowsSandboxUnavailableWhenNeitherBackendWorks) {
     }
   }
   EXPECT_EQ(provider.probes_run(), 2);  // the unavailable verdict is cached too
-  EXPECT_FALSE(llrt::Exists(marker));
+  EXPECT_FALSE(llrt::exists(marker));
 }
 
 TEST_F(Selection, CliAloneWithoutLauncherAndWithoutBwrapExits125) {
   // dsh-sandbox copied alone: no landlock-run beside it.
   const std::string lonely = dir_ / "dsh-sandbox";
-  std::filesystem::copy_file(DshSandbox(), lonely);
+  std::filesystem::copy_file(dsh_sandbox(), lonely);
   ASSERT_EQ(::chmod(lonely.c_str(), 0755), 0);
   ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
-  const std::string config = Config(R"({"bwrapPath": ")" + MissingBwrapPath() + R"("})");
+  const std::string config = write_config(R"({"bwrapPath": ")" + missing_bwrap_path() + R"("})");
   WorkDir workspace;
-  const std::string marker = workspace / Unique("marker");
+  const std::string marker = workspace / unique("marker");
   for (const char* mode : {"read-only", "workspace-write"}) {
     const RunResult confine =
-        Cli({"confine", "--config", config, "--mode", mode, "--workspace", workspace.path(), "--",
-             "/bin/sh", "-c", "printf ran > " + marker},
-            lonely);
-    ExpectOneCliErrorLine(confine);
+        run_cli({"confine", "--config", config, "--mode", mode, "--workspace", workspace.path(),
+                 "--", "/bin/sh", "-c", "printf ran > " + marker},
+                lonely);
+    expect_one_cli_error_line(confine);
     EXPECT_EQ(confine.err.rfind("dsh-sandbox: sandbox mode \"" + std::string(mode) + "\"", 0), 0U)
         << confine.err;
     EXPECT_NE(confine.err.find("no sandbox backend is usable on this host; refusing to run the "
@@ -300,11 +300,11 @@ TEST_F(Selection, CliAloneWithoutLauncherAndWithoutBwrapExits125) {
               std::string::npos)
         << confine.err;
   }
-  EXPECT_FALSE(llrt::Exists(marker));
+  EXPECT_FALSE(llrt::exists(marker));
 
   const std::string launcher = dir_ / "landlock-run";
-  const RunResult probe = Cli({"probe", "--config", config}, lonely);
-  EXPECT_TRUE(probe.ExitedWith(125)) << probe.Describe();
+  const RunResult probe = run_cli({"probe", "--config", config}, lonely);
+  EXPECT_TRUE(probe.exited_with(125)) << probe.describe();
   EXPECT_NE(
       probe.out.find("  cause: " + launcher + " cannot be started: No such file or directory"),
       std::string::npos)
@@ -314,14 +314,14 @@ TEST_F(Selection, CliAloneWithoutLauncherAndWithoutBwrapExits125) {
       << probe.out;
   EXPECT_NE(probe.out.find("selected: none (SANDBOX_UNAVAILABLE)"), std::string::npos) << probe.out;
 
-  const RunResult json = Cli({"probe", "--json", "--config", config}, lonely);
-  EXPECT_TRUE(json.ExitedWith(125)) << json.Describe();
-  const nlohmann::json report = ParseJson(json.out);
+  const RunResult json = run_cli({"probe", "--json", "--config", config}, lonely);
+  EXPECT_TRUE(json.exited_with(125)) << json.describe();
+  const nlohmann::json report = parse_json(json.out);
   EXPECT_TRUE(report["selected"].is_null()) << json.out;
-  const nlohmann::json& landlock = Find(report, "landlock");
-  ExpectOneLineDiagnosis(landlock);
+  const nlohmann::json& landlock = find(report, "landlock");
+  expect_one_line_diagnosis(landlock);
   EXPECT_EQ(landlock["runner"], launcher);
-  ExpectOneLineDiagnosis(Find(report, "bwrap"));
+  expect_one_line_diagnosis(find(report, "bwrap"));
 }
 
 }  // namespace

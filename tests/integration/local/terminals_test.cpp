@@ -44,14 +44,14 @@ const char* const kMultiprocessing =
     "    sem = _multiprocessing.SemLock(1, 1, 1, '/' + sys.argv[1], False)\n"
     "    print('kept')\n";
 
-bool OnHostDevShm(const std::string& name) {
+bool on_host_dev_shm(const std::string& name) {
   return ::access(("/dev/shm/" + name).c_str(), F_OK) == 0;
 }
 
 class Terminals : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    if (const std::string missing = MissingHostFeature(); !missing.empty()) {
+    if (const std::string missing = missing_host_feature(); !missing.empty()) {
       DSH_SKIP_OR_FAIL(missing);
     }
     for (const char* program : {kPython, "/usr/bin/script", "/usr/bin/tmux"}) {
@@ -59,17 +59,17 @@ class Terminals : public ::testing::TestWithParam<Backend> {
         DSH_SKIP_OR_FAIL(std::string(program) + " is missing (scripts/lib.sh installs it)");
       }
     }
-    workspace_ = base_.Mkdir("workspace");
+    workspace_ = base_.mkdir("workspace");
   }
   bool Private() const { return GetParam() != Backend::kLandlock; }
 
   RunResult Run(ConfinedSandboxMode mode, const std::vector<std::string>& argv) {
-    const ConfinedArgv confined = Confine(*provider_, argv, mode, workspace_);
-    EXPECT_EQ(confined.backend, ExpectedBackendName(GetParam()));
-    return Spawn(confined);
+    const ConfinedArgv confined = confine(*provider_, argv, mode, workspace_);
+    EXPECT_EQ(confined.backend, expected_backend_name(GetParam()));
+    return spawn(confined);
   }
 
-  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = MakeProvider(GetParam());
+  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(GetParam());
   WorkDir base_;
   std::string workspace_;
 };
@@ -78,11 +78,11 @@ TEST_P(Terminals, PythonOpenptyWorksOnAPrivateDevpts) {
   for (const ConfinedSandboxMode mode : kModes) {
     const RunResult result = Run(mode, {kPython, "-c", kOpenpty});
     if (Private()) {
-      EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-      EXPECT_EQ(result.out, "through-the-pty True\n") << result.Describe();
+      EXPECT_TRUE(result.exited_with(0)) << result.describe();
+      EXPECT_EQ(result.out, "through-the-pty True\n") << result.describe();
     } else {
-      EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
-      EXPECT_NE(result.err.find("out of pty devices"), std::string::npos) << result.Describe();
+      EXPECT_FALSE(result.exited_with(0)) << result.describe();
+      EXPECT_NE(result.err.find("out of pty devices"), std::string::npos) << result.describe();
     }
   }
 }
@@ -92,13 +92,13 @@ TEST_P(Terminals, ScriptRunsItsCommandOnAPty) {
     const RunResult result =
         Run(mode, {"/usr/bin/script", "-q", "-e", "-c", "tty; echo inside", "/dev/null"});
     if (Private()) {
-      EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-      EXPECT_NE(result.out.find("/dev/pts/"), std::string::npos) << result.Describe();
-      EXPECT_NE(result.out.find("inside"), std::string::npos) << result.Describe();
+      EXPECT_TRUE(result.exited_with(0)) << result.describe();
+      EXPECT_NE(result.out.find("/dev/pts/"), std::string::npos) << result.describe();
+      EXPECT_NE(result.out.find("inside"), std::string::npos) << result.describe();
     } else {
-      EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
-      EXPECT_NE(Lower(result.err).find("permission denied"), std::string::npos)
-          << result.Describe();
+      EXPECT_FALSE(result.exited_with(0)) << result.describe();
+      EXPECT_NE(lower(result.err).find("permission denied"), std::string::npos)
+          << result.describe();
     }
   }
 }
@@ -108,34 +108,34 @@ TEST_P(Terminals, TmuxStartsAServerAndASession) {
     // read-only leaves no writable /tmp, so the socket goes to the run's private /dev/shm.
     const std::string socket_dir = mode == ConfinedSandboxMode::kReadOnly ? "/dev/shm" : "/tmp";
     const RunResult result =
-        Run(mode, Bash("unset TMUX; export TMUX_TMPDIR=" + socket_dir +
+        Run(mode, bash("unset TMUX; export TMUX_TMPDIR=" + socket_dir +
                        "; tmux -f /dev/null new-session -d -s dsh 'sleep 30' && "
                        "tmux list-sessions -F '#{session_name}' && tmux kill-server"));
     if (Private()) {
-      EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-      EXPECT_EQ(result.out, "dsh\n") << result.Describe();
+      EXPECT_TRUE(result.exited_with(0)) << result.describe();
+      EXPECT_EQ(result.out, "dsh\n") << result.describe();
     } else {
-      EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
+      EXPECT_FALSE(result.exited_with(0)) << result.describe();
     }
   }
 }
 
 TEST_P(Terminals, MultiprocessingUsesAPrivateDevShm) {
   for (const ConfinedSandboxMode mode : kModes) {
-    const std::string name = Unique("dsh-it-shm");
+    const std::string name = unique("dsh-it-shm");
     const RunResult result = Run(mode, {kPython, "-c", kMultiprocessing, name});
     if (Private()) {
-      EXPECT_TRUE(result.ExitedWith(0)) << result.Describe();
-      EXPECT_EQ(result.out, "[1, 4, 9]\nlock\nshm\nkept\n") << result.Describe();
+      EXPECT_TRUE(result.exited_with(0)) << result.describe();
+      EXPECT_EQ(result.out, "[1, 4, 9]\nlock\nshm\nkept\n") << result.describe();
     } else {
-      EXPECT_FALSE(result.ExitedWith(0)) << result.Describe();
-      EXPECT_NE(Lower(result.err).find("permission denied"), std::string::npos)
-          << result.Describe();
+      EXPECT_FALSE(result.exited_with(0)) << result.describe();
+      EXPECT_NE(lower(result.err).find("permission denied"), std::string::npos)
+          << result.describe();
     }
     // What the command made under the test's names is not on the host's /dev/shm (glibc names a
     // semaphore sem.NAME there).
     for (const std::string& entry : {name, "sem." + name}) {
-      EXPECT_FALSE(OnHostDevShm(entry))
+      EXPECT_FALSE(on_host_dev_shm(entry))
           << "/dev/shm/" << entry << " under " << sandbox::wire_name(mode);
       ::unlink(("/dev/shm/" + entry).c_str());
     }
@@ -145,7 +145,7 @@ TEST_P(Terminals, MultiprocessingUsesAPrivateDevShm) {
 INSTANTIATE_TEST_SUITE_P(Backends, Terminals,
                          ::testing::Values(Backend::kNatural, Backend::kBwrapOnly,
                                            Backend::kLandlock),
-                         ParamLabel);
+                         param_label);
 
 }  // namespace
 }  // namespace dsh::local_it

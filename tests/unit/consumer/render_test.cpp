@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The agent render (spec §5.7, §7.5 tools.spec and the acp-agent snapshots).
-#include "render.h"
+// The agent render.
+#include "consumer/render.h"
 
 #include <gtest/gtest.h>
 

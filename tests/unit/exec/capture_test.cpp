@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Spec §5.5 output caps: a bounded tail, and a private spill of the full output up to a cap.
-#include "capture.h"
+// output caps: a bounded tail, and a private spill of the full output up to a cap.
+#include "exec/capture.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

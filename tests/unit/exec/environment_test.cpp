@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Spec §5.5 environment: the ambient scrub and the merge order.
+// environment: the ambient scrub and the merge order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::exec {
 namespace {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Spec §5.5 timeouts and the request checks made before anything is spawned; argv[0] lookup.
+// timeouts and the request checks made before anything is spawned; argv[0] lookup.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "dsh/sandbox/errors.h"
-#include "exec.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::exec {
 namespace {

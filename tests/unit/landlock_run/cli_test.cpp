@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The launcher grammar (spec §3.1, §3.3, §7.6) through the pure parser.
+// The launcher grammar through the pure parser.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -16,59 +16,60 @@ struct Parsed {
   std::string message;
 };
 
-Parsed Parse(const std::vector<const char*>& tail) {
+Parsed parse(const std::vector<const char*>& tail) {
   std::vector<const char*> args(tail.size() + 1, "landlock-run");
   for (std::size_t i = 0; i < tail.size(); ++i) args[i + 1] = tail[i];
   Parsed parsed;
   parsed.storage.resize(args.size());
-  parsed.options = ParseArgs(static_cast<int>(args.size()), args.data(), parsed.storage.data());
+  parsed.options = parse_args(static_cast<int>(args.size()), args.data(), parsed.storage.data());
   char text[512];
-  FormatUsageError(parsed.options, text, sizeof(text));
+  format_usage_error(parsed.options, text, sizeof(text));
   parsed.message = text;
   return parsed;
 }
 
-std::string UsageMessage(const std::vector<const char*>& args) {
-  const Parsed parsed = Parse(args);
+std::string usage_message(const std::vector<const char*>& args) {
+  const Parsed parsed = parse(args);
   EXPECT_EQ(parsed.options.action, Action::kUsageError);
   return parsed.message;
 }
 
 TEST(LandlockRunCli, NoArgumentsIsMissingCommand) {
-  EXPECT_EQ(UsageMessage({}), "usage error: missing `-- <argv>...` command");
+  EXPECT_EQ(usage_message({}), "usage error: missing `-- <argv>...` command");
 }
 
 TEST(LandlockRunCli, DoubleDashWithoutCommandIsMissingCommand) {
-  EXPECT_EQ(UsageMessage({"--ro", "/", "--"}), "usage error: missing `-- <argv>...` command");
-  EXPECT_EQ(UsageMessage({"--ro", "/"}), "usage error: missing `-- <argv>...` command");
+  EXPECT_EQ(usage_message({"--ro", "/", "--"}), "usage error: missing `-- <argv>...` command");
+  EXPECT_EQ(usage_message({"--ro", "/"}), "usage error: missing `-- <argv>...` command");
 }
 
 TEST(LandlockRunCli, UnknownArgumentIsNamed) {
-  EXPECT_EQ(UsageMessage({"--bogus", "--", "true"}), "usage error: unknown argument: --bogus");
-  EXPECT_EQ(UsageMessage({"true"}), "usage error: unknown argument: true");
+  EXPECT_EQ(usage_message({"--bogus", "--", "true"}), "usage error: unknown argument: --bogus");
+  EXPECT_EQ(usage_message({"true"}), "usage error: unknown argument: true");
 }
 
 TEST(LandlockRunCli, GrantWithoutPathNamesTheFlag) {
-  EXPECT_EQ(UsageMessage({"--ro"}), "usage error: --ro requires a path");
-  EXPECT_EQ(UsageMessage({"--rw"}), "usage error: --rw requires a path");
+  EXPECT_EQ(usage_message({"--ro"}), "usage error: --ro requires a path");
+  EXPECT_EQ(usage_message({"--rw"}), "usage error: --rw requires a path");
 }
 
 TEST(LandlockRunCli, ProbeOnlyAsSoleArgument) {
-  EXPECT_EQ(Parse({"--probe"}).options.action, Action::kProbe);
+  EXPECT_EQ(parse({"--probe"}).options.action, Action::kProbe);
   const std::string expected = "usage error: --probe takes no other arguments";
-  EXPECT_EQ(UsageMessage({"--probe", "--ro", "/"}), expected);
-  EXPECT_EQ(UsageMessage({"--probe", "--"}), expected);
-  EXPECT_EQ(UsageMessage({"--probe", "--probe"}), expected);
-  EXPECT_EQ(UsageMessage({"--ro", "/", "--probe", "--", "true"}), expected);
+  EXPECT_EQ(usage_message({"--probe", "--ro", "/"}), expected);
+  EXPECT_EQ(usage_message({"--probe", "--"}), expected);
+  EXPECT_EQ(usage_message({"--probe", "--probe"}), expected);
+  EXPECT_EQ(usage_message({"--ro", "/", "--probe", "--", "true"}), expected);
 }
 
 TEST(LandlockRunCli, FeaturesOnlyAsSoleArgument) {
-  EXPECT_EQ(Parse({"--features"}).options.action, Action::kFeatures);
-  EXPECT_EQ(UsageMessage({"--features", "--"}), "usage error: --features takes no other arguments");
+  EXPECT_EQ(parse({"--features"}).options.action, Action::kFeatures);
+  EXPECT_EQ(usage_message({"--features", "--"}),
+            "usage error: --features takes no other arguments");
 }
 
 TEST(LandlockRunCli, GrantsKeepArgvOrderAndKind) {
-  const Parsed parsed = Parse({"--rw", "/a", "--ro", "/b", "--ro", "/c", "--", "cmd", "--ro"});
+  const Parsed parsed = parse({"--rw", "/a", "--ro", "/b", "--ro", "/c", "--", "cmd", "--ro"});
   ASSERT_EQ(parsed.options.action, Action::kRun);
   ASSERT_EQ(parsed.options.grant_count, 3U);
   EXPECT_STREQ(parsed.options.grants[0].path, "/a");
@@ -80,7 +81,7 @@ TEST(LandlockRunCli, GrantsKeepArgvOrderAndKind) {
 }
 
 TEST(LandlockRunCli, GrantConsumesDoubleDashAsPath) {
-  const Parsed parsed = Parse({"--ro", "--", "--", "cmd"});
+  const Parsed parsed = parse({"--ro", "--", "--", "cmd"});
   ASSERT_EQ(parsed.options.action, Action::kRun);
   ASSERT_EQ(parsed.options.grant_count, 1U);
   EXPECT_STREQ(parsed.options.grants[0].path, "--");
@@ -88,14 +89,14 @@ TEST(LandlockRunCli, GrantConsumesDoubleDashAsPath) {
 }
 
 TEST(LandlockRunCli, NothingAfterDoubleDashIsParsed) {
-  const Parsed parsed = Parse({"--", "--bogus", "--probe", "--ro"});
+  const Parsed parsed = parse({"--", "--bogus", "--probe", "--ro"});
   ASSERT_EQ(parsed.options.action, Action::kRun);
   EXPECT_EQ(parsed.options.grant_count, 0U);
   EXPECT_EQ(parsed.options.command_index, 2);
 }
 
 TEST(LandlockRunCli, ExtensionsInAnyOrder) {
-  const Parsed parsed = Parse({"--scope-ipc", "--ro", "/", "--status-fd", "7", "--deny-network",
+  const Parsed parsed = parse({"--scope-ipc", "--ro", "/", "--status-fd", "7", "--deny-network",
                                "--max-abi", "3", "--deny-metadata", "--", "true"});
   ASSERT_EQ(parsed.options.action, Action::kRun);
   EXPECT_TRUE(parsed.options.deny_network);
@@ -106,7 +107,7 @@ TEST(LandlockRunCli, ExtensionsInAnyOrder) {
 }
 
 TEST(LandlockRunCli, DefaultsAreNoExtension) {
-  const Parsed parsed = Parse({"--", "true"});
+  const Parsed parsed = parse({"--", "true"});
   ASSERT_EQ(parsed.options.action, Action::kRun);
   EXPECT_FALSE(parsed.options.deny_network);
   EXPECT_FALSE(parsed.options.deny_metadata);
@@ -116,33 +117,33 @@ TEST(LandlockRunCli, DefaultsAreNoExtension) {
 }
 
 TEST(LandlockRunCli, NumbersMustBeDecimal) {
-  EXPECT_EQ(UsageMessage({"--status-fd", "x", "--", "true"}),
+  EXPECT_EQ(usage_message({"--status-fd", "x", "--", "true"}),
             "usage error: --status-fd requires a number");
-  EXPECT_EQ(UsageMessage({"--max-abi", "-1", "--", "true"}),
+  EXPECT_EQ(usage_message({"--max-abi", "-1", "--", "true"}),
             "usage error: --max-abi requires a number");
-  EXPECT_EQ(UsageMessage({"--max-abi", "1234567890", "--", "true"}),
+  EXPECT_EQ(usage_message({"--max-abi", "1234567890", "--", "true"}),
             "usage error: --max-abi requires a number");
-  EXPECT_EQ(UsageMessage({"--max-abi", "", "--", "true"}),
+  EXPECT_EQ(usage_message({"--max-abi", "", "--", "true"}),
             "usage error: --max-abi requires a number");
-  EXPECT_EQ(UsageMessage({"--status-fd"}), "usage error: --status-fd requires a number");
+  EXPECT_EQ(usage_message({"--status-fd"}), "usage error: --status-fd requires a number");
 }
 
 TEST(LandlockRunCli, StatusFdIsKnownEvenWhenALaterArgumentFails) {
-  const Parsed parsed = Parse({"--status-fd", "9", "--bogus"});
+  const Parsed parsed = parse({"--status-fd", "9", "--bogus"});
   EXPECT_EQ(parsed.options.action, Action::kUsageError);
   EXPECT_EQ(parsed.options.status_fd, 9);
 }
 
 TEST(LandlockRunCli, ValuedExtensionsMayNotRepeat) {
-  EXPECT_EQ(UsageMessage({"--max-abi", "3", "--max-abi", "9", "--", "true"}),
+  EXPECT_EQ(usage_message({"--max-abi", "3", "--max-abi", "9", "--", "true"}),
             "usage error: --max-abi given more than once");
-  EXPECT_EQ(UsageMessage({"--status-fd", "3", "--status-fd", "4", "--", "true"}),
+  EXPECT_EQ(usage_message({"--status-fd", "3", "--status-fd", "4", "--", "true"}),
             "usage error: --status-fd given more than once");
 }
 
 TEST(LandlockRunCli, SanitizeLineKeepsOneLine) {
   char text[] = "unknown argument: a\nlandlock-run: forged\r\x1b";
-  SanitizeLine(text);
+  sanitize_line(text);
   EXPECT_STREQ(text, "unknown argument: a?landlock-run: forged??");
 }
 

@@ -26,7 +26,7 @@ namespace {
 std::vector<sock_filter> Export(const FilterChoice& choice) {
   const int fd = memfd_create("bpf", MFD_CLOEXEC);
   EXPECT_GE(fd, 0);
-  EXPECT_EQ(ExportFilterBpf(choice, fd), 0);
+  EXPECT_EQ(export_filter_bpf(choice, fd), 0);
   const off_t size = lseek(fd, 0, SEEK_END);
   std::vector<sock_filter> program(static_cast<std::size_t>(size) / sizeof(sock_filter));
   EXPECT_EQ(pread(fd, program.data(), static_cast<std::size_t>(size), 0), size);
@@ -34,7 +34,7 @@ std::vector<sock_filter> Export(const FilterChoice& choice) {
   return program;
 }
 
-std::uint32_t LoadWord(const seccomp_data& data, std::uint32_t offset) {
+std::uint32_t load_word(const seccomp_data& data, std::uint32_t offset) {
   std::uint32_t word = 0;
   EXPECT_LE(offset + 4, sizeof(data));
   std::memcpy(&word, reinterpret_cast<const char*>(&data) + offset, 4);
@@ -44,7 +44,7 @@ std::uint32_t LoadWord(const seccomp_data& data, std::uint32_t offset) {
 // Runs the classic BPF subset seccomp filters use. Returns the filter's return value, or nullopt
 // on an instruction it does not know (the test then fails rather than guessing).
 // `steps`, when given, receives how many instructions ran.
-std::optional<std::uint32_t> Evaluate(const std::vector<sock_filter>& program,
+std::optional<std::uint32_t> evaluate(const std::vector<sock_filter>& program,
                                       const seccomp_data& data, std::size_t* steps = nullptr) {
   std::uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {};
   for (std::size_t pc = 0; pc < program.size(); ++pc) {
@@ -53,7 +53,7 @@ std::optional<std::uint32_t> Evaluate(const std::vector<sock_filter>& program,
     const auto jump = [&](bool taken) { pc += taken ? op.jt : op.jf; };
     switch (op.code) {
       case BPF_LD | BPF_W | BPF_ABS:
-        a = LoadWord(data, op.k);
+        a = load_word(data, op.k);
         break;
       case BPF_LD | BPF_IMM:
         a = op.k;
@@ -119,7 +119,7 @@ std::optional<std::uint32_t> Evaluate(const std::vector<sock_filter>& program,
   return std::nullopt;
 }
 
-seccomp_data Call(int nr, std::uint64_t a0 = 0, std::uint64_t a1 = 0,
+seccomp_data call(int nr, std::uint64_t a0 = 0, std::uint64_t a1 = 0,
                   std::uint32_t arch = AUDIT_ARCH_X86_64) {
   seccomp_data data{};
   data.nr = nr;
@@ -136,8 +136,8 @@ constexpr std::uint32_t Errno(int err) {
 
 class LandlockRunSeccomp : public ::testing::Test {
  protected:
-  std::uint32_t Verdict(const FilterChoice& choice, const seccomp_data& data) {
-    return Evaluate(Export(choice), data).value_or(0xdeadbeef);
+  std::uint32_t verdict(const FilterChoice& choice, const seccomp_data& data) {
+    return evaluate(Export(choice), data).value_or(0xdeadbeef);
   }
   const FilterChoice none_{};
   const FilterChoice all_{true, true};
@@ -145,67 +145,67 @@ class LandlockRunSeccomp : public ::testing::Test {
 
 TEST_F(LandlockRunSeccomp, TiocstiAndTioclinuxFailAlwaysEvenWithHighBitsSet) {
   for (const FilterChoice& choice : {none_, all_}) {
-    EXPECT_EQ(Verdict(choice, Call(__NR_ioctl, 0, kTiocsti)), Errno(EPERM));
-    EXPECT_EQ(Verdict(choice, Call(__NR_ioctl, 0, 0xffffffff00000000ULL | kTiocsti)), Errno(EPERM));
-    EXPECT_EQ(Verdict(choice, Call(__NR_ioctl, 0, kTioclinux)), Errno(EPERM));
-    EXPECT_EQ(Verdict(choice, Call(__NR_ioctl, 0, 0x5413 /* TIOCGWINSZ */)), kAllow);
+    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, kTiocsti)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, 0xffffffff00000000ULL | kTiocsti)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, kTioclinux)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, 0x5413 /* TIOCGWINSZ */)), kAllow);
   }
 }
 
 TEST_F(LandlockRunSeccomp, ForeignArchitecturesAndX32AreKilled) {
   constexpr std::uint32_t kKill = SECCOMP_RET_KILL_PROCESS;
-  EXPECT_EQ(Verdict(none_, Call(__NR_getpid, 0, 0, AUDIT_ARCH_I386)), kKill);
-  EXPECT_EQ(Verdict(none_, Call(__NR_getpid, 0, 0, AUDIT_ARCH_AARCH64)), kKill);
-  EXPECT_EQ(Verdict(none_, Call(0x40000000 | __NR_getpid)), kKill);  // x32 getpid
-  EXPECT_EQ(Verdict(all_, Call(0x40000000 | __NR_socket, 2)), kKill);
-  EXPECT_EQ(Verdict(none_, Call(__NR_getpid)), kAllow);
+  EXPECT_EQ(verdict(none_, call(__NR_getpid, 0, 0, AUDIT_ARCH_I386)), kKill);
+  EXPECT_EQ(verdict(none_, call(__NR_getpid, 0, 0, AUDIT_ARCH_AARCH64)), kKill);
+  EXPECT_EQ(verdict(none_, call(0x40000000 | __NR_getpid)), kKill);  // x32 getpid
+  EXPECT_EQ(verdict(all_, call(0x40000000 | __NR_socket, 2)), kKill);
+  EXPECT_EQ(verdict(none_, call(__NR_getpid)), kAllow);
 }
 
 TEST_F(LandlockRunSeccomp, DenyNetworkLeavesOnlyUnixSockets) {
   const FilterChoice net{true, false};
-  EXPECT_EQ(Verdict(net, Call(__NR_socket, 1 /* AF_UNIX */)), kAllow);
+  EXPECT_EQ(verdict(net, call(__NR_socket, 1 /* AF_UNIX */)), kAllow);
   for (const std::uint64_t family : {2ULL, 10ULL, 16ULL, 17ULL, 0ULL, 0x100000001ULL}) {
-    EXPECT_EQ(Verdict(net, Call(__NR_socket, family)), Errno(EACCES)) << family;
-    EXPECT_EQ(Verdict(net, Call(__NR_socketpair, family)), Errno(EACCES)) << family;
+    EXPECT_EQ(verdict(net, call(__NR_socket, family)), Errno(EACCES)) << family;
+    EXPECT_EQ(verdict(net, call(__NR_socketpair, family)), Errno(EACCES)) << family;
   }
-  EXPECT_EQ(Verdict(net, Call(__NR_socketpair, 1)), kAllow);
-  EXPECT_EQ(Verdict(net, Call(__NR_io_uring_setup)), Errno(EACCES));
-  EXPECT_EQ(Verdict(net, Call(__NR_io_uring_enter)), Errno(EACCES));
-  EXPECT_EQ(Verdict(net, Call(__NR_io_uring_register)), Errno(EACCES));
-  EXPECT_EQ(Verdict(none_, Call(__NR_socket, 2)), kAllow);  // only when asked
+  EXPECT_EQ(verdict(net, call(__NR_socketpair, 1)), kAllow);
+  EXPECT_EQ(verdict(net, call(__NR_io_uring_setup)), Errno(EACCES));
+  EXPECT_EQ(verdict(net, call(__NR_io_uring_enter)), Errno(EACCES));
+  EXPECT_EQ(verdict(net, call(__NR_io_uring_register)), Errno(EACCES));
+  EXPECT_EQ(verdict(none_, call(__NR_socket, 2)), kAllow);  // only when asked
 }
 
 TEST_F(LandlockRunSeccomp, DenyMetadataFailsEveryTableEntry) {
   const FilterChoice meta{false, true};
   for (const SyscallRule& rule : kMetadataRules) {
     const seccomp_data data =
-        rule.match == ArgMatch::kAny ? Call(rule.nr) : Call(rule.nr, 0, rule.value);
-    EXPECT_EQ(Verdict(meta, data), Errno(EPERM)) << rule.name;
-    EXPECT_EQ(Verdict(none_, data), kAllow) << rule.name;
+        rule.match == ArgMatch::kAny ? call(rule.nr) : call(rule.nr, 0, rule.value);
+    EXPECT_EQ(verdict(meta, data), Errno(EPERM)) << rule.name;
+    EXPECT_EQ(verdict(none_, data), kAllow) << rule.name;
   }
 }
 
 TEST_F(LandlockRunSeccomp, DenyMetadataCoversNewerSyscallsByNumber) {
   const FilterChoice meta{false, true};
-  EXPECT_EQ(Verdict(meta, Call(452)), Errno(EPERM));  // fchmodat2, Linux 6.6
-  EXPECT_EQ(Verdict(meta, Call(463)), Errno(EPERM));  // setxattrat, Linux 6.13
-  EXPECT_EQ(Verdict(meta, Call(466)), Errno(EPERM));  // removexattrat, Linux 6.13
-  EXPECT_EQ(Verdict(meta, Call(__NR_chmod)), Errno(EPERM));
-  EXPECT_EQ(Verdict(meta, Call(__NR_utimensat)), Errno(EPERM));
-  EXPECT_EQ(Verdict(meta, Call(__NR_openat)), kAllow);
-  EXPECT_EQ(Verdict(meta, Call(464 /* getxattrat */)), kAllow);
+  EXPECT_EQ(verdict(meta, call(452)), Errno(EPERM));  // fchmodat2, Linux 6.6
+  EXPECT_EQ(verdict(meta, call(463)), Errno(EPERM));  // setxattrat, Linux 6.13
+  EXPECT_EQ(verdict(meta, call(466)), Errno(EPERM));  // removexattrat, Linux 6.13
+  EXPECT_EQ(verdict(meta, call(__NR_chmod)), Errno(EPERM));
+  EXPECT_EQ(verdict(meta, call(__NR_utimensat)), Errno(EPERM));
+  EXPECT_EQ(verdict(meta, call(__NR_openat)), kAllow);
+  EXPECT_EQ(verdict(meta, call(464 /* getxattrat */)), kAllow);
 }
 
 TEST_F(LandlockRunSeccomp, NotEqualComparesAllSixtyFourBits) {
   const FilterChoice net{true, false};
   // Right low word, wrong high word: still refused, whichever high bits are set.
   for (const std::uint64_t high : {1ULL, 0x80000000ULL, 0xffffffffULL}) {
-    EXPECT_EQ(Verdict(net, Call(__NR_socket, (high << 32) | kAfUnix)), Errno(EACCES)) << high;
-    EXPECT_EQ(Verdict(net, Call(__NR_socketpair, (high << 32) | kAfUnix)), Errno(EACCES)) << high;
+    EXPECT_EQ(verdict(net, call(__NR_socket, (high << 32) | kAfUnix)), Errno(EACCES)) << high;
+    EXPECT_EQ(verdict(net, call(__NR_socketpair, (high << 32) | kAfUnix)), Errno(EACCES)) << high;
   }
   // Wrong low word, zero high word.
-  EXPECT_EQ(Verdict(net, Call(__NR_socket, 0xffffffffULL)), Errno(EACCES));
-  EXPECT_EQ(Verdict(net, Call(__NR_socket, kAfUnix, 0xdeadbeefULL)), kAllow);  // only args[0]
+  EXPECT_EQ(verdict(net, call(__NR_socket, 0xffffffffULL)), Errno(EACCES));
+  EXPECT_EQ(verdict(net, call(__NR_socket, kAfUnix, 0xdeadbeefULL)), kAllow);  // only args[0]
 }
 
 TEST_F(LandlockRunSeccomp, EveryRuleOnOneSyscallApplies) {
@@ -214,40 +214,40 @@ TEST_F(LandlockRunSeccomp, EveryRuleOnOneSyscallApplies) {
   const FilterChoice meta{false, true};
   for (const std::uint64_t cmd :
        {kTiocsti, kTioclinux, kFsIocSetflags, kFsIoc32Setflags, kFsIocFssetxattr}) {
-    EXPECT_EQ(Verdict(meta, Call(__NR_ioctl, 3, cmd)), Errno(EPERM)) << cmd;
-    EXPECT_EQ(Verdict(all_, Call(__NR_ioctl, 3, (0xabcdULL << 32) | cmd)), Errno(EPERM)) << cmd;
+    EXPECT_EQ(verdict(meta, call(__NR_ioctl, 3, cmd)), Errno(EPERM)) << cmd;
+    EXPECT_EQ(verdict(all_, call(__NR_ioctl, 3, (0xabcdULL << 32) | cmd)), Errno(EPERM)) << cmd;
   }
-  EXPECT_EQ(Verdict(none_, Call(__NR_ioctl, 3, kFsIocSetflags)), kAllow);
-  EXPECT_EQ(Verdict(all_, Call(__NR_ioctl, 3, 0x5413 /* TIOCGWINSZ */)), kAllow);
+  EXPECT_EQ(verdict(none_, call(__NR_ioctl, 3, kFsIocSetflags)), kAllow);
+  EXPECT_EQ(verdict(all_, call(__NR_ioctl, 3, 0x5413 /* TIOCGWINSZ */)), kAllow);
   // A rule's argument must not leak into the next syscall's match: fchmod's args[1] equal to an
   // ioctl command changes nothing, and an allowed ioctl is not mistaken for a later syscall.
-  EXPECT_EQ(Verdict(all_, Call(__NR_fchmod, 3, kTiocsti)), Errno(EPERM));
-  EXPECT_EQ(Verdict(all_, Call(__NR_getpid, 0, kTiocsti)), kAllow);
-  EXPECT_EQ(Verdict(all_, Call(__NR_ioctl, __NR_socket, __NR_socket)), kAllow);
+  EXPECT_EQ(verdict(all_, call(__NR_fchmod, 3, kTiocsti)), Errno(EPERM));
+  EXPECT_EQ(verdict(all_, call(__NR_getpid, 0, kTiocsti)), kAllow);
+  EXPECT_EQ(verdict(all_, call(__NR_ioctl, __NR_socket, __NR_socket)), kAllow);
 }
 
 TEST_F(LandlockRunSeccomp, HostIpcObjectsAreRefusedAlways) {
   for (const FilterChoice& choice : {none_, all_}) {
     for (const SyscallRule& rule : kIpcRules) {
-      EXPECT_EQ(Verdict(choice, Call(rule.nr, 0x1234, 4096)), Errno(EPERM)) << rule.name;
+      EXPECT_EQ(verdict(choice, call(rule.nr, 0x1234, 4096)), Errno(EPERM)) << rule.name;
     }
     for (const int nr : {__NR_shmget, __NR_shmat, __NR_shmctl, __NR_shmdt, __NR_msgget, __NR_msgsnd,
                          __NR_msgrcv, __NR_msgctl, __NR_semget, __NR_semop, __NR_semtimedop,
                          __NR_semctl, __NR_mq_open, __NR_mq_unlink}) {
-      EXPECT_EQ(Verdict(choice, Call(nr)), Errno(EPERM)) << nr;
+      EXPECT_EQ(verdict(choice, call(nr)), Errno(EPERM)) << nr;
     }
     // Anonymous shared memory and POSIX shm through files stay allowed (Landlock governs files).
-    EXPECT_EQ(Verdict(choice, Call(__NR_mmap)), kAllow);
-    EXPECT_EQ(Verdict(choice, Call(__NR_memfd_create)), kAllow);
+    EXPECT_EQ(verdict(choice, call(__NR_mmap)), kAllow);
+    EXPECT_EQ(verdict(choice, call(__NR_memfd_create)), kAllow);
   }
 }
 
 TEST_F(LandlockRunSeccomp, KeyringCallsAreRefusedAlways) {
   for (const FilterChoice& choice : {none_, all_}) {
-    EXPECT_EQ(Verdict(choice, Call(__NR_add_key)), Errno(EPERM));
-    EXPECT_EQ(Verdict(choice, Call(__NR_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, ~2ULL /* -3 */)),
+    EXPECT_EQ(verdict(choice, call(__NR_add_key)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, ~2ULL /* -3 */)),
               Errno(EPERM));
-    EXPECT_EQ(Verdict(choice, Call(__NR_request_key)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_request_key)), Errno(EPERM));
   }
 }
 
@@ -256,20 +256,20 @@ TEST_F(LandlockRunSeccomp, UserNamespacesAreRefusedWhateverElseTheFlagsSay) {
   constexpr std::uint64_t kSigchld = 17, kNewNet = 0x40000000, kNewNs = 0x00020000;
   for (const FilterChoice& choice : {none_, all_}) {
     for (const int nr : {__NR_unshare, __NR_clone}) {
-      EXPECT_EQ(Verdict(choice, Call(nr, kNewUser)), Errno(EPERM)) << nr;
-      EXPECT_EQ(Verdict(choice, Call(nr, kNewUser | kNewNet | kNewNs)), Errno(EPERM)) << nr;
-      EXPECT_EQ(Verdict(choice, Call(nr, 0xffffffff00000000ULL | kNewUser)), Errno(EPERM)) << nr;
-      EXPECT_EQ(Verdict(choice, Call(nr, ~0ULL)), Errno(EPERM)) << nr;
+      EXPECT_EQ(verdict(choice, call(nr, kNewUser)), Errno(EPERM)) << nr;
+      EXPECT_EQ(verdict(choice, call(nr, kNewUser | kNewNet | kNewNs)), Errno(EPERM)) << nr;
+      EXPECT_EQ(verdict(choice, call(nr, 0xffffffff00000000ULL | kNewUser)), Errno(EPERM)) << nr;
+      EXPECT_EQ(verdict(choice, call(nr, ~0ULL)), Errno(EPERM)) << nr;
       // Other namespaces need capabilities the command no longer has: the kernel refuses them.
-      EXPECT_EQ(Verdict(choice, Call(nr, kNewNet)), kAllow) << nr;
+      EXPECT_EQ(verdict(choice, call(nr, kNewNet)), kAllow) << nr;
     }
     // fork() and pthread_create() as glibc spells them with clone.
-    EXPECT_EQ(Verdict(choice, Call(__NR_clone, 0x01200000 | kSigchld)), kAllow);
-    EXPECT_EQ(Verdict(choice, Call(__NR_clone, 0x003d0f00)), kAllow);
+    EXPECT_EQ(verdict(choice, call(__NR_clone, 0x01200000 | kSigchld)), kAllow);
+    EXPECT_EQ(verdict(choice, call(__NR_clone, 0x003d0f00)), kAllow);
     // clone3's flags are behind a pointer: ENOSYS makes glibc fall back to clone.
-    EXPECT_EQ(Verdict(choice, Call(__NR_clone3, 0x1000, 88)), Errno(ENOSYS));
-    EXPECT_EQ(Verdict(choice, Call(__NR_setns, 3, 0)), Errno(EPERM));
-    EXPECT_EQ(Verdict(choice, Call(__NR_setns, 3, kNewUser)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_clone3, 0x1000, 88)), Errno(ENOSYS));
+    EXPECT_EQ(verdict(choice, call(__NR_setns, 3, 0)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_setns, 3, kNewUser)), Errno(EPERM));
   }
 }
 
@@ -277,12 +277,12 @@ TEST_F(LandlockRunSeccomp, PersonalityStaysWithinTheDefaultDomain) {
   for (const FilterChoice& choice : {none_, all_}) {
     for (const std::uint64_t allowed :
          {0x0ULL, 0x8ULL, 0x20000ULL, 0x20008ULL, 0xffffffffULL, 0xabcd00000000ULL}) {
-      EXPECT_EQ(Verdict(choice, Call(__NR_personality, allowed)), kAllow) << allowed;
+      EXPECT_EQ(verdict(choice, call(__NR_personality, allowed)), kAllow) << allowed;
     }
     for (const std::uint64_t refused : {0x0040000ULL /* ADDR_NO_RANDOMIZE */, 0x6ULL /* PER_BSD */,
                                         0x0400000ULL /* READ_IMPLIES_EXEC */, 0x0100000ULL,
                                         0x0040008ULL, 0xfffffffeULL, 0x1ULL}) {
-      EXPECT_EQ(Verdict(choice, Call(__NR_personality, refused)), Errno(EPERM)) << refused;
+      EXPECT_EQ(verdict(choice, call(__NR_personality, refused)), Errno(EPERM)) << refused;
     }
   }
 }
@@ -293,22 +293,22 @@ TEST_F(LandlockRunSeccomp, EveryTableRuleAppliesWithEveryChoice) {
   const auto tripping = [](const SyscallRule& rule) {
     switch (rule.match) {
       case ArgMatch::kAny:
-        return Call(rule.nr);
+        return call(rule.nr);
       case ArgMatch::kNotEqual:
-        return Call(rule.nr, rule.value + 1);
+        return call(rule.nr, rule.value + 1);
       case ArgMatch::kLow32Equal:
-        return Call(rule.nr, 0, rule.value);
+        return call(rule.nr, 0, rule.value);
       case ArgMatch::kLow32AnySet:
       case ArgMatch::kLow32NotIn:
-        return Call(rule.nr, 0xdeadbeef);
+        return call(rule.nr, 0xdeadbeef);
     }
-    return Call(rule.nr);
+    return call(rule.nr);
   };
   const auto expect_all = [&](const FilterChoice& choice, const auto& table) {
     for (const SyscallRule& rule : table) {
       seccomp_data data = tripping(rule);
       if (rule.match == ArgMatch::kLow32Equal) data.args[rule.arg] = rule.value;
-      EXPECT_EQ(Verdict(choice, data), Errno(rule.err)) << rule.name;
+      EXPECT_EQ(verdict(choice, data), Errno(rule.err)) << rule.name;
     }
   };
   for (const FilterChoice& choice :
@@ -333,20 +333,20 @@ TEST_F(LandlockRunSeccomp, EveryTableRuleAppliesWithEveryChoice) {
     names(kNetworkRules);
     names(kMetadataRules);
     if (!named) {
-      EXPECT_EQ(Verdict(all_, Call(nr, ~0ULL, ~0ULL)), kAllow) << nr;
+      EXPECT_EQ(verdict(all_, call(nr, ~0ULL, ~0ULL)), kAllow) << nr;
     }
   }
 }
 
 TEST_F(LandlockRunSeccomp, BuiltBytesAreTheExportedProgram) {
   for (const FilterChoice& choice : {none_, all_}) {
-    std::vector<unsigned char> bytes(MaxFilterBytes());
+    std::vector<unsigned char> bytes(max_filter_bytes());
     std::size_t size = 0;
-    ASSERT_EQ(BuildFilterBytes(choice, bytes.data(), bytes.size(), &size), 0);
+    ASSERT_EQ(build_filter_bytes(choice, bytes.data(), bytes.size(), &size), 0);
     const std::vector<sock_filter> exported = Export(choice);
     ASSERT_EQ(size, exported.size() * sizeof(sock_filter));
     EXPECT_EQ(std::memcmp(bytes.data(), exported.data(), size), 0);
-    EXPECT_EQ(BuildFilterBytes(choice, bytes.data(), size - 1, &size), -E2BIG);
+    EXPECT_EQ(build_filter_bytes(choice, bytes.data(), size - 1, &size), -E2BIG);
   }
 }
 
@@ -366,7 +366,7 @@ TEST_F(LandlockRunSeccomp, ProgramIsWellFormedForTheKernelChecker) {
     std::size_t longest = 0;
     for (int nr = 0; nr < 480; ++nr) {
       std::size_t steps = 0;
-      Evaluate(program, Call(nr, 0, 0x5413), &steps);
+      evaluate(program, call(nr, 0, 0x5413), &steps);
       longest = std::max(longest, steps);
     }
     EXPECT_LE(longest, 32U);

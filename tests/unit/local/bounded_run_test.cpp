@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Probes are bounded and leave nothing behind: no zombie, no stray process, no leaked fd.
-#include "bounded_run.h"
+#include "local/bounded_run.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Provider config (spec §2.1): the reference's errors in its order, and the JSON config file.
+// Provider config: the reference's errors in its order, and the JSON config file.
 #include <gtest/gtest.h>
 
 #include <limits>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// LocalSandboxProvider without a real sandbox (spec §7.2): injected probes and fake runners
+// LocalSandboxProvider without a real sandbox: injected probes and fake runners
 // written as scripts, so every chain path is exercised on Linux.
 #include "dsh/sandbox/local_provider.h"
 
@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "dsh/sandbox/errors.h"
-#include "profiles.h"
+#include "profiles/profiles.h"
 #include "scripts.h"
 #include "temp_dir.h"
 

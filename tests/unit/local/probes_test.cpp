@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Diagnoses of unusable backends: one line of cause and one line of fix, naming the setting.
-#include "probes.h"
+#include "local/probes.h"
 
 #include <gtest/gtest.h>
 
 #include <array>
 
-#include "verdict_codec.h"
+#include "local/verdict_codec.h"
 
 namespace dsh::sandbox::local {
 namespace {

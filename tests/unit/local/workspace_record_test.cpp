@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-user record of the directories confined runs could write: its format, its bounds, and
 // a corrupt record refused rather than read as empty.
-#include "workspace_record.h"
+#include "local/workspace_record.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Escalation (spec §1.7, §7.1 escalation.spec): ladder, pairing, markers, approval sequence.
+// Escalation: ladder, pairing, markers, approval sequence.
 #include "dsh/sandbox/escalation.h"
 
 #include <gtest/gtest.h>

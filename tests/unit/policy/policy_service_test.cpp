@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SandboxPolicyService (spec §6.1-6.3, 6.5; §7.5 policy.spec): precedence, roots, texts.
+// SandboxPolicyService: precedence, roots, texts.
 #include "dsh/sandbox/policy_service.h"
 
 #include <gtest/gtest.h>
@@ -107,7 +107,7 @@ TEST_F(PolicyServiceTest, SessionsResolveModeAndRootTogetherAndIndependently) {
   EXPECT_EQ(service.resolve().workspace_root, "/fallback");
 }
 
-// §6.3: `<root>/lexical/link/..` with link -> <root>/physical/child is realpath(<root>/physical),
+// `<root>/lexical/link/..` with link -> <root>/physical/child is realpath(<root>/physical),
 // where chdir lands, never the lexical <root>/lexical.
 TEST_F(PolicyServiceTest, ASymlinkParentResolvesRealpathFirst) {
   fs::create_directories(dir_ / "physical/child");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The session log (spec §6.4): its format, the fold, the one write path, delegation, and
+// The session log: its format, the fold, the one write path, delegation, and
 // malformed files.
 #include <gtest/gtest.h>
 #include <sys/stat.h>

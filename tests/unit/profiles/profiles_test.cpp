@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden tests of the pure profile generators on whole argv vectors (spec §2.4, §2.5, §7.2),
+// Golden tests of the pure profile generators on whole argv vectors,
 // plus ordering invariants checked on whole argument groups, never substrings.
-#include "profiles.h"
+#include "profiles/profiles.h"
 
 #include <gtest/gtest.h>
 

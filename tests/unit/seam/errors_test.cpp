@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SandboxUnavailableError and the invalid-input error (spec §1.5, §7.1 vocabulary.spec).
+// SandboxUnavailableError and the invalid-input error.
 #include "dsh/sandbox/errors.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The seam's vocabulary (spec §1.1, §6.4): exact wire names, strict parsing, clear errors.
+// The seam's vocabulary: exact wire names, strict parsing, clear errors.
 #include "dsh/sandbox/modes.h"
 
 #include <gtest/gtest.h>

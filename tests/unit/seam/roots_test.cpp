@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// canonical_path, writable_roots, resolve_workspace_root (spec §1.6, §6.3, §7.1 roots.spec).
+// canonical_path, writable_roots, resolve_workspace_root.
 #include "dsh/sandbox/roots.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// classify_runner_failure (spec §1.2) with the classifyRunnerFailure cases of spec §7.4.
+// classify_runner_failure over the reference's classifyRunnerFailure cases.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -47,7 +47,7 @@ TEST(CheckTrustedPath, AFileOutsideEveryRootOwnedByTheCallerIsTrusted) {
 
 TEST(CheckTrustedPath, AFileBeneathAnyUntrustedRootIsRefusedNamingTheRoot) {
   WorkDir dir;
-  const std::string ws = dir.Mkdir("ws", 0700);
+  const std::string ws = dir.mkdir("ws", 0700);
   const std::string file = write_file(ws + "/config.json");
   EXPECT_NE(message_of(check_trusted_path(file, untrusted_roots(ws, {})))
                 .find("\"" + ws + "\" is a root a confined run can write"),
@@ -65,7 +65,7 @@ TEST(CheckTrustedPath, AFileBeneathAnyUntrustedRootIsRefusedNamingTheRoot) {
 
 TEST(CheckTrustedPath, GroupOrWorldWritableFileOrDirectoryIsRefused) {
   WorkDir dir;
-  const std::string sub = dir.Mkdir("sub", 0700);
+  const std::string sub = dir.mkdir("sub", 0700);
   const std::string file = write_file(sub + "/f");
   const auto roots = untrusted_roots("", {});
   for (const mode_t mode : {0620U, 0602U}) {
@@ -86,7 +86,7 @@ TEST(CheckTrustedPath, GroupOrWorldWritableFileOrDirectoryIsRefused) {
 TEST(CheckTrustedPath, AnotherOwnersFileOrDirectoryIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "only root can hand a file to another owner";
   WorkDir dir;
-  const std::string sub = dir.Mkdir("sub", 0755);
+  const std::string sub = dir.mkdir("sub", 0755);
   const std::string file = write_file(sub + "/f", 0644);
   const auto roots = untrusted_roots("", {});
   ASSERT_EQ(::chown(file.c_str(), 65534, 65534), 0);
@@ -98,9 +98,9 @@ TEST(CheckTrustedPath, AnotherOwnersFileOrDirectoryIsRefused) {
 
 TEST(CheckTrustedPath, SymlinksAreFollowedOnlyOutsideEveryRoot) {
   WorkDir dir;
-  const std::string real = dir.Mkdir("real", 0700);
+  const std::string real = dir.mkdir("real", 0700);
   const std::string file = write_file(real + "/config.json");
-  const std::string ws = dir.Mkdir("ws", 0700);
+  const std::string ws = dir.mkdir("ws", 0700);
   // A caller-owned symlink outside every root: ~/.config -> /data/config is legitimate.
   ASSERT_EQ(::symlink(real.c_str(), (dir / "link").c_str()), 0);
   const auto through = check_trusted_path(dir / "link/config.json", untrusted_roots(ws, {}));
@@ -131,13 +131,13 @@ TEST(CheckTrustedPath, NonFilesAndRelativePathsAreRefused) {
 
 TEST(ResolveWorkspaceSymlinks, FollowsSymlinksOutsideRootsAndRefusesPlantedOnes) {
   WorkDir dir;
-  const std::string data = dir.Mkdir("data", 0700);
+  const std::string data = dir.mkdir("data", 0700);
   ASSERT_EQ(::symlink(data.c_str(), (dir / "work").c_str()), 0);
   const auto legit = resolve_workspace_symlinks(dir / "work", untrusted_roots("", {}));
   ASSERT_TRUE(legit) << message_of(legit);
   EXPECT_EQ(legit.value(), data);
   // An earlier workspace turned into a symlink's home: refused, whatever the target.
-  const std::string earlier = dir.Mkdir("ws", 0700);
+  const std::string earlier = dir.mkdir("ws", 0700);
   ASSERT_EQ(::symlink(data.c_str(), (earlier + "/sub").c_str()), 0);
   const std::vector<std::string> written = {earlier};
   const auto planted = resolve_workspace_symlinks(earlier + "/sub", untrusted_roots("", written));
@@ -145,7 +145,7 @@ TEST(ResolveWorkspaceSymlinks, FollowsSymlinksOutsideRootsAndRefusesPlantedOnes)
             std::string::npos)
       << message_of(planted);
   // A real directory beneath an earlier workspace is fine: only symlinks can redirect.
-  const std::string real_sub = dir.Mkdir("ws/real", 0700);
+  const std::string real_sub = dir.mkdir("ws/real", 0700);
   EXPECT_TRUE(resolve_workspace_symlinks(real_sub, untrusted_roots("", written)));
 }
 

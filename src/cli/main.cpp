@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// dsh-sandbox: the CLI of the sandbox (DESIGN.md, "The CLI contract").
+// dsh-sandbox: the CLI of the sandbox (docs/contract.md says what each command promises).
 #include <CLI/CLI.hpp>
 
 #include <exception>

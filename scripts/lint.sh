@@ -11,8 +11,12 @@ clang-format --dry-run --Werror "${cxx[@]}"
 mapfile -t sources < <(git ls-files 'src/*.cpp' )
 printf '%s\n' "${sources[@]}" | xargs -P2 -n4 clang-tidy -p "$build" --quiet 2>&1 |
   { grep -E 'error:|warning:' && exit 1 || exit 0; }
-mapfile -t others < <(git ls-files 'launcher/*.cpp' 'tests/*.cpp' 'bench/*.cpp')
+# Only what this build compiles has a compile command: the fuzzers (a clang build) and the
+# benchmark a script compiles are left out here. The launcher's musl specs mean nothing to clang.
+mapfile -t others < <(git ls-files 'launcher/*.cpp' 'tests/*.cpp' 'bench/*.cpp' |
+  while read -r f; do grep -q "\"file\": \"$repo/$f\"" "$build/compile_commands.json" && echo "$f"; done)
 printf '%s\n' "${others[@]}" | xargs -P2 -n4 clang-tidy -p "$build" --quiet \
+  --extra-arg=-Wno-unused-command-line-argument \
   --checks='-*,readability-identifier-naming' --header-filter='(launcher|tests|bench)/.*' 2>&1 |
   { grep -E 'error:|warning:' && exit 1 || exit 0; }
 echo "lint: clang-format and clang-tidy clean"

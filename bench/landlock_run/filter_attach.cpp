@@ -22,7 +22,7 @@ namespace {
 
 bool g_all = false;
 
-long ChildCpuNs(bool install) {
+long child_cpu_ns(bool install) {
   const pid_t pid = fork();
   if (pid == 0) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(2);
@@ -38,7 +38,7 @@ long ChildCpuNs(bool install) {
          (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000L;
 }
 
-long Median(std::vector<long> values) {
+long median(std::vector<long> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
 }
@@ -50,14 +50,14 @@ int main(int argc, char** argv) {
   g_all = argc > 2;
   std::vector<long> with, without;
   for (int i = 0; i < rounds; ++i) {
-    with.push_back(ChildCpuNs(true));
-    without.push_back(ChildCpuNs(false));
+    with.push_back(child_cpu_ns(true));
+    without.push_back(child_cpu_ns(false));
   }
   long sum_with = 0, sum_without = 0;
   for (long v : with) sum_with += v;
   for (long v : without) sum_without += v;
   std::printf("median_with_us=%.1f median_without_us=%.1f mean_with_us=%.1f mean_without_us=%.1f\n",
-              Median(with) / 1e3, Median(without) / 1e3, sum_with / 1e3 / rounds,
+              median(with) / 1e3, median(without) / 1e3, sum_with / 1e3 / rounds,
               sum_without / 1e3 / rounds);
   return 0;
 }

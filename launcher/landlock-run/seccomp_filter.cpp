@@ -175,7 +175,7 @@ class Program {
   const sock_filter* data() const { return code_; }
 
   void load(uint32_t offset) { emit(BPF_LD | BPF_W | BPF_ABS, 0, 0, offset); }
-  void Return(uint32_t action) { emit(BPF_RET | BPF_K, 0, 0, action); }
+  void ret(uint32_t action) { emit(BPF_RET | BPF_K, 0, 0, action); }
   // Compares A with k; skips `if_true` / `if_false` instructions after this one.
   void jump_eq(uint32_t k, size_t if_true, size_t if_false) { jump(BPF_JEQ, k, if_true, if_false); }
   void jump_ge(uint32_t k, size_t if_true, size_t if_false) { jump(BPF_JGE, k, if_true, if_false); }
@@ -194,20 +194,20 @@ class Program {
     switch (rule.match) {
       case ArgMatch::kAny:
         jump_eq(nr, 0, 1);
-        Return(deny);
+        ret(deny);
         break;
       case ArgMatch::kLow32Equal:  // the kernel reads the command as an unsigned int
         jump_eq(nr, 0, 4);
         load(arg_low_offset(rule.arg));
         jump_eq(low, 0, 1);
-        Return(deny);
+        ret(deny);
         load(kNrOffset);  // A is the argument now; the next rule may be on the same syscall
         break;
       case ArgMatch::kLow32AnySet:  // flags the kernel tests in the low word (CLONE_NEWUSER)
         jump_eq(nr, 0, 4);
         load(arg_low_offset(rule.arg));
         jump_set(low, 0, 1);
-        Return(deny);
+        ret(deny);
         load(kNrOffset);
         break;
       case ArgMatch::kLow32NotIn: {  // one equality per allowed value, each skipping the deny
@@ -215,7 +215,7 @@ class Program {
         jump_eq(nr, 0, n + 3);
         load(arg_low_offset(rule.arg));
         for (size_t i = 0; i < n; ++i) jump_eq(rule.allowed[i], n - i, 0);
-        Return(deny);
+        ret(deny);
         load(kNrOffset);
         break;
       }
@@ -225,7 +225,7 @@ class Program {
         jump_eq(low, 0, 2);  // low differs: deny
         load(arg_low_offset(rule.arg) + 4);
         jump_eq(high, 1, 0);  // both words equal: skip the deny
-        Return(deny);
+        ret(deny);
         load(kNrOffset);
         break;
     }
@@ -244,7 +244,7 @@ class Program {
     const SyscallRule& rule = rules.rule(unit.begin);
     jump_ge(static_cast<uint32_t>(unit.low), 0, 2);
     jump_gt(static_cast<uint32_t>(unit.high), 1, 0);
-    Return(SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.err) & SECCOMP_RET_DATA));
+    ret(SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.err) & SECCOMP_RET_DATA));
     if (size_ - start != unit_length(unit, rules.rules())) overflow_ = true;
   }
 
@@ -257,7 +257,7 @@ class Program {
   void tree(const RuleSet& rules, size_t first, size_t last) {
     if (last - first <= kLeafUnits) {
       for (size_t i = first; i < last; ++i) emit_unit(rules, rules.unit(i));
-      Return(SECCOMP_RET_ALLOW);
+      ret(SECCOMP_RET_ALLOW);
       return;
     }
     const size_t middle = first + (last - first) / 2;
@@ -304,11 +304,11 @@ class Program {
 int build(const FilterChoice& choice, Program* program) {
   program->load(kArchOffset);
   program->jump_eq(LANDLOCK_RUN_AUDIT_ARCH, 1, 0);
-  program->Return(SECCOMP_RET_KILL_PROCESS);
+  program->ret(SECCOMP_RET_KILL_PROCESS);
   program->load(kNrOffset);
 #if LANDLOCK_RUN_CHECK_X32
   program->jump_ge(kX32SyscallBit, 0, 1);
-  program->Return(SECCOMP_RET_KILL_PROCESS);
+  program->ret(SECCOMP_RET_KILL_PROCESS);
 #endif
   RuleSet rules;
   rules.add(kTerminalRules);

@@ -61,7 +61,7 @@ class Terminals : public ::testing::TestWithParam<Backend> {
     }
     workspace_ = base_.mkdir("workspace");
   }
-  bool Private() const { return GetParam() != Backend::kLandlock; }
+  bool has_private_dev() const { return GetParam() != Backend::kLandlock; }
 
   RunResult Run(ConfinedSandboxMode mode, const std::vector<std::string>& argv) {
     const ConfinedArgv confined = confine(*provider_, argv, mode, workspace_);
@@ -77,7 +77,7 @@ class Terminals : public ::testing::TestWithParam<Backend> {
 TEST_P(Terminals, PythonOpenptyWorksOnAPrivateDevpts) {
   for (const ConfinedSandboxMode mode : kModes) {
     const RunResult result = Run(mode, {kPython, "-c", kOpenpty});
-    if (Private()) {
+    if (has_private_dev()) {
       EXPECT_TRUE(result.exited_with(0)) << result.describe();
       EXPECT_EQ(result.out, "through-the-pty True\n") << result.describe();
     } else {
@@ -91,7 +91,7 @@ TEST_P(Terminals, ScriptRunsItsCommandOnAPty) {
   for (const ConfinedSandboxMode mode : kModes) {
     const RunResult result =
         Run(mode, {"/usr/bin/script", "-q", "-e", "-c", "tty; echo inside", "/dev/null"});
-    if (Private()) {
+    if (has_private_dev()) {
       EXPECT_TRUE(result.exited_with(0)) << result.describe();
       EXPECT_NE(result.out.find("/dev/pts/"), std::string::npos) << result.describe();
       EXPECT_NE(result.out.find("inside"), std::string::npos) << result.describe();
@@ -111,7 +111,7 @@ TEST_P(Terminals, TmuxStartsAServerAndASession) {
         Run(mode, bash("unset TMUX; export TMUX_TMPDIR=" + socket_dir +
                        "; tmux -f /dev/null new-session -d -s dsh 'sleep 30' && "
                        "tmux list-sessions -F '#{session_name}' && tmux kill-server"));
-    if (Private()) {
+    if (has_private_dev()) {
       EXPECT_TRUE(result.exited_with(0)) << result.describe();
       EXPECT_EQ(result.out, "dsh\n") << result.describe();
     } else {
@@ -124,7 +124,7 @@ TEST_P(Terminals, MultiprocessingUsesAPrivateDevShm) {
   for (const ConfinedSandboxMode mode : kModes) {
     const std::string name = unique("dsh-it-shm");
     const RunResult result = Run(mode, {kPython, "-c", kMultiprocessing, name});
-    if (Private()) {
+    if (has_private_dev()) {
       EXPECT_TRUE(result.exited_with(0)) << result.describe();
       EXPECT_EQ(result.out, "[1, 4, 9]\nlock\nshm\nkept\n") << result.describe();
     } else {

@@ -23,7 +23,7 @@
 namespace landlock_run {
 namespace {
 
-std::vector<sock_filter> Export(const FilterChoice& choice) {
+std::vector<sock_filter> export_program(const FilterChoice& choice) {
   const int fd = memfd_create("bpf", MFD_CLOEXEC);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(export_filter_bpf(choice, fd), 0);
@@ -130,14 +130,14 @@ seccomp_data call(int nr, std::uint64_t a0 = 0, std::uint64_t a1 = 0,
 }
 
 constexpr std::uint32_t kAllow = SECCOMP_RET_ALLOW;
-constexpr std::uint32_t Errno(int err) {
+constexpr std::uint32_t errno_action(int err) {
   return SECCOMP_RET_ERRNO | static_cast<std::uint32_t>(err);
 }
 
 class LandlockRunSeccomp : public ::testing::Test {
  protected:
   std::uint32_t verdict(const FilterChoice& choice, const seccomp_data& data) {
-    return evaluate(Export(choice), data).value_or(0xdeadbeef);
+    return evaluate(export_program(choice), data).value_or(0xdeadbeef);
   }
   const FilterChoice none_{};
   const FilterChoice all_{true, true};
@@ -145,9 +145,10 @@ class LandlockRunSeccomp : public ::testing::Test {
 
 TEST_F(LandlockRunSeccomp, TiocstiAndTioclinuxFailAlwaysEvenWithHighBitsSet) {
   for (const FilterChoice& choice : {none_, all_}) {
-    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, kTiocsti)), Errno(EPERM));
-    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, 0xffffffff00000000ULL | kTiocsti)), Errno(EPERM));
-    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, kTioclinux)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, kTiocsti)), errno_action(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, 0xffffffff00000000ULL | kTiocsti)),
+              errno_action(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, kTioclinux)), errno_action(EPERM));
     EXPECT_EQ(verdict(choice, call(__NR_ioctl, 0, 0x5413 /* TIOCGWINSZ */)), kAllow);
   }
 }
@@ -165,13 +166,13 @@ TEST_F(LandlockRunSeccomp, DenyNetworkLeavesOnlyUnixSockets) {
   const FilterChoice net{true, false};
   EXPECT_EQ(verdict(net, call(__NR_socket, 1 /* AF_UNIX */)), kAllow);
   for (const std::uint64_t family : {2ULL, 10ULL, 16ULL, 17ULL, 0ULL, 0x100000001ULL}) {
-    EXPECT_EQ(verdict(net, call(__NR_socket, family)), Errno(EACCES)) << family;
-    EXPECT_EQ(verdict(net, call(__NR_socketpair, family)), Errno(EACCES)) << family;
+    EXPECT_EQ(verdict(net, call(__NR_socket, family)), errno_action(EACCES)) << family;
+    EXPECT_EQ(verdict(net, call(__NR_socketpair, family)), errno_action(EACCES)) << family;
   }
   EXPECT_EQ(verdict(net, call(__NR_socketpair, 1)), kAllow);
-  EXPECT_EQ(verdict(net, call(__NR_io_uring_setup)), Errno(EACCES));
-  EXPECT_EQ(verdict(net, call(__NR_io_uring_enter)), Errno(EACCES));
-  EXPECT_EQ(verdict(net, call(__NR_io_uring_register)), Errno(EACCES));
+  EXPECT_EQ(verdict(net, call(__NR_io_uring_setup)), errno_action(EACCES));
+  EXPECT_EQ(verdict(net, call(__NR_io_uring_enter)), errno_action(EACCES));
+  EXPECT_EQ(verdict(net, call(__NR_io_uring_register)), errno_action(EACCES));
   EXPECT_EQ(verdict(none_, call(__NR_socket, 2)), kAllow);  // only when asked
 }
 
@@ -180,18 +181,18 @@ TEST_F(LandlockRunSeccomp, DenyMetadataFailsEveryTableEntry) {
   for (const SyscallRule& rule : kMetadataRules) {
     const seccomp_data data =
         rule.match == ArgMatch::kAny ? call(rule.nr) : call(rule.nr, 0, rule.value);
-    EXPECT_EQ(verdict(meta, data), Errno(EPERM)) << rule.name;
+    EXPECT_EQ(verdict(meta, data), errno_action(EPERM)) << rule.name;
     EXPECT_EQ(verdict(none_, data), kAllow) << rule.name;
   }
 }
 
 TEST_F(LandlockRunSeccomp, DenyMetadataCoversNewerSyscallsByNumber) {
   const FilterChoice meta{false, true};
-  EXPECT_EQ(verdict(meta, call(452)), Errno(EPERM));  // fchmodat2, Linux 6.6
-  EXPECT_EQ(verdict(meta, call(463)), Errno(EPERM));  // setxattrat, Linux 6.13
-  EXPECT_EQ(verdict(meta, call(466)), Errno(EPERM));  // removexattrat, Linux 6.13
-  EXPECT_EQ(verdict(meta, call(__NR_chmod)), Errno(EPERM));
-  EXPECT_EQ(verdict(meta, call(__NR_utimensat)), Errno(EPERM));
+  EXPECT_EQ(verdict(meta, call(452)), errno_action(EPERM));  // fchmodat2, Linux 6.6
+  EXPECT_EQ(verdict(meta, call(463)), errno_action(EPERM));  // setxattrat, Linux 6.13
+  EXPECT_EQ(verdict(meta, call(466)), errno_action(EPERM));  // removexattrat, Linux 6.13
+  EXPECT_EQ(verdict(meta, call(__NR_chmod)), errno_action(EPERM));
+  EXPECT_EQ(verdict(meta, call(__NR_utimensat)), errno_action(EPERM));
   EXPECT_EQ(verdict(meta, call(__NR_openat)), kAllow);
   EXPECT_EQ(verdict(meta, call(464 /* getxattrat */)), kAllow);
 }
@@ -200,11 +201,13 @@ TEST_F(LandlockRunSeccomp, NotEqualComparesAllSixtyFourBits) {
   const FilterChoice net{true, false};
   // Right low word, wrong high word: still refused, whichever high bits are set.
   for (const std::uint64_t high : {1ULL, 0x80000000ULL, 0xffffffffULL}) {
-    EXPECT_EQ(verdict(net, call(__NR_socket, (high << 32) | kAfUnix)), Errno(EACCES)) << high;
-    EXPECT_EQ(verdict(net, call(__NR_socketpair, (high << 32) | kAfUnix)), Errno(EACCES)) << high;
+    EXPECT_EQ(verdict(net, call(__NR_socket, (high << 32) | kAfUnix)), errno_action(EACCES))
+        << high;
+    EXPECT_EQ(verdict(net, call(__NR_socketpair, (high << 32) | kAfUnix)), errno_action(EACCES))
+        << high;
   }
   // Wrong low word, zero high word.
-  EXPECT_EQ(verdict(net, call(__NR_socket, 0xffffffffULL)), Errno(EACCES));
+  EXPECT_EQ(verdict(net, call(__NR_socket, 0xffffffffULL)), errno_action(EACCES));
   EXPECT_EQ(verdict(net, call(__NR_socket, kAfUnix, 0xdeadbeefULL)), kAllow);  // only args[0]
 }
 
@@ -214,14 +217,15 @@ TEST_F(LandlockRunSeccomp, EveryRuleOnOneSyscallApplies) {
   const FilterChoice meta{false, true};
   for (const std::uint64_t cmd :
        {kTiocsti, kTioclinux, kFsIocSetflags, kFsIoc32Setflags, kFsIocFssetxattr}) {
-    EXPECT_EQ(verdict(meta, call(__NR_ioctl, 3, cmd)), Errno(EPERM)) << cmd;
-    EXPECT_EQ(verdict(all_, call(__NR_ioctl, 3, (0xabcdULL << 32) | cmd)), Errno(EPERM)) << cmd;
+    EXPECT_EQ(verdict(meta, call(__NR_ioctl, 3, cmd)), errno_action(EPERM)) << cmd;
+    EXPECT_EQ(verdict(all_, call(__NR_ioctl, 3, (0xabcdULL << 32) | cmd)), errno_action(EPERM))
+        << cmd;
   }
   EXPECT_EQ(verdict(none_, call(__NR_ioctl, 3, kFsIocSetflags)), kAllow);
   EXPECT_EQ(verdict(all_, call(__NR_ioctl, 3, 0x5413 /* TIOCGWINSZ */)), kAllow);
   // A rule's argument must not leak into the next syscall's match: fchmod's args[1] equal to an
   // ioctl command changes nothing, and an allowed ioctl is not mistaken for a later syscall.
-  EXPECT_EQ(verdict(all_, call(__NR_fchmod, 3, kTiocsti)), Errno(EPERM));
+  EXPECT_EQ(verdict(all_, call(__NR_fchmod, 3, kTiocsti)), errno_action(EPERM));
   EXPECT_EQ(verdict(all_, call(__NR_getpid, 0, kTiocsti)), kAllow);
   EXPECT_EQ(verdict(all_, call(__NR_ioctl, __NR_socket, __NR_socket)), kAllow);
 }
@@ -229,12 +233,12 @@ TEST_F(LandlockRunSeccomp, EveryRuleOnOneSyscallApplies) {
 TEST_F(LandlockRunSeccomp, HostIpcObjectsAreRefusedAlways) {
   for (const FilterChoice& choice : {none_, all_}) {
     for (const SyscallRule& rule : kIpcRules) {
-      EXPECT_EQ(verdict(choice, call(rule.nr, 0x1234, 4096)), Errno(EPERM)) << rule.name;
+      EXPECT_EQ(verdict(choice, call(rule.nr, 0x1234, 4096)), errno_action(EPERM)) << rule.name;
     }
     for (const int nr : {__NR_shmget, __NR_shmat, __NR_shmctl, __NR_shmdt, __NR_msgget, __NR_msgsnd,
                          __NR_msgrcv, __NR_msgctl, __NR_semget, __NR_semop, __NR_semtimedop,
                          __NR_semctl, __NR_mq_open, __NR_mq_unlink}) {
-      EXPECT_EQ(verdict(choice, call(nr)), Errno(EPERM)) << nr;
+      EXPECT_EQ(verdict(choice, call(nr)), errno_action(EPERM)) << nr;
     }
     // Anonymous shared memory and POSIX shm through files stay allowed (Landlock governs files).
     EXPECT_EQ(verdict(choice, call(__NR_mmap)), kAllow);
@@ -244,10 +248,10 @@ TEST_F(LandlockRunSeccomp, HostIpcObjectsAreRefusedAlways) {
 
 TEST_F(LandlockRunSeccomp, KeyringCallsAreRefusedAlways) {
   for (const FilterChoice& choice : {none_, all_}) {
-    EXPECT_EQ(verdict(choice, call(__NR_add_key)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_add_key)), errno_action(EPERM));
     EXPECT_EQ(verdict(choice, call(__NR_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, ~2ULL /* -3 */)),
-              Errno(EPERM));
-    EXPECT_EQ(verdict(choice, call(__NR_request_key)), Errno(EPERM));
+              errno_action(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_request_key)), errno_action(EPERM));
   }
 }
 
@@ -256,10 +260,11 @@ TEST_F(LandlockRunSeccomp, UserNamespacesAreRefusedWhateverElseTheFlagsSay) {
   constexpr std::uint64_t kSigchld = 17, kNewNet = 0x40000000, kNewNs = 0x00020000;
   for (const FilterChoice& choice : {none_, all_}) {
     for (const int nr : {__NR_unshare, __NR_clone}) {
-      EXPECT_EQ(verdict(choice, call(nr, kNewUser)), Errno(EPERM)) << nr;
-      EXPECT_EQ(verdict(choice, call(nr, kNewUser | kNewNet | kNewNs)), Errno(EPERM)) << nr;
-      EXPECT_EQ(verdict(choice, call(nr, 0xffffffff00000000ULL | kNewUser)), Errno(EPERM)) << nr;
-      EXPECT_EQ(verdict(choice, call(nr, ~0ULL)), Errno(EPERM)) << nr;
+      EXPECT_EQ(verdict(choice, call(nr, kNewUser)), errno_action(EPERM)) << nr;
+      EXPECT_EQ(verdict(choice, call(nr, kNewUser | kNewNet | kNewNs)), errno_action(EPERM)) << nr;
+      EXPECT_EQ(verdict(choice, call(nr, 0xffffffff00000000ULL | kNewUser)), errno_action(EPERM))
+          << nr;
+      EXPECT_EQ(verdict(choice, call(nr, ~0ULL)), errno_action(EPERM)) << nr;
       // Other namespaces need capabilities the command no longer has: the kernel refuses them.
       EXPECT_EQ(verdict(choice, call(nr, kNewNet)), kAllow) << nr;
     }
@@ -267,9 +272,9 @@ TEST_F(LandlockRunSeccomp, UserNamespacesAreRefusedWhateverElseTheFlagsSay) {
     EXPECT_EQ(verdict(choice, call(__NR_clone, 0x01200000 | kSigchld)), kAllow);
     EXPECT_EQ(verdict(choice, call(__NR_clone, 0x003d0f00)), kAllow);
     // clone3's flags are behind a pointer: ENOSYS makes glibc fall back to clone.
-    EXPECT_EQ(verdict(choice, call(__NR_clone3, 0x1000, 88)), Errno(ENOSYS));
-    EXPECT_EQ(verdict(choice, call(__NR_setns, 3, 0)), Errno(EPERM));
-    EXPECT_EQ(verdict(choice, call(__NR_setns, 3, kNewUser)), Errno(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_clone3, 0x1000, 88)), errno_action(ENOSYS));
+    EXPECT_EQ(verdict(choice, call(__NR_setns, 3, 0)), errno_action(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_setns, 3, kNewUser)), errno_action(EPERM));
   }
 }
 
@@ -282,7 +287,7 @@ TEST_F(LandlockRunSeccomp, PersonalityStaysWithinTheDefaultDomain) {
     for (const std::uint64_t refused : {0x0040000ULL /* ADDR_NO_RANDOMIZE */, 0x6ULL /* PER_BSD */,
                                         0x0400000ULL /* READ_IMPLIES_EXEC */, 0x0100000ULL,
                                         0x0040008ULL, 0xfffffffeULL, 0x1ULL}) {
-      EXPECT_EQ(verdict(choice, call(__NR_personality, refused)), Errno(EPERM)) << refused;
+      EXPECT_EQ(verdict(choice, call(__NR_personality, refused)), errno_action(EPERM)) << refused;
     }
   }
 }
@@ -308,7 +313,7 @@ TEST_F(LandlockRunSeccomp, EveryTableRuleAppliesWithEveryChoice) {
     for (const SyscallRule& rule : table) {
       seccomp_data data = tripping(rule);
       if (rule.match == ArgMatch::kLow32Equal) data.args[rule.arg] = rule.value;
-      EXPECT_EQ(verdict(choice, data), Errno(rule.err)) << rule.name;
+      EXPECT_EQ(verdict(choice, data), errno_action(rule.err)) << rule.name;
     }
   };
   for (const FilterChoice& choice :
@@ -343,7 +348,7 @@ TEST_F(LandlockRunSeccomp, BuiltBytesAreTheExportedProgram) {
     std::vector<unsigned char> bytes(max_filter_bytes());
     std::size_t size = 0;
     ASSERT_EQ(build_filter_bytes(choice, bytes.data(), bytes.size(), &size), 0);
-    const std::vector<sock_filter> exported = Export(choice);
+    const std::vector<sock_filter> exported = export_program(choice);
     ASSERT_EQ(size, exported.size() * sizeof(sock_filter));
     EXPECT_EQ(std::memcmp(bytes.data(), exported.data(), size), 0);
     EXPECT_EQ(build_filter_bytes(choice, bytes.data(), size - 1, &size), -E2BIG);
@@ -356,7 +361,7 @@ TEST_F(LandlockRunSeccomp, ProgramIsWellFormedForTheKernelChecker) {
   // seccomp_data, and a RET as the last instruction.
   for (const FilterChoice& choice :
        {none_, FilterChoice{true, false}, FilterChoice{false, true}, all_}) {
-    const std::vector<sock_filter> program = Export(choice);
+    const std::vector<sock_filter> program = export_program(choice);
     ASSERT_FALSE(program.empty());
     EXPECT_LE(program.size(), static_cast<std::size_t>(BPF_MAXINSNS));
     EXPECT_EQ(program.back().code, BPF_RET | BPF_K);

@@ -61,9 +61,9 @@ void check_abi(long kernel_abi, int max_abi) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(
-    const std::uint8_t* data,
-    std::size_t size) {  // NOLINT(readability-identifier-naming): libFuzzer's name
+// libFuzzer calls the entry point by this name.
+// NOLINTNEXTLINE(readability-identifier-naming)
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size >= 5) {
     const auto kernel_abi = static_cast<long>(static_cast<std::int8_t>(data[0]));
     std::int32_t max_abi = 0;

@@ -25,9 +25,9 @@ const std::string kLauncher = "/opt/dsh/bin/landlock-run";
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(
-    const std::uint8_t* data,
-    std::size_t size) {  // NOLINT(readability-identifier-naming): libFuzzer's name
+// libFuzzer calls the entry point by this name.
+// NOLINTNEXTLINE(readability-identifier-naming)
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);  // NOLINT: bytes as text
   const auto selection = dsh::sandbox::local::decode_selection(text, kLinux, kLauncher);
   if (!selection) return 0;

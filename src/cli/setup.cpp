@@ -14,7 +14,7 @@
 #include "dsh/sandbox/trust.h"
 #include "local/probe_cache.h"
 #include "local/workspace_record.h"
-#include "seam/text.h"
+#include "base/text.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox::cli {

@@ -31,6 +31,8 @@
 #include <climits>
 #include <csignal>
 
+#include "base/io.h"
+
 namespace dsh::sandbox::exec::detail {
 
 namespace {
@@ -45,21 +47,9 @@ void close_quietly(int fd) {
   if (fd >= 0) ::close(fd);
 }
 
-bool write_all(int fd, const void* data, std::size_t size) {
-  const auto* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, bytes, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 void send(int fd, MessageKind kind, int value, int stage = 0) {
   const Message message{kind, value, stage};
-  write_all(fd, &message, sizeof message);
+  io::write_all(fd, &message, sizeof message);
 }
 
 // Closes every descriptor not in the sorted `keep`: whatever other threads of the caller had
@@ -78,7 +68,7 @@ void close_all_except(const std::vector<int>& keep) {
 
 [[noreturn]] void fail_exec(int error_fd, SpawnStage stage, int error) {
   const ExecFailure failure{static_cast<std::int32_t>(stage), error};
-  write_all(error_fd, &failure, sizeof failure);
+  io::write_all(error_fd, &failure, sizeof failure);
   ::_exit(127);
 }
 
@@ -311,9 +301,7 @@ char* mutable_chars(std::string& text) { return text.data(); }
 
 ExecFailure read_exec_failure(int error_read) {
   ExecFailure failure{-1, 0};
-  ssize_t n = 0;
-  while ((n = ::read(error_read, &failure, sizeof failure)) < 0 && errno == EINTR) {
-  }
+  const ssize_t n = io::read_some(error_read, &failure, sizeof failure);
   return n == static_cast<ssize_t>(sizeof failure) ? failure : ExecFailure{-1, 0};
 }
 

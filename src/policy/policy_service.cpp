@@ -7,7 +7,7 @@
 
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
-#include "seam/text.h"
+#include "base/text.h"
 
 namespace dsh::sandbox {
 

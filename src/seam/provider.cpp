@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "dsh/sandbox/errors.h"
-#include "seam/text.h"
+#include "base/text.h"
 
 namespace dsh::sandbox {
 

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "dsh/sandbox/confined_argv.h"
-#include "seam/text.h"
+#include "base/text.h"
 
 namespace dsh::sandbox {
 

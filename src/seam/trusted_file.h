@@ -10,7 +10,7 @@
 
 #include "dsh/sandbox/result.h"
 #include "dsh/sandbox/trust.h"
-#include "seam/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace dsh::sandbox {
 

@@ -3,6 +3,7 @@
 // output, enforces the deadline and abort, and collects the supervisor's status messages.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,8 +81,23 @@ struct Launch {
   // a word.
   std::optional<Message> read_news() const;
 
-  void control_tree(char command) const { io::write_all(control.get(), &command, 1); }
+  // MSG_NOSIGNAL: a supervisor that exited before its last message was read makes this fail
+  // with EPIPE; a pipe would raise SIGPIPE in the caller instead, killing a caller without a
+  // handler (`dsh-sandbox probe`) whenever a deadline races the command's own exit.
+  void control_tree(char command) const {
+    while (::send(control.get(), &command, 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
+  }
 };
+
+// The control channel: a socket pair, so that control_tree can send without SIGPIPE.
+bool open_control(Pipe& control) {
+  std::array<int, 2> fds{};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds.data()) != 0) return false;
+  control.read.reset(fds[0]);
+  control.write.reset(fds[1]);
+  return true;
+}
 
 // `foreground`: the calling thread waits for the run, so the supervisor may take that thread's
 // death as its caller's (PR_SET_PDEATHSIG fires when the forking thread exits).
@@ -92,7 +108,7 @@ Launch launch(const Request& request, bool foreground) {
   Pipe out;
   Pipe err;
   UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (null_fd.get() < 0 || !open_pipe(control) || !open_pipe(status) || !open_pipe(out) ||
+  if (null_fd.get() < 0 || !open_control(control) || !open_pipe(status) || !open_pipe(out) ||
       !open_pipe(err)) {
     launched.setup_error = SpawnError{SpawnStage::kSetup, errno, ""};
     return launched;

@@ -19,6 +19,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -235,6 +237,39 @@ void supervise_leader(Leader& leader, const SpawnPlan& plan, int signal_fd) {
   }
 }
 
+struct CommandStart {
+  SpawnPlan* plan;
+  int error_read;
+  int error_write;
+};
+
+int command_main(void* arg) {
+  auto* start = static_cast<CommandStart*>(arg);
+  ::close(start->error_read);
+  exec_command(*start->plan, start->error_write);
+}
+
+// The command shares the supervisor's memory until it execs or exits (CLONE_VM | CLONE_VFORK,
+// as posix_spawn does): no copy of the page tables of the caller's image, which a fork would
+// make only for execve to drop. The supervisor is suspended meanwhile, and the command touches
+// only the plan and its own stack; it has its own descriptor table, signal dispositions, mask,
+// rlimits and working directory (no CLONE_FILES, CLONE_SIGHAND or CLONE_FS).
+pid_t spawn_command(SpawnPlan& plan, const std::array<int, 2>& error_pipe) {
+  constexpr std::size_t kGuard = 4096;
+  constexpr std::size_t kStack = std::size_t{64} * 1024;
+  void* memory = ::mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (memory == MAP_FAILED) return -1;
+  ::mprotect(memory, kGuard, PROT_NONE);  // an overflow faults instead of writing our memory
+  CommandStart start{&plan, error_pipe[0], error_pipe[1]};
+  char* top = static_cast<char*>(memory) + kGuard + kStack;  // the stack grows down on x86-64
+  const pid_t pid = ::clone(command_main, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  const int error = errno;
+  ::munmap(memory, kGuard + kStack);
+  errno = error;
+  return pid;
+}
+
 [[noreturn]] void supervise(SpawnPlan& plan) {
   // Every signal is already blocked (fork_supervisor): the caller's handlers never run here.
   // Its own process group: the terminal's SIGINT and a kill of the caller's group miss it.
@@ -265,11 +300,7 @@ void supervise_leader(Leader& leader, const SpawnPlan& plan, int signal_fd) {
     ::_exit(0);
   }
   plan.supervisor = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(error_pipe[0]);
-    exec_command(plan, error_pipe[1]);
-  }
+  const pid_t pid = spawn_command(plan, error_pipe);
   if (pid < 0) {
     send(status_write, MessageKind::kSpawnFailed, errno, static_cast<int>(SpawnStage::kSetup));
     ::_exit(0);

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "dsh/sandbox/errors.h"
 #include "base/text.h"
+#include "dsh/sandbox/errors.h"
 
 namespace dsh::sandbox {
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "dsh/sandbox/confined_argv.h"
 #include "base/text.h"
+#include "dsh/sandbox/confined_argv.h"
 
 namespace dsh::sandbox {
 

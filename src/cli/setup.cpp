@@ -9,12 +9,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "local/probe_cache.h"
 #include "local/workspace_record.h"
-#include "seam/text.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox::cli {

@@ -13,9 +13,11 @@
 #include <filesystem>
 #include <system_error>
 
+#include "base/io.h"
+#include "base/pipe.h"
+#include "base/text.h"
+#include "base/unique_fd.h"
 #include "dsh/sandbox/errors.h"
-#include "seam/text.h"
-#include "seam/unique_fd.h"
 
 namespace dsh::sandbox::consumer {
 
@@ -26,11 +28,7 @@ namespace {
 std::string read_status(const UniqueFd& fd) {
   ::fcntl(fd.get(), F_SETFL, O_NONBLOCK);
   std::string text;
-  std::array<char, 1024> buffer{};
-  ssize_t n = 0;
-  while ((n = ::read(fd.get(), buffer.data(), buffer.size())) > 0) {
-    text.append(buffer.data(), static_cast<std::size_t>(n));
-  }
+  io::read_all(fd.get(), text);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   return text;
 }
@@ -138,13 +136,8 @@ UniqueFd provided_descriptor(const ProvidedFd& wanted, SandboxMode mode) {
   }
   UniqueFd fd(::memfd_create("dsh-sandbox-provided", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (fd.get() < 0) throw std::system_error(errno, std::generic_category(), "memfd_create");
-  std::size_t written = 0;
-  while (written < wanted.content.size()) {
-    const ssize_t n =
-        ::write(fd.get(), wanted.content.data() + written, wanted.content.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw std::system_error(errno, std::generic_category(), "write to memfd");
-    written += static_cast<std::size_t>(n);
+  if (io::write_all(fd.get(), wanted.content) != wanted.content.size()) {
+    throw std::system_error(errno, std::generic_category(), "write to memfd");
   }
   if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
           0 ||

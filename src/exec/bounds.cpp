@@ -31,6 +31,8 @@
 #include <string_view>
 #include <thread>
 
+#include "base/io.h"
+
 namespace dsh::sandbox::exec {
 
 std::uint64_t default_max_memory_bytes() {
@@ -55,7 +57,7 @@ std::string read_text(const std::string& path) {
 bool write_text(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const bool ok = io::write_all(fd, text) == text.size();
   ::close(fd);
   return ok;
 }
@@ -219,7 +221,7 @@ bool try_v1(const std::string& place, const std::string& file, std::uint64_t lim
 void make_tree_bounds(const ResourceBounds& bounds, TreeBounds& out) {
   out.facts.processes.limit = bounds.max_processes;
   out.facts.memory.limit = bounds.max_memory_bytes;
-  const Places places = own_cgroups();
+  const Places places = bounds.use_cgroup ? own_cgroups() : Places{};
   try_v2(places.v2, bounds, out);
   if (bounds.max_processes && out.facts.processes.enforced_by.empty() &&
       try_v1(places.pids, "pids.max", *bounds.max_processes, out)) {

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/io.h"
+
 namespace dsh::sandbox::exec {
 
 StreamCapture::StreamCapture(std::string_view name, const Request& request)
@@ -29,7 +31,7 @@ StreamCapture::~StreamCapture() {
 void StreamCapture::append(std::string_view chunk) {
   // The spill holds the full output: it starts with everything the tail held before its first
   // overflow, so it must be opened before the tail drops anything.
-  if (total_ + chunk.size() > max_bytes_) {
+  if (total_ + chunk.size() > max_bytes_ && max_spill_bytes_ > 0) {
     if (spill_fd_ < 0 && !spill_failed_ && open_spill()) spill(buffer_);
     spill(chunk);
   }
@@ -60,15 +62,10 @@ bool StreamCapture::open_spill() {
 void StreamCapture::spill(std::string_view chunk) {
   if (spill_fd_ < 0) return;
   const std::uint64_t room = max_spill_bytes_ - std::min(max_spill_bytes_, spilled_);
-  std::string_view left =
+  const std::string_view left =
       chunk.substr(0, static_cast<std::size_t>(std::min<std::uint64_t>(room, chunk.size())));
-  while (!left.empty()) {
-    const ssize_t n = ::write(spill_fd_, left.data(), left.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // a full disk loses the rest of the spill, never the run
-    spilled_ += static_cast<std::uint64_t>(n);
-    left.remove_prefix(static_cast<std::size_t>(n));
-  }
+  // A full disk loses the rest of the spill, never the run.
+  spilled_ += io::write_all(spill_fd_, left);
 }
 
 StreamOutput StreamCapture::finish() {

@@ -3,20 +3,29 @@
 // the caller passes them on purpose; terminal overrides keep tools from paging or colouring.
 #include <algorithm>
 #include <array>
-#include <cctype>
+#include <initializer_list>
 
+#include "base/text.h"
 #include "exec/exec.h"
 
 namespace dsh::sandbox::exec {
 
 namespace {
 
-constexpr std::array<std::string_view, 4> kSecretWords = {"KEY", "PASSWORD", "SECRET", "TOKEN"};
+constexpr std::array<std::string_view, 4> kSecretWords = {"key", "password", "secret", "token"};
 
-std::string upper(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+// `merged` with each layer over it, in order, as NAME=VALUE strings.
+std::vector<std::string> entries(EnvMap merged, std::initializer_list<const EnvMap*> layers) {
+  for (const EnvMap* layer : layers) {
+    for (const auto& [name, value] : *layer) merged.insert_or_assign(name, value);
+  }
+  std::vector<std::string> out;
+  out.reserve(merged.size());
+  for (const auto& [name, value] : merged) {
+    std::string entry = name;
+    entry.append("=").append(value);
+    out.push_back(std::move(entry));
+  }
   return out;
 }
 
@@ -24,9 +33,9 @@ std::string upper(std::string_view text) {
 
 bool is_scrubbed_name(std::string_view name) {
   if (name.starts_with("DSH_")) return true;
-  const std::string name_upper = upper(name);
+  const std::string name_lower = text::ascii_lower(name);
   return std::any_of(kSecretWords.begin(), kSecretWords.end(), [&](std::string_view word) {
-    return name_upper.find(word) != std::string::npos;
+    return name_lower.find(word) != std::string::npos;
   });
 }
 
@@ -41,17 +50,11 @@ std::vector<std::string> build_environment(const std::vector<std::string>& ambie
   }
   const EnvMap overrides = {
       {"NO_COLOR", "1"}, {"TERM", "dumb"}, {"PAGER", "cat"}, {"GIT_PAGER", "cat"}};
-  for (const EnvMap* layer : {&overrides, &caller, &managed}) {
-    for (const auto& [name, value] : *layer) merged.insert_or_assign(name, value);
-  }
-  std::vector<std::string> out;
-  out.reserve(merged.size());
-  for (const auto& [name, value] : merged) {
-    std::string entry = name;
-    entry.append("=").append(value);
-    out.push_back(std::move(entry));
-  }
-  return out;
+  return entries(std::move(merged), {&overrides, &caller, &managed});
+}
+
+std::vector<std::string> exact_environment(const EnvMap& caller, const EnvMap& managed) {
+  return entries({}, {&caller, &managed});
 }
 
 }  // namespace dsh::sandbox::exec

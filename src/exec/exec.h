@@ -52,6 +52,10 @@ std::uint64_t default_max_memory_bytes();
 struct ResourceBounds {
   std::optional<std::uint64_t> max_processes = kDefaultMaxProcesses;
   std::optional<std::uint64_t> max_memory_bytes = default_max_memory_bytes();
+  // false: no cgroup for the tree at all, not even for cgroup.kill, so the bounds fall to
+  // rlimits; the supervisor alone ends the tree. Moving the command into a cgroup is a cgroup
+  // migration, which takes milliseconds on a busy host: too much for a run of a few.
+  bool use_cgroup = true;
 };
 
 // A cancellation the caller can trigger from any thread, or from a signal handler (an eventfd
@@ -85,16 +89,21 @@ struct FdMapping {
 };
 
 struct Request {
-  std::vector<std::string> argv;     // argv[0] is resolved like execvp, never via the current dir
-  std::string workdir;               // empty: the caller's current directory
-  EnvMap env;                        // the caller's env, over the scrubbed ambient environment
-  EnvMap managed_env;                // highest precedence (the managed dshEnv)
+  std::vector<std::string> argv;  // argv[0] is resolved like execvp, never via the current dir
+  std::string workdir;            // empty: the caller's current directory
+  EnvMap env;                     // the caller's env, over the scrubbed ambient environment
+  EnvMap managed_env;             // highest precedence (the managed dshEnv)
+  // false: env and managed_env are the whole environment, with nothing of the caller's ambient
+  // environment and none of the non-interactive defaults (a probe's verdict must not depend on
+  // the caller's environment).
+  bool inherit_env = true;
   std::optional<double> timeout_ms;  // foreground only; default 120 s, capped at max_timeout_ms
   double max_timeout_ms = kMaxTimeoutMs;
   double grace_ms = kDefaultGraceMs;  // SIGTERM to the group, then SIGKILL after this
   std::size_t stdout_max_bytes = kDefaultMaxOutputBytes;  // in-memory tail per stream
   std::size_t stderr_max_bytes = kDefaultMaxOutputBytes;
-  std::uint64_t max_spill_bytes = kDefaultMaxSpillBytes;  // beyond this the spill is discarded
+  // Beyond this the spill is discarded; 0: no spill file at all, the tails are all there is.
+  std::uint64_t max_spill_bytes = kDefaultMaxSpillBytes;
   // Where the per-user spill directory (dsh-sandbox-<uid>, 0700) goes; empty: /var/tmp, which
   // every mode of both backends shows (bwrap's workspace-write mounts a private /tmp).
   std::string spill_root;
@@ -197,6 +206,8 @@ Job start(const Request& request);
 std::vector<std::string> build_environment(const std::vector<std::string>& ambient,
                                            const EnvMap& caller, const EnvMap& managed);
 bool is_scrubbed_name(std::string_view name);
+// The environment of a request without inherit_env: `caller`, then `managed`, nothing else.
+std::vector<std::string> exact_environment(const EnvMap& caller, const EnvMap& managed);
 
 // The foreground deadline: default 120 s, capped at max_ms; non-positive or non-finite is an
 // error ("request.timeoutMs must be a positive finite number").

@@ -3,6 +3,7 @@
 // output, enforces the deadline and abort, and collects the supervisor's status messages.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,11 +14,13 @@
 #include <thread>
 #include <utility>
 
+#include "base/io.h"
+#include "base/pipe.h"
+#include "base/unique_fd.h"
 #include "exec/bounds.h"
 #include "exec/capture.h"
 #include "exec/exec.h"
 #include "exec/supervisor.h"
-#include "seam/unique_fd.h"
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
@@ -78,11 +81,23 @@ struct Launch {
   // a word.
   std::optional<Message> read_news() const;
 
+  // MSG_NOSIGNAL: a supervisor that exited before its last message was read makes this fail
+  // with EPIPE; a pipe would raise SIGPIPE in the caller instead, killing a caller without a
+  // handler (`dsh-sandbox probe`) whenever a deadline races the command's own exit.
   void control_tree(char command) const {
-    while (::write(control.get(), &command, 1) < 0 && errno == EINTR) {
+    while (::send(control.get(), &command, 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {
     }
   }
 };
+
+// The control channel: a socket pair, so that control_tree can send without SIGPIPE.
+bool open_control(Pipe& control) {
+  std::array<int, 2> fds{};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds.data()) != 0) return false;
+  control.read.reset(fds[0]);
+  control.write.reset(fds[1]);
+  return true;
+}
 
 // `foreground`: the calling thread waits for the run, so the supervisor may take that thread's
 // death as its caller's (PR_SET_PDEATHSIG fires when the forking thread exits).
@@ -93,7 +108,7 @@ Launch launch(const Request& request, bool foreground) {
   Pipe out;
   Pipe err;
   UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (null_fd.get() < 0 || !open_pipe(control) || !open_pipe(status) || !open_pipe(out) ||
+  if (null_fd.get() < 0 || !open_control(control) || !open_pipe(status) || !open_pipe(out) ||
       !open_pipe(err)) {
     launched.setup_error = SpawnError{SpawnStage::kSetup, errno, ""};
     return launched;
@@ -101,9 +116,12 @@ Launch launch(const Request& request, bool foreground) {
   detail::make_tree_bounds(request.bounds, *launched.bounds);
   const int stdin_fd = request.stdin_fd >= 0 ? request.stdin_fd : null_fd.get();
   const std::array<int, 3> stdio = {stdin_fd, out.write.get(), err.write.get()};
-  detail::SpawnPlan plan(request,
-                         build_environment(ambient_environment(), request.env, request.managed_env),
-                         stdio, control.read.get(), status.write.get(), *launched.bounds);
+  std::vector<std::string> env =
+      request.inherit_env
+          ? build_environment(ambient_environment(), request.env, request.managed_env)
+          : exact_environment(request.env, request.managed_env);
+  detail::SpawnPlan plan(request, std::move(env), stdio, control.read.get(), status.write.get(),
+                         *launched.bounds);
   plan.parent_death_signal = foreground;
   launched.out = std::move(out.read);
   launched.err = std::move(err.read);
@@ -119,10 +137,7 @@ Launch launch(const Request& request, bool foreground) {
 }
 
 bool read_message(int fd, Message& message) {
-  ssize_t n = 0;
-  while ((n = ::read(fd, &message, sizeof message)) < 0 && errno == EINTR) {
-  }
-  return n == static_cast<ssize_t>(sizeof message);
+  return io::read_some(fd, &message, sizeof message) == static_cast<ssize_t>(sizeof message);
 }
 
 std::optional<Message> Launch::read_news() const {
@@ -225,9 +240,7 @@ class Pump {
 
   // Reads one chunk into the capture and the callback: the read's result (0 at EOF).
   ssize_t pump(const UniqueFd& fd, StreamCapture& capture, const OutputCallback& callback) {
-    ssize_t n = 0;
-    while ((n = ::read(fd.get(), buffer_->data(), kReadChunk)) < 0 && errno == EINTR) {
-    }
+    const ssize_t n = io::read_some(fd.get(), buffer_->data(), kReadChunk);
     if (n <= 0) return n;
     const std::string_view chunk(buffer_->data(), static_cast<std::size_t>(n));
     capture.append(chunk);

@@ -19,6 +19,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -30,6 +32,8 @@
 #include <cerrno>
 #include <climits>
 #include <csignal>
+
+#include "base/io.h"
 
 namespace dsh::sandbox::exec::detail {
 
@@ -45,21 +49,9 @@ void close_quietly(int fd) {
   if (fd >= 0) ::close(fd);
 }
 
-bool write_all(int fd, const void* data, std::size_t size) {
-  const auto* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, bytes, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 void send(int fd, MessageKind kind, int value, int stage = 0) {
   const Message message{kind, value, stage};
-  write_all(fd, &message, sizeof message);
+  io::write_all(fd, &message, sizeof message);
 }
 
 // Closes every descriptor not in the sorted `keep`: whatever other threads of the caller had
@@ -78,7 +70,7 @@ void close_all_except(const std::vector<int>& keep) {
 
 [[noreturn]] void fail_exec(int error_fd, SpawnStage stage, int error) {
   const ExecFailure failure{static_cast<std::int32_t>(stage), error};
-  write_all(error_fd, &failure, sizeof failure);
+  io::write_all(error_fd, &failure, sizeof failure);
   ::_exit(127);
 }
 
@@ -245,6 +237,39 @@ void supervise_leader(Leader& leader, const SpawnPlan& plan, int signal_fd) {
   }
 }
 
+struct CommandStart {
+  SpawnPlan* plan;
+  int error_read;
+  int error_write;
+};
+
+int command_main(void* arg) {
+  auto* start = static_cast<CommandStart*>(arg);
+  ::close(start->error_read);
+  exec_command(*start->plan, start->error_write);
+}
+
+// The command shares the supervisor's memory until it execs or exits (CLONE_VM | CLONE_VFORK,
+// as posix_spawn does): no copy of the page tables of the caller's image, which a fork would
+// make only for execve to drop. The supervisor is suspended meanwhile, and the command touches
+// only the plan and its own stack; it has its own descriptor table, signal dispositions, mask,
+// rlimits and working directory (no CLONE_FILES, CLONE_SIGHAND or CLONE_FS).
+pid_t spawn_command(SpawnPlan& plan, const std::array<int, 2>& error_pipe) {
+  constexpr std::size_t kGuard = 4096;
+  constexpr std::size_t kStack = std::size_t{64} * 1024;
+  void* memory = ::mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (memory == MAP_FAILED) return -1;
+  ::mprotect(memory, kGuard, PROT_NONE);  // an overflow faults instead of writing our memory
+  CommandStart start{&plan, error_pipe[0], error_pipe[1]};
+  char* top = static_cast<char*>(memory) + kGuard + kStack;  // the stack grows down on x86-64
+  const pid_t pid = ::clone(command_main, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  const int error = errno;
+  ::munmap(memory, kGuard + kStack);
+  errno = error;
+  return pid;
+}
+
 [[noreturn]] void supervise(SpawnPlan& plan) {
   // Every signal is already blocked (fork_supervisor): the caller's handlers never run here.
   // Its own process group: the terminal's SIGINT and a kill of the caller's group miss it.
@@ -275,11 +300,7 @@ void supervise_leader(Leader& leader, const SpawnPlan& plan, int signal_fd) {
     ::_exit(0);
   }
   plan.supervisor = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(error_pipe[0]);
-    exec_command(plan, error_pipe[1]);
-  }
+  const pid_t pid = spawn_command(plan, error_pipe);
   if (pid < 0) {
     send(status_write, MessageKind::kSpawnFailed, errno, static_cast<int>(SpawnStage::kSetup));
     ::_exit(0);
@@ -311,9 +332,7 @@ char* mutable_chars(std::string& text) { return text.data(); }
 
 ExecFailure read_exec_failure(int error_read) {
   ExecFailure failure{-1, 0};
-  ssize_t n = 0;
-  while ((n = ::read(error_read, &failure, sizeof failure)) < 0 && errno == EINTR) {
-  }
+  const ssize_t n = io::read_some(error_read, &failure, sizeof failure);
   return n == static_cast<ssize_t>(sizeof failure) ? failure : ExecFailure{-1, 0};
 }
 

@@ -28,8 +28,9 @@ struct Message {
   std::int32_t stage = 0;  // kSpawnFailed: SpawnStage
 };
 
-// Parent -> supervisor, one byte over the control pipe: a signal number (1..64) to send to the
-// command's process group, or kKill. EOF (the parent died or gave up) means kill everything.
+// Parent -> supervisor, one byte over the control channel (a socket pair): a signal number (1..64)
+// to send to the command's process group, or kKill. EOF (the parent died or gave up) means kill
+// everything.
 inline constexpr char kKill = 'K';  // SIGKILL to the group and to every descendant
 
 struct SpawnPlan {

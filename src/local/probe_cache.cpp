@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/io.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "local/private_directory.h"
@@ -69,8 +70,8 @@ std::string read_owned_entry(const TrustedPath& dir, const std::string& name) {
       (info.st_mode & 0077) != 0 || info.st_size > kMaxEntryBytes) {
     return {};
   }
-  std::string text(static_cast<std::size_t>(info.st_size), '\0');
-  if (::read(fd.get(), text.data(), text.size()) != info.st_size) return {};
+  std::string text;
+  if (!io::read_all(fd.get(), text, kMaxEntryBytes).ok()) return {};
   return text;
 }
 
@@ -157,8 +158,7 @@ void UserVerdictStore::save(const SandboxPolicy& policy, const std::string& verd
                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd.get() < 0) return;
   const std::string text = nlohmann::json{{"key", key_}, {"verdict", verdict}}.dump();
-  const bool written =
-      ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const bool written = io::write_all(fd.get(), text) == text.size();
   // rename(2) is atomic: a concurrent reader sees the old entry or the new one, never half.
   if (!written || ::renameat(dir->fd.get(), temp.c_str(), dir->fd.get(), name_.c_str()) != 0) {
     ::unlinkat(dir->fd.get(), temp.c_str(), 0);

@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -10,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "dsh/sandbox/trust.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::local {
 
@@ -32,8 +36,6 @@ bool under_seccomp_filter() {
   return false;
 }
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 // The program bwrap's probe starts inside its sandbox: true(1) from a fixed list, the first
 // that passes the trust check against /tmp and $TMPDIR (never one found through the caller's
 // PATH or working directory, where a planted `true` that fails would mark bwrap unusable and
@@ -53,7 +55,7 @@ void mark_unusable(BackendReport& report, std::string cause, std::string fix) {
 }
 
 // A missing runner, a spawn error or a timeout: the causes every probe shares.
-bool diagnose_spawn(BackendReport& report, const BoundedRun& run, std::string_view package_fix,
+bool diagnose_spawn(BackendReport& report, const ProbeRun& run, std::string_view package_fix,
                     double timeout_ms) {
   if (run.spawn_error != 0) {
     mark_unusable(report,
@@ -71,7 +73,47 @@ bool diagnose_spawn(BackendReport& report, const BoundedRun& run, std::string_vi
   return false;
 }
 
+void append_capped(std::string& sink, std::string_view chunk) {
+  sink.append(chunk.substr(0, kCaptureLimit - std::min(kCaptureLimit, sink.size())));
+}
+
 }  // namespace
+
+ProbeRun run_probe(const std::vector<std::string>& argv, double timeout_ms) {
+  ProbeRun run;
+  // A relative name would be searched in PATH or found in the working directory: refused.
+  if (argv.empty() || !argv.front().starts_with('/')) {
+    run.spawn_error = EINVAL;
+    return run;
+  }
+  exec::Request request;
+  request.argv = argv;
+  // A probe's verdict decides later runs, so nothing of the caller may change it: a fixed
+  // environment (no PATH entry, LD_PRELOAD or locale of the caller's) and the root directory as
+  // its working directory (no program or library found relative to the caller's).
+  request.workdir = std::string("/");  // a literal assigned trips GCC 12 -Wrestrict
+  request.inherit_env = false;
+  request.env = {{"PATH", "/usr/bin:/bin"}};
+  request.timeout_ms = timeout_ms;
+  request.max_timeout_ms = timeout_ms;  // the config's probe timeout is the only bound
+  request.grace_ms = 0;                 // a probe past its deadline is killed outright
+  // No bounds: a verdict speaks of the host, not of a run's bounds (RLIMIT_NPROC counts all of
+  // this user's tasks, so a busy user would fail bwrap's clone and lose bwrap for every later
+  // run), and a probe runs a fixed program under its deadline. No cgroup either (joining one is
+  // a cgroup migration, milliseconds on a busy host): the supervisor alone ends the tree.
+  request.bounds = {std::nullopt, std::nullopt, false};
+  // The head of each stream is kept (a runner's first line names the failure); no spill file.
+  request.stdout_max_bytes = kCaptureLimit;
+  request.stderr_max_bytes = kCaptureLimit;
+  request.max_spill_bytes = 0;
+  request.on_stdout = [&run](std::string_view chunk) { append_capped(run.out, chunk); };
+  request.on_stderr = [&run](std::string_view chunk) { append_capped(run.err, chunk); };
+  const auto result = exec::run(request);
+  if (result.spawn_error) run.spawn_error = result.spawn_error->error;
+  run.timed_out = result.timed_out;
+  if (!run.timed_out) run.exit_code = result.exit_code;
+  return run;
+}
 
 HostFacts read_host_facts() {
   HostFacts host;
@@ -85,8 +127,8 @@ HostFacts read_host_facts() {
   return host;
 }
 
-void diagnose_bwrap(BackendReport& report, const BoundedRun& run, const HostFacts& host) {
-  const std::string said = first_line(run.err);
+void diagnose_bwrap(BackendReport& report, const ProbeRun& run, const HostFacts& host) {
+  const std::string said(text::first_line(run.err));
   if (!host.root && host.apparmor_restrict_userns == "1") {
     mark_unusable(report,
                   "AppArmor blocks unprivileged user namespaces "
@@ -116,8 +158,8 @@ void diagnose_bwrap(BackendReport& report, const BoundedRun& run, const HostFact
   }
 }
 
-void diagnose_landlock(BackendReport& report, const BoundedRun& run, const HostFacts& host) {
-  const std::string said = first_line(run.err);
+void diagnose_landlock(BackendReport& report, const ProbeRun& run, const HostFacts& host) {
+  const std::string said(text::first_line(run.err));
   const bool not_enforced = said.find("not enforced by this kernel") != std::string::npos;
   if (not_enforced && !host.lsm_list.empty() &&
       host.lsm_list.find("landlock") == std::string::npos) {
@@ -160,7 +202,7 @@ void probe_bwrap(BackendReport& report, double timeout_ms) {
   const std::vector<std::string> profile = profiles::bwrap_args(root_read_only);
   argv.insert(argv.end(), profile.begin(), profile.end());
   argv.insert(argv.end(), {"--", trusted_true()});
-  const BoundedRun run = run_bounded(argv, timeout_ms);
+  const ProbeRun run = run_probe(argv, timeout_ms);
   if (run.succeeded()) {
     report.usable = true;
     report.enforcement = SandboxEnforcement::kFull;
@@ -176,7 +218,7 @@ void probe_landlock(BackendReport& report, double timeout_ms) {
   report.probed = true;
   // --probe enforces a real ruleset: a version check would miss a kernel that has the syscalls
   // but refuses enforcement.
-  const BoundedRun probe = run_bounded({report.runner, "--probe"}, timeout_ms);
+  const ProbeRun probe = run_probe({report.runner, "--probe"}, timeout_ms);
   if (!probe.succeeded()) {
     if (!diagnose_spawn(report, probe,
                         "reinstall dsh-sandbox: landlock-run must sit beside the dsh-sandbox "
@@ -190,14 +232,14 @@ void probe_landlock(BackendReport& report, double timeout_ms) {
   report.enforcement = probe.out.find("partially enforced") != std::string::npos
                            ? SandboxEnforcement::kPartial
                            : SandboxEnforcement::kFull;
-  const BoundedRun features = run_bounded({report.runner, "--features"}, timeout_ms);
+  const ProbeRun features = run_probe({report.runner, "--features"}, timeout_ms);
   if (features.succeeded()) read_landlock_features(report, features.out);
 }
 
 void probe_seatbelt(BackendReport& report, double timeout_ms) {
   report.probed = true;
   const SandboxPolicy root_read_only{ConfinedSandboxMode::kReadOnly, "/", std::nullopt};
-  const BoundedRun run = run_bounded(
+  const ProbeRun run = run_probe(
       {report.runner, "-p", profiles::seatbelt_profile(root_read_only, {}), "--", "/usr/bin/true"},
       timeout_ms);
   if (run.succeeded()) {
@@ -205,7 +247,7 @@ void probe_seatbelt(BackendReport& report, double timeout_ms) {
     report.enforcement = SandboxEnforcement::kFull;
   } else if (!diagnose_spawn(report, run, "sandbox-exec ships with macOS; it cannot be installed",
                              timeout_ms)) {
-    mark_unusable(report, fmt::format("sandbox-exec refused: {}", first_line(run.err)),
+    mark_unusable(report, fmt::format("sandbox-exec refused: {}", text::first_line(run.err)),
                   "check that sandbox-exec works on this macOS release");
   }
 }
@@ -220,12 +262,12 @@ void probe_windows_acl(BackendReport& report, const std::vector<std::string>& ru
   std::vector<std::string> argv = runner;
   argv.insert(argv.end(), {"--workspace", temp_dir, "--temp", temp_dir, "--mode", "read-only", "--",
                            "cmd", "/c", "exit", "0"});
-  const BoundedRun run = run_bounded(argv, timeout_ms);
+  const ProbeRun run = run_probe(argv, timeout_ms);
   if (run.succeeded()) {
     report.usable = true;
     report.enforcement = SandboxEnforcement::kPartial;
   } else if (!diagnose_spawn(report, run, "install the windows-acl runner", timeout_ms)) {
-    mark_unusable(report, fmt::format("windows-acl runner refused: {}", first_line(run.err)),
+    mark_unusable(report, fmt::format("windows-acl runner refused: {}", text::first_line(run.err)),
                   "run the runner by hand to see why");
   }
 }

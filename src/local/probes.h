@@ -4,15 +4,37 @@
 // names the cause and the fix in one line each, in the style of the kernel's sandboxer.c hints.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dsh/sandbox/local_provider.h"
-#include "local/bounded_run.h"
 #include "profiles/profiles.h"
 
 namespace dsh::sandbox::local {
+
+// What a probe's run came to.
+struct ProbeRun {
+  int spawn_error = 0;  // errno when the program could not be started
+  bool timed_out = false;
+  std::optional<int> exit_code;  // nullopt when it died by a signal or timed out
+  std::string out;               // the first kCaptureLimit bytes of stdout
+  std::string err;               // the first kCaptureLimit bytes of stderr
+
+  bool succeeded() const { return spawn_error == 0 && !timed_out && exit_code == 0; }
+};
+
+inline constexpr std::size_t kCaptureLimit = std::size_t{16} * 1024;
+
+// Runs a probe through exec::run, to completion or to its deadline, whichever comes first: its
+// own supervisor and process group, so whatever it starts is ended when it exits or times out
+// (SIGKILL at the deadline, no grace), or when the caller dies. `argv[0]` must be an absolute
+// path (EINVAL otherwise: no PATH or working-directory lookup). The probe runs in /, with
+// PATH=/usr/bin:/bin as its whole environment, so nothing of the caller's environment or working
+// directory changes a verdict. stdin is /dev/null; no descriptor of the caller reaches it.
+ProbeRun run_probe(const std::vector<std::string>& argv, double timeout_ms);
 
 // Host settings that decide whether namespaces and Landlock can work, read from /proc and /sys.
 // An unreadable setting is empty.
@@ -28,8 +50,8 @@ struct HostFacts {
 HostFacts read_host_facts();
 
 // Pure diagnoses of a failed probe run.
-void diagnose_bwrap(BackendReport& report, const BoundedRun& run, const HostFacts& host);
-void diagnose_landlock(BackendReport& report, const BoundedRun& run, const HostFacts& host);
+void diagnose_bwrap(BackendReport& report, const ProbeRun& run, const HostFacts& host);
+void diagnose_landlock(BackendReport& report, const ProbeRun& run, const HostFacts& host);
 
 // `landlock-run --features` output (key=value lines) into the report.
 void read_landlock_features(BackendReport& report, std::string_view features);

@@ -15,11 +15,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/io.h"
+#include "base/text.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "local/private_directory.h"
 #include "local/probe_cache.h"
-#include "seam/text.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox::local {
@@ -235,9 +236,7 @@ Result<void> add_to_workspace_record(std::span<const std::string> roots,
       ::openat(dirfd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd.get() < 0) return cannot_write(errno);
   const std::string text = format_workspace_record(merged);
-  const bool written =
-      ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-      ::fsync(fd.get()) == 0;
+  const bool written = io::write_all(fd.get(), text) == text.size() && ::fsync(fd.get()) == 0;
   const int error = errno;
   // rename(2) is atomic: a concurrent reader sees the old record or the new one, never half.
   const std::string name(kWorkspaceRecordName);

@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
-#include "seam/text.h"
 
 namespace dsh::sandbox {
 

@@ -11,10 +11,12 @@
 #include <cerrno>
 #include <system_error>
 
+#include "base/io.h"
+#include "base/text.h"
+#include "base/unique_fd.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/policy_service.h"
 #include "seam/json_codec.h"
-#include "seam/text.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox {
@@ -44,21 +46,6 @@ std::string untrusted_problem(const std::string& reason) {
       "directories owned by you or root that nobody else can write",
       reason);
 }
-
-// A descriptor closed on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 [[noreturn]] void throw_invalid(const std::string& path, const std::string& problem) {
   throw InvalidSandboxInputError(fmt::format("session log {}: {}", text::quoted(path), problem));
@@ -213,23 +200,16 @@ std::string read_file(const std::string& path, const SessionLogOptions& options)
     if (!text) throw_invalid(path, text.error().message);
     return std::move(text).value();
   }
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     const int error = errno;
     throw_invalid(path, fmt::format("cannot open: {}", std::generic_category().message(error)));
   }
   std::string text;
-  std::array<char, 65536> buffer{};
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      throw_invalid(path, fmt::format("cannot read: {}", std::generic_category().message(error)));
-    }
-    if (n == 0) return text;
-    text.append(buffer.data(), static_cast<std::size_t>(n));
+  if (const int error = io::read_all(fd.get(), text).error; error != 0) {
+    throw_invalid(path, fmt::format("cannot read: {}", std::generic_category().message(error)));
   }
+  return text;
 }
 
 SessionContents read_contents(const std::string& path, const SessionLogOptions& options) {
@@ -294,7 +274,7 @@ SessionLog SessionLog::create(std::string path, std::string id, std::optional<st
     auto dir = check_trusted_path(parent, *options.untrusted_roots, TrustedKind::kDirectory);
     if (!dir) throw_invalid(path, untrusted_problem(dir.error().message));
   }
-  const Fd fd(
+  const UniqueFd fd(
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd.get() < 0) {
     const int error = errno;
@@ -341,7 +321,7 @@ void SessionLog::append_line(const std::string& line) const {
     path = file.value().path;
   }
   // No O_CREAT: appending to a log that vanished would start a headerless file.
-  const Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+  const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) {
     throw std::system_error(errno, std::generic_category(),
                             fmt::format("cannot open session log {}", text::quoted(path_)));

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "seam/text.h"
+#include "base/text.h"
 
 namespace dsh::sandbox {
 

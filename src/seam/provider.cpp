@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "dsh/sandbox/errors.h"
-#include "seam/text.h"
 
 namespace dsh::sandbox {
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "base/text.h"
 #include "dsh/sandbox/confined_argv.h"
-#include "seam/text.h"
 
 namespace dsh::sandbox {
 

@@ -14,8 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "base/io.h"
+#include "base/text.h"
 #include "dsh/sandbox/roots.h"
-#include "seam/text.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox {
@@ -247,21 +248,15 @@ Result<std::string> check_trusted_path(std::string_view path, std::span<const st
 
 Result<std::string> read_trusted_file(const TrustedPath& file, std::size_t limit) {
   std::string text;
-  std::array<char, 65536> buffer{};
-  for (;;) {
-    const ssize_t n = ::read(file.fd.get(), buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      return InvalidInput{
-          fmt::format("cannot read {}: {}", text::quoted(file.path), errno_text(errno))};
-    }
-    if (n == 0) return text;
-    if (text.size() + static_cast<std::size_t>(n) > limit) {
-      return InvalidInput{
-          fmt::format("{} is larger than {} bytes", text::quoted(file.path), limit)};
-    }
-    text.append(buffer.data(), static_cast<std::size_t>(n));
+  const io::ReadEnd end = io::read_all(file.fd.get(), text, limit);
+  if (end.over_limit) {
+    return InvalidInput{fmt::format("{} is larger than {} bytes", text::quoted(file.path), limit)};
   }
+  if (end.error != 0) {
+    return InvalidInput{
+        fmt::format("cannot read {}: {}", text::quoted(file.path), errno_text(end.error))};
+  }
+  return text;
 }
 
 std::string_view trusted_path_fix() {

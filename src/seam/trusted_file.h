@@ -8,9 +8,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/unique_fd.h"
 #include "dsh/sandbox/result.h"
 #include "dsh/sandbox/trust.h"
-#include "seam/unique_fd.h"
 
 namespace dsh::sandbox {
 

@@ -191,5 +191,19 @@ TEST(StreamCapture, KeptSpillsAreBoundedPerUserOldestFirst) {
   EXPECT_TRUE(std::filesystem::exists(paths[3]));
 }
 
+// A spill cap of 0: no spill file at all, even when the tail overflows; the tail stays exact.
+TEST(StreamCapture, ZeroSpillCapMakesNoSpillFile) {
+  TempDir dir;
+  StreamCapture capture("stdout", kept(4, 0, dir.path()));
+  capture.append("0123456789");
+  const StreamOutput out = capture.finish();
+  EXPECT_EQ(out.tail, "6789");
+  EXPECT_EQ(out.total_bytes, 10U);
+  EXPECT_TRUE(out.truncated);
+  EXPECT_FALSE(out.spill_path.has_value());
+  EXPECT_FALSE(out.spill_truncated);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
 }  // namespace
 }  // namespace dsh::sandbox::exec

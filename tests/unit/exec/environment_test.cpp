@@ -74,5 +74,13 @@ TEST(Environment, MalformedAmbientEntriesAreDroppedAndTheFirstDuplicateWins) {
             0);
 }
 
+// Without inherit_env the request's variables are the whole environment: no default, no scrub.
+TEST(Environment, ExactEnvironmentIsTheRequestsAlone) {
+  EXPECT_EQ(exact_environment({{"PATH", "/usr/bin:/bin"}}, {}),
+            std::vector<std::string>{"PATH=/usr/bin:/bin"});
+  EXPECT_EQ(exact_environment({{"A", "1"}, {"API_TOKEN", "t"}}, {{"A", "2"}}),
+            (std::vector<std::string>{"A=2", "API_TOKEN=t"}));
+}
+
 }  // namespace
 }  // namespace dsh::sandbox::exec

@@ -14,7 +14,7 @@ namespace {
 BackendReport diagnosed_bwrap(const HostFacts& host, const std::string& stderr_text) {
   BackendReport report;
   report.runner = "/usr/bin/bwrap";
-  BoundedRun run;
+  ProbeRun run;
   run.exit_code = 1;
   run.err = stderr_text;
   diagnose_bwrap(report, run, host);
@@ -70,7 +70,7 @@ TEST(DiagnoseLandlock, LandlockMissingFromLsmListIsNamedWithTheBootParameter) {
   HostFacts host;
   host.lsm_list = "lockdown,capability,yama,apparmor";
   BackendReport report;
-  BoundedRun run;
+  ProbeRun run;
   run.exit_code = 125;
   run.err =
       "landlock-run: landlock is not enforced by this kernel (ABI unsupported or "
@@ -85,7 +85,7 @@ TEST(DiagnoseLandlock, LandlockMissingFromLsmListIsNamedWithTheBootParameter) {
 
 TEST(DiagnoseLandlock, UnknownLsmListStillExplainsTheKernel) {
   BackendReport report;
-  BoundedRun run;
+  ProbeRun run;
   run.exit_code = 125;
   run.err =
       "landlock-run: landlock is not enforced by this kernel (ABI unsupported or "

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// An owned file descriptor and a close-on-exec pipe, for the components that spawn processes
-// (local/ probes, exec/). Internal: no public header exposes a descriptor.
+// An owned file descriptor. Internal: no public header exposes a descriptor.
 #pragma once
 
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <array>
 #include <utility>
 
 namespace dsh::sandbox {
@@ -32,19 +29,5 @@ class UniqueFd {
  private:
   int fd_;
 };
-
-struct Pipe {
-  UniqueFd read;
-  UniqueFd write;
-};
-
-// Both ends close-on-exec, so only what a spawn maps explicitly reaches the child.
-inline bool open_pipe(Pipe& pipe) {
-  std::array<int, 2> fds{};
-  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return false;
-  pipe.read.reset(fds[0]);
-  pipe.write.reset(fds[1]);
-  return true;
-}
 
 }  // namespace dsh::sandbox

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Small text helpers for the seam's messages and matching.
+// Small text helpers: messages that show a caller's input, and matching.
 #pragma once
 
 #include <string>
@@ -13,5 +13,8 @@ std::string ascii_lower(std::string_view text);
 // `text` in double quotes with `"`, `\` and control bytes escaped, so a message can show any
 // bad input (NUL bytes, escape sequences) without corrupting the terminal or the log line.
 std::string quoted(std::string_view text);
+
+// Everything before the first "\n" (all of `text` when it has none).
+std::string_view first_line(std::string_view text);
 
 }  // namespace dsh::sandbox::text

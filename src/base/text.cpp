@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "seam/text.h"
+#include "base/text.h"
 
 #include <fmt/format.h>
 
@@ -29,5 +29,7 @@ std::string quoted(std::string_view text) {
   out += '"';
   return out;
 }
+
+std::string_view first_line(std::string_view text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace dsh::sandbox::text

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // landlock-run grants plus the launcher's hardening options this kernel supports.
-#include "profiles/profiles.h"
+#include "profiles/landlock_run.h"
+
+#include "dsh/sandbox/roots.h"
 
 namespace dsh::sandbox::profiles {
 
@@ -28,6 +30,88 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
   if (!workspace_write && features.deny_metadata) args.emplace_back("--deny-metadata");
   if (policy.network == NetworkPolicy::kDeny) args.emplace_back("--deny-network");
   return args;
+}
+
+std::vector<std::string> landlock_run_args(const RunNeeds& needs) {
+  if (!needs.status_channels) return {};
+  return {"--status-fd", std::to_string(kLauncherStatusFd)};
+}
+
+StatusChannel landlock_status_channel() {
+  return {kLauncherStatusFd, RunnerLayer::kLandlockRun, StatusFormat::kLauncherLines};
+}
+
+bool landlock_host_writable(std::string_view path, const SandboxPolicy& policy) {
+  return policy.mode == ConfinedSandboxMode::kWorkspaceWrite &&
+         (is_beneath(path, policy.workspace_root) || is_beneath(path, "/tmp"));
+}
+
+namespace {
+
+constexpr std::string_view kLandlockNotice =
+    "landlock-run: partial enforcement (older Landlock ABI)";
+
+}  // namespace
+
+RunnerFailureRule landlock_failure_rule() {
+  return {std::vector<int>{125},
+          {"landlock-run: "},
+          std::vector<std::string>{std::string(kLandlockNotice)}};
+}
+
+// Landlock governs file writes, not file metadata; --deny-metadata's seccomp filter closes that
+// gap under read-only only, and older ABIs govern fewer write paths.
+std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
+                                             const LandlockFeatures& features) {
+  std::vector<std::string> gaps;
+  if (features.abi < 3) gaps.emplace_back("file truncation (Landlock ABI < 3)");
+  if (features.abi < 5) gaps.emplace_back("ioctl on device files (Landlock ABI < 5)");
+  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
+    gaps.emplace_back(
+        "file metadata outside the workspace: chmod, chown, utimes and extended attributes "
+        "(Landlock does not govern them)");
+  } else if (!features.deny_metadata) {
+    gaps.emplace_back(
+        "file metadata: chmod, chown, utimes and extended attributes (Landlock does not govern "
+        "them and seccomp is unavailable)");
+  }
+  if (gaps.empty() && features.enforcement == SandboxEnforcement::kPartial) {
+    gaps.emplace_back("write paths of a newer Landlock ABI than this kernel's");
+  }
+  return gaps;
+}
+
+void append_kernel_refusals(std::vector<std::string>& refused) {
+  refused.insert(
+      refused.end(),
+      {"SysV IPC and POSIX message queues: shmget, shmat, shmctl, shmdt, msg*, sem*, mq_* fail "
+       "with EPERM (on the host they reach the caller's objects; under bwrap the run's IPC "
+       "namespace is private as well)",
+       "kernel keyrings: add_key, keyctl and request_key fail with EPERM (keys belong to the "
+       "caller's session, and request_key makes the kernel run a host helper as root)",
+       "user namespaces: unshare and clone with CLONE_NEWUSER and setns fail with EPERM, clone3 "
+       "with ENOSYS (a new user namespace hands back every capability the sandbox dropped)",
+       "personality beyond PER_LINUX, PER_LINUX32 and UNAME26 fails with EPERM (it would weaken "
+       "the memory layout of what the command executes, e.g. ADDR_NO_RANDOMIZE)"});
+}
+
+void append_host_device_refusals(std::vector<std::string>& refused) {
+  refused.insert(
+      refused.end(),
+      {"pseudo-terminals: /dev/ptmx and /dev/pts are the host's, beside the person's other "
+       "terminals, so opening a pty fails with EACCES (script, tmux, pty.openpty)",
+       "POSIX shared memory and semaphores: /dev/shm is the host's, holding other programs' "
+       "objects, so shm_open and sem_open fail with EACCES (Python multiprocessing locks)"});
+}
+
+RunnerReport landlock_status_report(std::string_view status) {
+  // Only the launcher writes there, and only when it failed.
+  while (!status.empty() && (status.back() == '\n' || status.back() == '\r')) {
+    status.remove_suffix(1);
+  }
+  if (auto refused = exec_refusal(status, "landlock-run: exec failed: ")) return {{}, refused, {}};
+  if (!status.empty()) return {std::string(status), {}, {}};
+  return {};
 }
 
 }  // namespace dsh::sandbox::profiles

@@ -77,7 +77,10 @@ int confine(const Options& options) {
     // confine starts nothing, but its caller spawns the argv it prints: record it first.
     record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);
     LocalSandboxProvider provider = make_provider(setup.provider);
-    const ConfinedArgv confined = provider.confine(options.argv, policy);
+    // The directory the caller will spawn the argv in: bwrap enters it (--chdir) or refuses.
+    const std::string cwd = options.cwd.empty() ? working_directory() : options.cwd;
+    const ConfinedArgv confined =
+        provider.confine(ConfineRequest{options.argv, policy, cwd, options.status_channels});
     fmt::print("{}\n", json::dump(json::to_value(confined)).value());
     return 0;
   } catch (const SandboxError& error) {

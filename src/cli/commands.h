@@ -17,6 +17,9 @@ struct Options {
   std::string config_path;
   bool json = false;
   std::vector<std::string> argv;
+  // confine only
+  std::string cwd;               // where the printed argv will run; empty: the working directory
+  bool status_channels = false;  // name the runners' status channels, as run does
   // run only
   std::string command;           // -c COMMAND: the bash consumer
   double timeout_seconds = 120;  // at most 600

@@ -23,6 +23,12 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   CLI::App* confine = app.add_subcommand("confine", "print the confined argv as JSON; run nothing");
   add_policy_options(*confine, options);
+  confine->add_option("--cwd", options.cwd,
+                      "absolute directory the argv will run in, given to bwrap as --chdir "
+                      "(default: the working directory, as run)");
+  confine->add_flag("--status-channels", options.status_channels,
+                    "name the runners' status channels in the argv, exactly as run executes it; "
+                    "the spawner must open each descriptor listed in statusChannels");
   confine->add_option("argv", options.argv, "-- ARGV...")->required();
   CLI::App* run = app.add_subcommand("run", "run ARGV (or -c COMMAND) confined");
   add_policy_options(*run, options);

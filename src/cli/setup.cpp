@@ -14,6 +14,7 @@
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "local/probe_cache.h"
+#include "local/runners.h"
 #include "local/workspace_record.h"
 #include "seam/trusted_file.h"
 
@@ -140,7 +141,14 @@ void require_trusted_self(std::span<const std::string> untrusted_roots, Confined
 }
 
 LocalSandboxProvider make_provider(const LocalSandboxConfig& config) {
-  return LocalSandboxProvider(config, {}, local::make_user_verdict_store(config));
+  // Located once: the verdict store's key names the very runners the provider will start.
+  LocalSandboxHooks hooks;
+  const profiles::Runners runners = local::locate_runners(config, hooks);
+  hooks.launcher_path = runners.landlock_run;
+  LocalSandboxConfig located = config;
+  located.bwrap_path = runners.bwrap;
+  return LocalSandboxProvider(std::move(located), std::move(hooks),
+                              local::make_user_verdict_store(config, runners));
 }
 
 }  // namespace dsh::sandbox::cli

@@ -18,6 +18,7 @@
 #include "base/text.h"
 #include "base/unique_fd.h"
 #include "dsh/sandbox/errors.h"
+#include "profiles/profiles.h"
 
 namespace dsh::sandbox::consumer {
 
@@ -38,18 +39,6 @@ bool usable_directory(const std::string& path) {
   const std::string dir = path.empty() ? "." : path;
   return ::stat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode) &&
          ::access(dir.c_str(), X_OK) == 0;
-}
-
-// The first stderr line bwrap wrote, as the runner-failure detail.
-std::string bwrap_line(const std::string& stderr_text) {
-  std::size_t start = 0;
-  while (start < stderr_text.size()) {
-    const std::size_t end = std::min(stderr_text.find('\n', start), stderr_text.size());
-    const std::string_view line(stderr_text.data() + start, end - start);
-    if (line.starts_with("bwrap: ")) return std::string(line);
-    start = end + 1;
-  }
-  return "bwrap: exited before running the command";
 }
 
 }  // namespace
@@ -75,44 +64,14 @@ bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view run
          usable_directory(workdir);
 }
 
-RunnerPositions runner_positions(const ConfinedArgv& confined) {
-  if (confined.backend == "landlock") return {std::nullopt, 0};
-  if (confined.backend == "bwrap") return {0, std::nullopt};
-  if (confined.backend == "bwrap+landlock") {
-    // bwrap's profile never contains a bare "--" (roots are absolute): the first one ends it.
-    const auto separator = std::find(confined.argv.begin(), confined.argv.end(), "--");
-    return {0, static_cast<std::size_t>(separator - confined.argv.begin()) + 1};
-  }
-  return {};  // runnerCommand, Seatbelt, windows-acl: in-band rules only
-}
-
-std::vector<std::string> with_runner_flags(const std::vector<std::string>& argv,
-                                           const RunnerPositions& positions,
-                                           const std::string& bwrap_workdir) {
-  std::vector<std::string> out;
-  out.reserve(argv.size() + 6);
-  for (std::size_t i = 0; i < argv.size(); ++i) {
-    out.push_back(argv[i]);
-    if (i == positions.bwrap) {
-      out.insert(out.end(),
-                 {"--json-status-fd", std::to_string(kBwrapStatusFd), "--chdir", bwrap_workdir});
-    } else if (i == positions.launcher) {
-      out.insert(out.end(), {"--status-fd", std::to_string(kLauncherStatusFd)});
-    }
-  }
-  return out;
-}
-
-// The status pipes of the wrap's runners; their write ends are mapped into the child and
-// closed here once it started.
-struct StatusChannel {
-  std::optional<Pipe> bwrap;
-  std::optional<Pipe> launcher;
-  std::string bwrap_workdir;  // bwrap's --chdir
+// The pipes of the wrap's status channels, in ConfinedArgv::status_channels order; their write
+// ends are mapped into the child and closed here once it started.
+struct StatusPipes {
+  std::vector<Pipe> pipes;
+  std::string workdir;  // the directory the wrap's runners were told to enter
 
   void close_write_ends() {
-    if (bwrap) bwrap->write.reset();
-    if (launcher) launcher->write.reset();
+    for (Pipe& pipe : pipes) pipe.write.reset();
   }
 };
 
@@ -122,18 +81,14 @@ namespace {
 struct Prepared {
   exec::Request request;
   std::optional<ConfinedArgv> confined;  // absent under danger-full-access
-  std::unique_ptr<StatusChannel> status;
+  std::unique_ptr<StatusPipes> status;
   std::vector<UniqueFd> provided;  // the wrap's provided descriptors, open until the spawn
 };
 
 // A sealed memfd at offset 0 holding `content`: what a runner reads a provided descriptor from.
 // A memfd rather than a pipe: nothing can block on its size, and the seals keep it unchanged.
-UniqueFd provided_descriptor(const ProvidedFd& wanted, SandboxMode mode) {
-  if (wanted.fd == kBwrapStatusFd || wanted.fd == kLauncherStatusFd) {
-    throw SandboxUnavailableError(*to_confined_mode(mode),
-                                  "the wrap asks for descriptor " + std::to_string(wanted.fd) +
-                                      ", which carries a runner's status channel");
-  }
+// The seam has checked that no provided number is also a status channel's.
+UniqueFd provided_descriptor(const ProvidedFd& wanted) {
   UniqueFd fd(::memfd_create("dsh-sandbox-provided", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (fd.get() < 0) throw std::system_error(errno, std::generic_category(), "memfd_create");
   if (io::write_all(fd.get(), wanted.content) != wanted.content.size()) {
@@ -160,6 +115,8 @@ std::string absolute_workdir(const RunSpec& spec) {
   return workdir.empty() ? cwd.string() : (cwd / workdir).string();
 }
 
+// The confined argv is spawned exactly as confine() returned it: this only opens the
+// descriptors it names (provided memfds, status pipes).
 Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   Prepared prepared{spec.process, std::nullopt, nullptr};
   const std::optional<SandboxPolicy> policy = to_sandbox_policy(spec.policy);
@@ -167,25 +124,21 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
     prepared.request.argv = spec.argv;
     return prepared;
   }
-  prepared.confined = provider.confine(spec.argv, *policy);
+  const std::string workdir = absolute_workdir(spec);
+  prepared.confined = provider.confine(ConfineRequest{spec.argv, *policy, workdir, true});
   prepared.request.argv = prepared.confined->argv;
   for (const ProvidedFd& wanted : prepared.confined->provided_fds) {
-    prepared.provided.push_back(provided_descriptor(wanted, spec.policy.mode));
+    prepared.provided.push_back(provided_descriptor(wanted));
     prepared.request.fds.push_back({prepared.provided.back().get(), wanted.fd});
   }
-  const RunnerPositions positions = runner_positions(*prepared.confined);
-  if (!positions.bwrap && !positions.launcher) return prepared;
-  auto status = std::make_unique<StatusChannel>();
-  const auto open_channel = [&](std::optional<Pipe>& channel, int target) {
-    channel.emplace();
-    if (!open_pipe(*channel)) throw std::system_error(errno, std::generic_category(), "pipe2");
-    prepared.request.fds.push_back({channel->write.get(), target});
-  };
-  if (positions.bwrap) open_channel(status->bwrap, kBwrapStatusFd);
-  if (positions.launcher) open_channel(status->launcher, kLauncherStatusFd);
-  if (positions.bwrap) status->bwrap_workdir = absolute_workdir(spec);
-  prepared.request.argv =
-      with_runner_flags(prepared.confined->argv, positions, status->bwrap_workdir);
+  if (prepared.confined->status_channels.empty()) return prepared;
+  auto status = std::make_unique<StatusPipes>();
+  status->workdir = workdir;
+  for (const StatusChannel& channel : prepared.confined->status_channels) {
+    Pipe& pipe = status->pipes.emplace_back();
+    if (!open_pipe(pipe)) throw std::system_error(errno, std::generic_category(), "pipe2");
+    prepared.request.fds.push_back({pipe.write.get(), channel.fd});
+  }
   prepared.status = std::move(status);
   return prepared;
 }
@@ -200,57 +153,28 @@ void check_runner_started(const std::optional<exec::SpawnError>& error, const Pr
 }
 
 // What a run's runners said, out of band or in band: that the runner failed (the command never
-// ran), or that the sandbox was in place and the kernel refused to execute the command itself.
+// ran), that the sandbox was in place and the kernel refused to execute the command itself, or
+// that a runner could not enter the workdir.
 struct RunnerReport {
   std::optional<std::string> failure;
   std::optional<int> exec_refused;  // the command's status as a shell reports it: 127 or 126
-  std::optional<exec::SpawnError> workdir;  // bwrap's view hides the workdir: it never ran
+  std::optional<exec::SpawnError> workdir;  // a runner's view hides the workdir: it never ran
 };
 
-// The errno a runner's "<prefix>...: <strerror>" line names, as far as a shell's status tells
-// them apart: ENOENT, or EACCES for any other refusal. Both runners print strerror in the C
-// locale (neither calls setlocale), and glibc (bwrap) and musl (landlock-run) word ENOENT as
-// glibc's strerrordesc_np does.
-std::optional<int> refused_errno(std::string_view line, std::string_view prefix) {
-  if (!line.starts_with(prefix)) return std::nullopt;
-  const std::size_t colon = line.rfind(": ");
-  const std::string_view reason = colon == std::string_view::npos ? "" : line.substr(colon + 2);
-  return reason == ::strerrordesc_np(ENOENT) ? ENOENT : EACCES;
-}
-
-// A runner's line for its exec of the command. The exec is the runner's last step, after every
-// restriction is in place; a shell reports the same refusal as 127 (not found) or 126 (found,
-// not executable), and so does danger-full-access.
-std::optional<int> exec_refusal(std::string_view line, std::string_view prefix) {
-  const std::optional<int> error = refused_errno(line, prefix);
-  if (!error) return std::nullopt;
-  return *error == ENOENT ? 127 : 126;
-}
-
-// Out of band: the launcher's own line, or bwrap's missing exit report. A signal death or a
-// timeout is never a runner failure, whatever the channels say.
-RunnerReport reported(const exec::Result& result, StatusChannel& status) {
+// Out of band: what each runner wrote on its status channel, read by the runner's own parser. A
+// signal death or a timeout is never a runner failure, whatever the channels say.
+RunnerReport reported(const exec::Result& result, const ConfinedArgv& confined,
+                      StatusPipes& status) {
   if (!result.exit_code || *result.exit_code == 0) return {};
-  if (status.launcher) {
-    std::string line = read_status(status.launcher->read);
-    // The launcher is always the innermost runner: its exec is of the command itself.
-    if (auto refused = exec_refusal(line, "landlock-run: exec failed: ")) return {{}, refused, {}};
-    if (!line.empty()) return {std::move(line), std::nullopt, {}};
+  std::vector<std::string> texts;
+  for (const Pipe& pipe : status.pipes) texts.push_back(read_status(pipe.read));
+  profiles::RunnerReport report =
+      profiles::read_status_reports(confined, texts, result.exit_code, result.err.tail);
+  std::optional<exec::SpawnError> workdir;
+  if (report.workdir_refused) {
+    workdir = exec::SpawnError{exec::SpawnStage::kWorkdir, *report.workdir_refused, status.workdir};
   }
-  if (status.bwrap && read_status(status.bwrap->read).find("\"exit-code\"") == std::string::npos) {
-    std::string line = bwrap_line(result.err.tail);
-    // bwrap execs the command itself only without the launcher; in the layered wrap its exec is
-    // of the launcher, and a launcher bwrap cannot execute is a broken runner.
-    if (!status.launcher) {
-      if (auto refused = exec_refusal(line, "bwrap: execvp ")) return {{}, refused, {}};
-    }
-    // Our --chdir, refused inside bwrap's view: the same fact as a workdir exec cannot enter.
-    if (auto error = refused_errno(line, "bwrap: Can't chdir to ")) {
-      return {{}, {}, exec::SpawnError{exec::SpawnStage::kWorkdir, *error, status.bwrap_workdir}};
-    }
-    return {std::move(line), std::nullopt, {}};
-  }
-  return {};
+  return {std::move(report.failure), report.exec_refused, std::move(workdir)};
 }
 
 // In band: the backend's rules over the stderr tail.
@@ -264,14 +188,14 @@ RunnerReport ruled(const exec::Result& result, const ConfinedArgv& confined) {
 // The facts of a settled run; nullopt detail when the runner did not fail. A command the kernel
 // refused to execute gets a shell's status and is no denial: every mode grants execute on /.
 std::optional<std::string> settle(RunOutcome& outcome, const std::optional<ConfinedArgv>& confined,
-                                  StatusChannel* status) {
+                                  StatusPipes* status) {
   if (status != nullptr) status->close_write_ends();
   if (!confined || outcome.process.spawn_error) return std::nullopt;
   // A run the caller ended (a timeout, an abort) was ended by us, runners and all: never a
   // runner failure, whatever they said on the way out.
   const bool ended = outcome.process.timed_out || outcome.process.aborted;
   RunnerReport report = ended               ? RunnerReport{}
-                        : status != nullptr ? reported(outcome.process, *status)
+                        : status != nullptr ? reported(outcome.process, *confined, *status)
                                             : ruled(outcome.process, *confined);
   if (report.exec_refused) outcome.process.exit_code = report.exec_refused;
   if (report.workdir) {
@@ -309,7 +233,7 @@ BackgroundJob SandboxBashExecutor::start(const RunSpec& spec) {
 }
 
 BackgroundJob::BackgroundJob(exec::Job job, SandboxMode mode, std::optional<ConfinedArgv> confined,
-                             std::unique_ptr<StatusChannel> status)
+                             std::unique_ptr<StatusPipes> status)
     : job_(std::move(job)),
       mode_(mode),
       confined_(std::move(confined)),

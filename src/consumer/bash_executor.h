@@ -42,14 +42,14 @@ struct RunOutcome {
   SandboxFacts sandbox;
 };
 
-struct StatusChannel;  // the runners' out-of-band status pipes (bash_executor.cpp)
+struct StatusPipes;  // the pipes of the wrap's status channels (bash_executor.cpp)
 
 // A background command with its own wrap's facts, so overlapping jobs under different policies
 // or backends each classify against their own dialect, never the latest one.
 class BackgroundJob {
  public:
   BackgroundJob(exec::Job job, SandboxMode mode, std::optional<ConfinedArgv> confined,
-                std::unique_ptr<StatusChannel> status);
+                std::unique_ptr<StatusPipes> status);
   BackgroundJob(BackgroundJob&&) noexcept;
   BackgroundJob& operator=(BackgroundJob&&) noexcept;
   ~BackgroundJob();
@@ -64,7 +64,7 @@ class BackgroundJob {
   exec::Job job_;
   SandboxMode mode_;
   std::optional<ConfinedArgv> confined_;  // absent under danger-full-access
-  std::unique_ptr<StatusChannel> status_;
+  std::unique_ptr<StatusPipes> status_;
 };
 
 class SandboxBashExecutor {
@@ -92,30 +92,5 @@ bool matches_signature(std::optional<int> exit_code, std::string_view stderr_tex
 // missing or not executable, while the workdir is independently usable.
 bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view runner,
                              const std::string& workdir);
-
-// The runners' out-of-band channels, used instead of the in-band stderr rules whenever every
-// layer of the wrap has one, so a command that merely prints a runner's line and exits with its
-// status stays an ordinary failure:
-// - landlock-run `--status-fd N`: only the launcher writes there, and only when it failed;
-// - bwrap `--json-status-fd N`: bwrap reports {"exit-code": N} once the command it started has
-//   exited; a bwrap that exits without that line failed before or while setting up (its pre-
-//   clone failures write nothing, a failed mount in the child writes only "child-pid").
-// The descriptors are passed through bwrap to the launcher inside it.
-inline constexpr int kBwrapStatusFd = 3;
-inline constexpr int kLauncherStatusFd = 4;
-
-// Where each runner's program name sits in a confined argv, or nullopt.
-struct RunnerPositions {
-  std::optional<std::size_t> bwrap;
-  std::optional<std::size_t> launcher;
-};
-RunnerPositions runner_positions(const ConfinedArgv& confined);
-
-// `argv` with each runner's status flag inserted right after its program name, and for bwrap
-// `--chdir WORKDIR` too: without it a bwrap whose view hides the caller's directory (the private
-// /tmp of workspace-write) runs the command in $HOME instead, silently.
-std::vector<std::string> with_runner_flags(const std::vector<std::string>& argv,
-                                           const RunnerPositions& positions,
-                                           const std::string& bwrap_workdir);
 
 }  // namespace dsh::sandbox::consumer

@@ -256,11 +256,7 @@ LocalSandboxProvider::LocalSandboxProvider(LocalSandboxConfig config, LocalSandb
   State& s = *state_;
   s.platform = hooks.platform.empty() ? this_platform() : hooks.platform;
   s.chain = hooks.chain.value_or(platform_chain(s.platform));
-  s.runners.bwrap = local::locate_bwrap(config.bwrap_path);
-  s.runners.landlock_run =
-      hooks.launcher_path.empty() ? local::launcher_beside_self() : hooks.launcher_path;
-  if (!hooks.sandbox_exec_path.empty()) s.runners.sandbox_exec = hooks.sandbox_exec_path;
-  s.runners.windows_acl = hooks.windows_acl_runner;
+  s.runners = local::locate_runners(config, hooks);
   s.temp_dir = hooks.temp_dir.empty() ? user_temp_dir() : hooks.temp_dir;
   s.config = std::move(config);
   s.hooks = std::move(hooks);
@@ -269,10 +265,10 @@ LocalSandboxProvider::LocalSandboxProvider(LocalSandboxConfig config, LocalSandb
 
 LocalSandboxProvider::~LocalSandboxProvider() = default;
 
-ConfinedArgv LocalSandboxProvider::confine_validated(std::span<const std::string> argv,
-                                                     const SandboxPolicy& requested) {
+ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& request) {
   State& s = *state_;
-  SandboxPolicy policy = requested;
+  const std::span<const std::string> argv = request.argv;
+  SandboxPolicy policy = request.policy;
   // The real directory, not the spelling: a root given through a symlink or `..` confines
   // exactly the directory the command's chdir would reach.
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
@@ -303,7 +299,8 @@ ConfinedArgv LocalSandboxProvider::confine_validated(std::span<const std::string
   const std::vector<std::string> roots = selection->backend == SandboxBackend::kSeatbelt
                                              ? writable_roots(policy, s.temp_dir)
                                              : std::vector<std::string>{};
-  return profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir);
+  return profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir,
+                        {request.workdir, request.status_channels});
 }
 
 ProbeSummary LocalSandboxProvider::probe_all() {

@@ -207,11 +207,12 @@ std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwr
   return key.dump();
 }
 
-std::shared_ptr<VerdictStore> make_user_verdict_store(const LocalSandboxConfig& config) {
+std::shared_ptr<VerdictStore> make_user_verdict_store(const LocalSandboxConfig& config,
+                                                      const profiles::Runners& runners) {
   const std::string directory = user_cache_directory();
   if (directory.empty()) return nullptr;
   return std::make_shared<UserVerdictStore>(
-      directory, verdict_key(config, locate_bwrap(config.bwrap_path), launcher_beside_self()));
+      directory, verdict_key(config, runners.bwrap, runners.landlock_run));
 }
 
 }  // namespace dsh::sandbox::local

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "dsh/sandbox/local_provider.h"
+#include "profiles/profiles.h"
 
 namespace dsh::sandbox::local {
 
@@ -41,7 +42,9 @@ std::string user_cache_directory();
 std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwrap,
                         const std::string& launcher);
 
-// The store for this user, or null when there is no safe place for it.
-std::shared_ptr<VerdictStore> make_user_verdict_store(const LocalSandboxConfig& config);
+// The store for this user, or null when there is no safe place for it. `runners` are the ones the
+// provider will use (locate_runners), located once by the caller.
+std::shared_ptr<VerdictStore> make_user_verdict_store(const LocalSandboxConfig& config,
+                                                      const profiles::Runners& runners);
 
 }  // namespace dsh::sandbox::local

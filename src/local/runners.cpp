@@ -24,4 +24,13 @@ std::string launcher_beside_self() {
   return path.substr(0, path.rfind('/') + 1) + "landlock-run";
 }
 
+profiles::Runners locate_runners(const LocalSandboxConfig& config, const LocalSandboxHooks& hooks) {
+  profiles::Runners runners;
+  runners.bwrap = locate_bwrap(config.bwrap_path);
+  runners.landlock_run = hooks.launcher_path.empty() ? launcher_beside_self() : hooks.launcher_path;
+  if (!hooks.sandbox_exec_path.empty()) runners.sandbox_exec = hooks.sandbox_exec_path;
+  runners.windows_acl = hooks.windows_acl_runner;
+  return runners;
+}
+
 }  // namespace dsh::sandbox::local

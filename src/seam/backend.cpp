@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "dsh/sandbox/confined_argv.h"
+
 namespace dsh::sandbox {
 
 std::string_view backend_name(SandboxBackend backend) {
@@ -17,6 +19,42 @@ std::string_view backend_name(SandboxBackend backend) {
       return "windows-acl";
   }
   throw std::logic_error("unreachable variant in SandboxBackend");
+}
+
+std::string_view layer_name(RunnerLayer layer) {
+  switch (layer) {
+    case RunnerLayer::kBwrap:
+      return "bwrap";
+    case RunnerLayer::kLandlockRun:
+      return "landlock-run";
+    case RunnerLayer::kRunnerCommand:
+      return "runner-command";
+    case RunnerLayer::kSeatbelt:
+      return "seatbelt";
+    case RunnerLayer::kWindowsAcl:
+      return "windows-acl";
+  }
+  throw std::logic_error("unreachable variant in RunnerLayer");
+}
+
+std::string backend_label(std::span<const RunnerLayer> layers) {
+  std::string label;
+  for (const RunnerLayer layer : layers) {
+    if (!label.empty()) label += '+';
+    // The launcher's backend is named for its mechanism, as probe and the verdict cache name it.
+    label += layer == RunnerLayer::kLandlockRun ? std::string_view("landlock") : layer_name(layer);
+  }
+  return label;
+}
+
+std::string_view status_format_name(StatusFormat format) {
+  switch (format) {
+    case StatusFormat::kBwrapJson:
+      return "bwrap-json";
+    case StatusFormat::kLauncherLines:
+      return "launcher-lines";
+  }
+  throw std::logic_error("unreachable variant in StatusFormat");
 }
 
 }  // namespace dsh::sandbox

@@ -133,6 +133,14 @@ json to_value(const ConfinedArgv& confined) {
     fds.push_back(
         {{"fd", fd.fd}, {"purpose", fd.purpose}, {"contentBase64", base64_encode(fd.content)}});
   }
+  json layers = json::array();
+  for (const RunnerLayer layer : confined.layers) layers.push_back(layer_name(layer));
+  json channels = json::array();
+  for (const StatusChannel& channel : confined.status_channels) {
+    channels.push_back({{"fd", channel.fd},
+                        {"layer", layer_name(channel.layer)},
+                        {"format", status_format_name(channel.format)}});
+  }
   return json{{"argv", confined.argv},
               {"enforcement", wire_name(confined.enforcement)},
               {"denialSignatures", confined.denial_signatures},
@@ -141,7 +149,9 @@ json to_value(const ConfinedArgv& confined) {
               {"ungoverned", confined.ungoverned},
               {"network", wire_name(confined.network)},
               {"providedFds", std::move(fds)},
-              {"refused", confined.refused}};
+              {"refused", confined.refused},
+              {"layers", std::move(layers)},
+              {"statusChannels", std::move(channels)}};
 }
 
 json to_value(const SandboxPolicy& policy) {
@@ -199,6 +209,70 @@ Result<ConfinedArgv> read_provided_fds(const json& value, ConfinedArgv confined)
   return confined;
 }
 
+std::optional<RunnerLayer> layer_named(const json& value) {
+  if (!value.is_string()) return std::nullopt;
+  for (const RunnerLayer layer :
+       {RunnerLayer::kBwrap, RunnerLayer::kLandlockRun, RunnerLayer::kRunnerCommand,
+        RunnerLayer::kSeatbelt, RunnerLayer::kWindowsAcl}) {
+    if (value.get<std::string>() == layer_name(layer)) return layer;
+  }
+  return std::nullopt;
+}
+
+std::optional<StatusFormat> format_named(const json& value) {
+  if (!value.is_string()) return std::nullopt;
+  for (const StatusFormat format : {StatusFormat::kBwrapJson, StatusFormat::kLauncherLines}) {
+    if (value.get<std::string>() == status_format_name(format)) return format;
+  }
+  return std::nullopt;
+}
+
+// "layers": ["bwrap", "landlock-run"], optional.
+Result<ConfinedArgv> read_layers(const json& value, ConfinedArgv confined) {
+  constexpr std::string_view kWhat = "ConfinedArgv";
+  const auto layers = value.find("layers");
+  if (layers == value.end()) return confined;
+  if (!layers->is_array()) return field_error(kWhat, "layers", "must be an array of runner names");
+  for (const json& entry : *layers) {
+    const std::optional<RunnerLayer> layer = layer_named(entry);
+    if (!layer) {
+      return field_error(kWhat, "layers",
+                         "must hold bwrap, landlock-run, runner-command, seatbelt or windows-acl");
+    }
+    confined.layers.push_back(*layer);
+  }
+  return confined;
+}
+
+// "statusChannels": [{"fd": N, "layer": "bwrap", "format": "bwrap-json"}], optional.
+Result<ConfinedArgv> read_status_channels(const json& value, ConfinedArgv confined) {
+  constexpr std::string_view kWhat = "ConfinedArgv";
+  const auto channels = value.find("statusChannels");
+  if (channels == value.end()) return confined;
+  if (!channels->is_array()) {
+    return field_error(kWhat, "statusChannels", "must be an array of objects");
+  }
+  for (const json& entry : *channels) {
+    const auto number = entry.is_object() ? entry.find("fd") : entry.end();
+    if (!entry.is_object() || number == entry.end() || !number->is_number_integer() ||
+        number->get<long long>() < 0 || number->get<long long>() > INT32_MAX) {
+      return field_error(kWhat, "statusChannels",
+                         "must hold objects with a descriptor number \"fd\"");
+    }
+    const std::optional<RunnerLayer> layer =
+        entry.contains("layer") ? layer_named(entry["layer"]) : std::nullopt;
+    const std::optional<StatusFormat> format =
+        entry.contains("format") ? format_named(entry["format"]) : std::nullopt;
+    if (!layer || !format) {
+      return field_error(kWhat, "statusChannels",
+                         "must hold objects naming a runner \"layer\" and a \"format\" "
+                         "(bwrap-json or launcher-lines)");
+    }
+    confined.status_channels.push_back({number->get<int>(), *layer, *format});
+  }
+  return confined;
+}
+
 // The extension fields; each is optional so the reference's JSON parses too.
 Result<ConfinedArgv> read_facts(const json& value, ConfinedArgv confined) {
   constexpr std::string_view kWhat = "ConfinedArgv";
@@ -220,7 +294,11 @@ Result<ConfinedArgv> read_facts(const json& value, ConfinedArgv confined) {
     if (!refused) return refused.error();
     confined.refused = std::move(refused).value();
   }
-  return read_provided_fds(value, std::move(confined));
+  auto with_fds = read_provided_fds(value, std::move(confined));
+  if (!with_fds) return with_fds.error();
+  auto with_layers = read_layers(value, std::move(with_fds).value());
+  if (!with_layers) return with_layers.error();
+  return read_status_channels(value, std::move(with_layers).value());
 }
 
 }  // namespace

@@ -42,33 +42,54 @@ bool wraps_command(const std::vector<std::string>& wrapped, std::span<const std:
          std::equal(argv.begin(), argv.end(), wrapped.begin() + static_cast<long>(separator) + 1);
 }
 
-// Each provided descriptor a distinct number above stdio, named in the argv before "--" (so the
-// runner, not the command, reads it).
-bool provides_named_fds(const ConfinedArgv& confined, std::span<const std::string> argv) {
-  const std::size_t separator = confined.argv.size() - argv.size() - 1;
-  for (std::size_t i = 0; i < confined.provided_fds.size(); ++i) {
-    const int fd = confined.provided_fds[i].fd;
-    if (fd < 3) return false;
-    for (std::size_t j = 0; j < i; ++j) {
-      if (confined.provided_fds[j].fd == fd) return false;
+// Every descriptor the spawner must open (provided ones and status channels): distinct numbers
+// above stdio, each named in the argv before "--" (so a runner, not the command, uses it).
+bool names_its_descriptors(const ConfinedArgv& confined, std::span<const std::string> argv) {
+  std::vector<int> numbers;
+  for (const ProvidedFd& fd : confined.provided_fds) numbers.push_back(fd.fd);
+  for (const StatusChannel& channel : confined.status_channels) numbers.push_back(channel.fd);
+  const auto runners_end =
+      confined.argv.begin() + static_cast<long>(confined.argv.size() - argv.size() - 1);
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    if (numbers[i] < 3) return false;
+    if (std::find(numbers.begin(), numbers.begin() + static_cast<long>(i), numbers[i]) !=
+        numbers.begin() + static_cast<long>(i)) {
+      return false;
     }
-    const std::string number = std::to_string(fd);
-    if (std::find(confined.argv.begin(), confined.argv.begin() + static_cast<long>(separator),
-                  number) == confined.argv.begin() + static_cast<long>(separator)) {
+    if (std::find(confined.argv.begin(), runners_end, std::to_string(numbers[i])) == runners_end) {
       return false;
     }
   }
   return true;
 }
 
+Result<void> validate_workdir(const std::string& workdir) {
+  if (workdir.empty()) return {};
+  if (workdir.find('\0') != std::string::npos) {
+    return InvalidInput{"the working directory contains a NUL byte; pass a real directory"};
+  }
+  if (!workdir.starts_with('/')) {
+    return InvalidInput{fmt::format("the working directory {} is relative; pass an absolute path",
+                                    text::quoted(workdir))};
+  }
+  return {};
+}
+
 }  // namespace
 
 ConfinedArgv SandboxProvider::confine(std::span<const std::string> argv,
                                       const SandboxPolicy& policy) {
+  return confine(ConfineRequest{argv, policy, {}, false});
+}
+
+ConfinedArgv SandboxProvider::confine(const ConfineRequest& request) {
+  const std::span<const std::string> argv = request.argv;
+  const SandboxPolicy& policy = request.policy;
   validate_argv(argv).value();
   validate_policy(policy).value();
+  validate_workdir(request.workdir).value();
   check_writable_root_exists(policy).value();
-  ConfinedArgv confined = confine_validated(argv, policy);
+  ConfinedArgv confined = confine_validated(request);
   // The runner is executed by path: a bare name would be looked up through the caller's PATH
   // (and a relative one in its working directory), both places a confined run may have written.
   if (!confined.argv.empty() && !confined.argv.front().starts_with('/')) {
@@ -83,7 +104,14 @@ ConfinedArgv SandboxProvider::confine(std::span<const std::string> argv,
                                   "the provider returned an argv that does not wrap the command as "
                                   "[runner, profile..., \"--\", command...]; refusing to run it");
   }
-  if (!provides_named_fds(confined, argv)) {
+  // A channel nobody asked for names a descriptor the spawner does not open: the runner would
+  // write its status into whatever the caller left at that number.
+  if (!request.status_channels && !confined.status_channels.empty()) {
+    throw SandboxUnavailableError(
+        policy.mode,
+        "the provider named status channels the caller did not ask for; refusing to run it");
+  }
+  if (!names_its_descriptors(confined, argv)) {
     throw SandboxUnavailableError(
         policy.mode,
         "the provider asked for descriptors that are not distinct numbers "

@@ -38,6 +38,42 @@ struct ProvidedFd {
   bool operator==(const ProvidedFd&) const = default;
 };
 
+// The runners of a wrap, outermost first: a typed list, never a string to parse. "landlock-run"
+// is the launcher, alone or as the second layer inside bwrap; "runner-command" is the operator's
+// own runner (LocalSandboxConfig::runner_command).
+enum class RunnerLayer { kBwrap, kLandlockRun, kRunnerCommand, kSeatbelt, kWindowsAcl };
+
+// "bwrap", "landlock-run", "runner-command", "seatbelt", "windows-acl".
+std::string_view layer_name(RunnerLayer layer);
+// The backend label of a layer list, as ConfinedArgv::backend spells it: "bwrap",
+// "bwrap+landlock", "landlock", "runner-command", "seatbelt", "windows-acl".
+std::string backend_label(std::span<const RunnerLayer> layers);
+
+// How a runner writes to its status channel.
+enum class StatusFormat {
+  // bwrap `--json-status-fd N`: JSON objects; {"exit-code": N} once the command it started has
+  // exited. A bwrap that exits without that line failed before or while setting up.
+  kBwrapJson,
+  // landlock-run `--status-fd N`: one "landlock-run: ..." line, written only when it failed.
+  kLauncherLines,
+};
+
+// "bwrap-json", "launcher-lines".
+std::string_view status_format_name(StatusFormat format);
+
+// A runner's out-of-band status channel, asked for with ConfineRequest::status_channels: the
+// spawner opens a pipe and maps its write end to number `fd` in the child (closing its own copy
+// once the child started), then reads what `layer` wrote once the run settled. The argv names
+// the number; a spawn without it makes the runner fail (bwrap cannot write its status), so the
+// command never runs unconfined. A command that merely prints a runner's line cannot forge it.
+struct StatusChannel {
+  int fd = -1;
+  RunnerLayer layer = RunnerLayer::kBwrap;
+  StatusFormat format = StatusFormat::kBwrapJson;
+
+  bool operator==(const StatusChannel&) const = default;
+};
+
 struct ConfinedArgv {
   // Runner, profile arguments, "--", then the caller's exact argv: spawn this instead.
   std::vector<std::string> argv;
@@ -62,6 +98,11 @@ struct ConfinedArgv {
   // and devices it cannot give the command a private copy of. A refusal is the boundary holding,
   // not a gap, so it does not make enforcement partial.
   std::vector<std::string> refused;
+  // the runners of argv, outermost first (backend is their label);
+  std::vector<RunnerLayer> layers;
+  // the status channels argv names (only when the request asked for them), each number at most
+  // once and distinct from every provided descriptor's.
+  std::vector<StatusChannel> status_channels;
 
   bool operator==(const ConfinedArgv&) const = default;
 };

@@ -76,7 +76,9 @@ struct LocalSandboxHooks {
   std::optional<std::vector<SandboxBackend>> chain;  // default: the platform's chain
   // Replaces a backend's probe; receives the report to fill (runner already set).
   std::function<void(BackendReport&)> probe;
-  std::string launcher_path;                    // default: landlock-run beside /proc/self/exe
+  // default: landlock-run beside /proc/self/exe (local::locate_runners); a caller that located
+  // it already (the CLI, for its verdict store's key) passes it so it is located once.
+  std::string launcher_path;
   std::string sandbox_exec_path;                // default: /usr/bin/sandbox-exec
   std::vector<std::string> windows_acl_runner;  // default: none (unusable)
   std::string temp_dir;                         // default: user_temp_dir()
@@ -106,8 +108,7 @@ class LocalSandboxProvider final : public SandboxProvider {
   int probes_run() const;
 
  private:
-  ConfinedArgv confine_validated(std::span<const std::string> argv,
-                                 const SandboxPolicy& policy) override;
+  ConfinedArgv confine_validated(const ConfineRequest& request) override;
 
   struct State;
   std::unique_ptr<State> state_;

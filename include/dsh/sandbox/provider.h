@@ -11,6 +11,19 @@
 
 namespace dsh::sandbox {
 
+// What one run needs of its wrap besides the policy.
+struct ConfineRequest {
+  std::span<const std::string> argv;  // the caller's command; a view, valid during confine()
+  SandboxPolicy policy;
+  // The absolute directory the command will run in; empty: none given. bwrap gets it as
+  // `--chdir`: without it a bwrap whose view hides the directory (its own /dev and /proc, the
+  // private /tmp of workspace-write) silently runs the command in $HOME instead.
+  std::string workdir;
+  // Whether the runners' out-of-band status channels are wanted (ConfinedArgv::status_channels):
+  // the spawner must then open every channel the answer names.
+  bool status_channels = false;
+};
+
 class SandboxProvider {
  public:
   virtual ~SandboxProvider() = default;
@@ -22,15 +35,20 @@ class SandboxProvider {
   // the backend's argv really wraps the command: [runner, ..., "--", argv...]. Anything else is
   // refused as SandboxUnavailableError, so no backend bug can hand back an unconfined argv.
   // Backend failures (SandboxUnavailableError) propagate unchanged.
+  // The same as confine({argv, policy}): no workdir, no status channels.
   ConfinedArgv confine(std::span<const std::string> argv, const SandboxPolicy& policy);
+
+  // The argv returned is exactly the argv to spawn: nobody edits it afterwards. Also validates
+  // the workdir (absolute, no NUL byte) and checks that the answer names only the status channels
+  // asked for, each a distinct number >= 3 named by a runner's arguments.
+  ConfinedArgv confine(const ConfineRequest& request);
 
  protected:
   SandboxProvider() = default;
 
  private:
-  // Called only with a validated argv and policy.
-  virtual ConfinedArgv confine_validated(std::span<const std::string> argv,
-                                         const SandboxPolicy& policy) = 0;
+  // Called only with a validated request.
+  virtual ConfinedArgv confine_validated(const ConfineRequest& request) = 0;
 };
 
 }  // namespace dsh::sandbox

@@ -800,5 +800,79 @@ TEST_P(CliRunOn, SessionModeIsUsedAndTheCommandLineModeOutranksIt) {
   EXPECT_EQ(list_dir(ws), vector<string>{"f"});
 }
 
+// `confine` prints exactly the argv `run` executes: a runner that records the argv it was given
+// (one word a line), then starts the real bwrap with it, stands in for bwrap (bwrapPath: the chain
+// layers landlock-run inside it, with both status channels and --chdir) and for an operator's
+// runnerCommand (the bwrap profile only). Checked from outside, on the record the runner wrote.
+class ConfineMatchesRun : public CliRun {
+ protected:
+  // Writes the recording runner; returns its path.
+  string recording_runner() {
+    const string runner = dir_ / "recording-runner";
+    write_file(runner,
+               "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + record_ + "\nexec /usr/bin/bwrap \"$@\"\n",
+               0755);
+    return runner;
+  }
+
+  // `run` then `confine` with the same inputs; returns confine's JSON, expecting its argv to be
+  // the one run executed.
+  nlohmann::json expect_same_argv(const string& config, const vector<string>& confine_extra) {
+    const string ws = dir_.mkdir(unique("ws"));
+    const vector<string> command = {"--", "/bin/sh", "-c", "exit 3"};
+    const CliResult ran = cli(plus({"run", "--config", config, "--workspace", ws}, command));
+    EXPECT_TRUE(ran.exited_with(3)) << ran.describe();
+    const vector<string> executed = split_lines(read_file(record_));
+    const CliResult confine =
+        cli(plus(plus({"confine", "--config", config, "--workspace", ws}, confine_extra), command));
+    EXPECT_TRUE(confine.exited_with(0)) << confine.describe();
+    const nlohmann::json confined = parse_json(confine.out);
+    vector<string> printed;
+    for (const nlohmann::json& word : confined["argv"]) printed.push_back(word.get<string>());
+    EXPECT_FALSE(printed.empty()) << confine.describe();
+    if (!printed.empty()) {
+      EXPECT_EQ(vector<string>(printed.begin() + 1, printed.end()), executed) << confine.describe();
+    }
+    return confined;
+  }
+
+  string record_ = dir_ / "argv";
+};
+
+TEST_F(ConfineMatchesRun, ThroughBwrapWithTheLauncherInside) {
+  const string runner = recording_runner();
+  const string config = write_config(R"({"bwrapPath":")" + runner + R"("})");
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
+  // The default --cwd is the working directory, as run's; stating it changes nothing.
+  for (const vector<string>& extra : {vector<string>{"--status-channels"},
+                                      vector<string>{"--status-channels", "--cwd", string(cwd)}}) {
+    const nlohmann::json confined = expect_same_argv(config, extra);
+    EXPECT_EQ(confined["argv"][0], runner);
+    EXPECT_EQ(confined["backend"], "bwrap+landlock");
+    EXPECT_EQ(confined["layers"], nlohmann::json::array({"bwrap", "landlock-run"}));
+    EXPECT_EQ(confined["statusChannels"],
+              nlohmann::json::array(
+                  {{{"fd", 3}, {"layer", "bwrap"}, {"format", "bwrap-json"}},
+                   {{"fd", 4}, {"layer", "landlock-run"}, {"format", "launcher-lines"}}}));
+    const vector<string> flags = {"--json-status-fd", "3", "--chdir", cwd};
+    EXPECT_EQ(vector<string>(confined["argv"].begin() + 1, confined["argv"].begin() + 5), flags);
+  }
+}
+
+TEST_F(ConfineMatchesRun, ThroughTheOperatorsRunnerCommand) {
+  const string runner = recording_runner();
+  const string config = write_config(R"({"runnerCommand":[")" + runner +
+                                     R"("],"runnerFailureSignatures":["bwrap: "]})");
+  // The operator's runner gets no channel and no --chdir: asking for channels changes nothing.
+  for (const vector<string>& extra : {vector<string>{}, vector<string>{"--status-channels"}}) {
+    const nlohmann::json confined = expect_same_argv(config, extra);
+    EXPECT_EQ(confined["argv"][0], runner);
+    EXPECT_EQ(confined["backend"], "runner-command");
+    EXPECT_EQ(confined["layers"], nlohmann::json::array({"runner-command"}));
+    EXPECT_EQ(confined["statusChannels"], nlohmann::json::array());
+  }
+}
+
 }  // namespace
 }  // namespace dsh::cli_run_it

@@ -14,6 +14,7 @@
 
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/local_provider.h"
+#include "profiles/profiles.h"
 #include "scripts.h"
 #include "temp_dir.h"
 
@@ -27,16 +28,26 @@ using dsh::testing::write_script;
 class FakeProvider final : public SandboxProvider {
  public:
   using Wrap = std::function<ConfinedArgv(std::span<const std::string>)>;
-  explicit FakeProvider(Wrap wrap) : wrap_(std::move(wrap)) {}
+  // For wraps whose runners take the run's flags (status channels, --chdir).
+  using RequestWrap = std::function<ConfinedArgv(const ConfineRequest&)>;
+  explicit FakeProvider(Wrap wrap)
+      : wrap_([wrap = std::move(wrap)](const ConfineRequest& request) {
+          return wrap(request.argv);
+        }) {}
+  explicit FakeProvider(RequestWrap wrap) : wrap_(std::move(wrap)) {}
   int calls = 0;
 
  private:
-  ConfinedArgv confine_validated(std::span<const std::string> argv, const SandboxPolicy&) override {
+  ConfinedArgv confine_validated(const ConfineRequest& request) override {
     ++calls;
-    return wrap_(argv);
+    return wrap_(request);
   }
-  Wrap wrap_;
+  RequestWrap wrap_;
 };
+
+profiles::RunNeeds needs_of(const ConfineRequest& request) {
+  return {request.workdir, request.status_channels};
+}
 
 // A runner that runs what follows its "--" unconfined: enough to exercise classification.
 constexpr const char* kPassThrough = "while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"";
@@ -199,24 +210,28 @@ TEST_F(BashExecutorTest, FactsCarryTheBackendsEnforcement) {
 }
 
 // The real launcher as the outermost runner: its failure channel is out of band.
-ConfinedArgv landlock_wrap(Argv launcher_args, std::span<const std::string> argv) {
+ConfinedArgv landlock_wrap(Argv launcher_args, const ConfineRequest& request) {
+  const std::span<const std::string> argv = request.argv;
   ConfinedArgv confined{
-      {LANDLOCK_RUN_PATH},
+      profiles::landlock_run_args(needs_of(request)),
       SandboxEnforcement::kFull,
       {"permission denied"},
       {{std::vector<int>{125},
         {"landlock-run: "},
         std::vector<std::string>{"landlock-run: partial enforcement (older Landlock ABI)"}}}};
+  confined.argv.insert(confined.argv.begin(), LANDLOCK_RUN_PATH);
   confined.argv.insert(confined.argv.end(), launcher_args.begin(), launcher_args.end());
   confined.argv.emplace_back("--");
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
   confined.backend = "landlock";
+  confined.layers = {RunnerLayer::kLandlockRun};
+  if (request.status_channels) confined.status_channels = {profiles::landlock_status_channel()};
   return confined;
 }
 
 TEST_F(BashExecutorTest, ACommandSpoofingALauncherLineIsAnOrdinaryFailure) {
-  FakeProvider provider([](std::span<const std::string> argv) {
-    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, argv);
+  FakeProvider provider([](const ConfineRequest& request) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, request);
   });
   SandboxBashExecutor executor(provider);
   const RunOutcome outcome =
@@ -226,8 +241,8 @@ TEST_F(BashExecutorTest, ACommandSpoofingALauncherLineIsAnOrdinaryFailure) {
 }
 
 TEST_F(BashExecutorTest, TheLaunchersOwnRefusalIsUnavailableAndTheCommandNeverRan) {
-  FakeProvider provider([](std::span<const std::string> argv) {
-    return landlock_wrap({"--ro", "/no/such/dsh-grant"}, argv);
+  FakeProvider provider([](const ConfineRequest& request) {
+    return landlock_wrap({"--ro", "/no/such/dsh-grant"}, request);
   });
   SandboxBashExecutor executor(provider);
   expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")),
@@ -236,21 +251,32 @@ TEST_F(BashExecutorTest, TheLaunchersOwnRefusalIsUnavailableAndTheCommandNeverRa
 }
 
 // The real bwrap as the outermost runner: its exit report is the out-of-band channel.
-ConfinedArgv bwrap_wrap(Argv extra, std::span<const std::string> argv) {
-  ConfinedArgv confined{{"/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
-                         "--proc", "/proc", "--die-with-parent"},
+ConfinedArgv bwrap_wrap(Argv extra, const ConfineRequest& request,
+                        std::span<const std::string> argv) {
+  ConfinedArgv confined{{"/usr/bin/bwrap"},
                         SandboxEnforcement::kFull,
                         {"read-only file system"},
                         {{std::nullopt, {"bwrap: "}, std::nullopt}}};
+  const Argv flags = profiles::bwrap_run_args(needs_of(request));
+  confined.argv.insert(confined.argv.end(), flags.begin(), flags.end());
+  confined.argv.insert(confined.argv.end(),
+                       {"--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+                        "--die-with-parent"});
   confined.argv.insert(confined.argv.end(), extra.begin(), extra.end());
   confined.argv.emplace_back("--");
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
   confined.backend = "bwrap";
+  confined.layers = {RunnerLayer::kBwrap};
+  if (request.status_channels) confined.status_channels = {profiles::bwrap_status_channel()};
   return confined;
 }
 
+ConfinedArgv bwrap_wrap(Argv extra, const ConfineRequest& request) {
+  return bwrap_wrap(std::move(extra), request, request.argv);
+}
+
 TEST_F(BashExecutorTest, ACommandSpoofingABwrapLineIsAnOrdinaryFailure) {
-  FakeProvider provider([](std::span<const std::string> argv) { return bwrap_wrap({}, argv); });
+  FakeProvider provider([](const ConfineRequest& request) { return bwrap_wrap({}, request); });
   const RunOutcome outcome = SandboxBashExecutor(provider).run(
       spec("echo 'bwrap: Creating new namespace failed' >&2; exit 1"));
   EXPECT_EQ(outcome.process.exit_code, 1);
@@ -258,8 +284,8 @@ TEST_F(BashExecutorTest, ACommandSpoofingABwrapLineIsAnOrdinaryFailure) {
 }
 
 TEST_F(BashExecutorTest, BwrapFailingToSetUpIsUnavailableAndTheCommandNeverRan) {
-  FakeProvider provider([](std::span<const std::string> argv) {
-    return bwrap_wrap({"--bind", "/no/such/dsh-source", "/mnt"}, argv);
+  FakeProvider provider([](const ConfineRequest& request) {
+    return bwrap_wrap({"--bind", "/no/such/dsh-source", "/mnt"}, request);
   });
   SandboxBashExecutor executor(provider);
   expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")),
@@ -267,19 +293,29 @@ TEST_F(BashExecutorTest, BwrapFailingToSetUpIsUnavailableAndTheCommandNeverRan) 
   EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
 }
 
-TEST_F(BashExecutorTest, LayeredWrapGetsBothChannelsInPlace) {
-  ConfinedArgv layered =
-      bwrap_wrap({}, std::vector<std::string>{"/opt/landlock-run", "--ro", "/", "--", "true"});
-  layered.backend = "bwrap+landlock";
-  const RunnerPositions positions = runner_positions(layered);
-  ASSERT_TRUE(positions.bwrap && positions.launcher);
-  const Argv argv = with_runner_flags(layered.argv, positions, "/work");
-  EXPECT_EQ(Argv(argv.begin(), argv.begin() + 3),
-            (Argv{"/usr/bin/bwrap", "--json-status-fd", "3"}));
-  EXPECT_EQ(Argv(argv.begin() + 3, argv.begin() + 5), (Argv{"--chdir", "/work"}));
-  const auto launcher = std::find(argv.begin(), argv.end(), "/opt/landlock-run");
-  ASSERT_NE(launcher, argv.end());
-  EXPECT_EQ(Argv(launcher, launcher + 3), (Argv{"/opt/landlock-run", "--status-fd", "4"}));
+// confine() returns exactly the argv that runs: the executor adds no flag of its own, and asks
+// for the status channels and the workdir it will spawn in.
+TEST_F(BashExecutorTest, TheSpawnedArgvIsExactlyTheOneConfineReturned) {
+  const std::string record = dir_ / "argv";
+  const std::string path =
+      runner("printf '%s\\n' \"$@\" > " + record + "; " + std::string(kPassThrough));
+  Argv returned;
+  ConfineRequest seen;
+  FakeProvider provider([&](const ConfineRequest& request) {
+    seen = request;
+    ConfinedArgv confined = wrap_with(path, request.argv);
+    confined.argv.insert(confined.argv.begin() + 1, {"--flag", "value"});
+    returned = confined.argv;
+    return confined;
+  });
+  const RunOutcome outcome = SandboxBashExecutor(provider).run(spec("exit 0"));
+  EXPECT_EQ(outcome.process.exit_code, 0) << outcome.process.err.tail;
+  EXPECT_TRUE(seen.status_channels);
+  EXPECT_EQ(seen.workdir, dir_.path());
+  std::ifstream recorded(record);
+  Argv spawned{path};
+  for (std::string line; std::getline(recorded, line);) spawned.push_back(line);
+  EXPECT_EQ(spawned, returned);
 }
 
 // With the sandbox in place, the kernel refusing to execute the command itself is the
@@ -296,8 +332,8 @@ void expect_exec_refusals(SandboxBashExecutor& executor, const RunSpec& missing,
 }
 
 TEST_F(BashExecutorTest, TheLauncherRefusedTheCommandsExecIsTheCommandsFailure) {
-  FakeProvider provider([](std::span<const std::string> argv) {
-    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, argv);
+  FakeProvider provider([](const ConfineRequest& request) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, request);
   });
   SandboxBashExecutor executor(provider);
   const std::string noexec = write_script(dir_ / "noexec", "true");
@@ -306,7 +342,7 @@ TEST_F(BashExecutorTest, TheLauncherRefusedTheCommandsExecIsTheCommandsFailure) 
 }
 
 TEST_F(BashExecutorTest, BwrapRefusedTheCommandsExecIsTheCommandsFailure) {
-  FakeProvider provider([](std::span<const std::string> argv) { return bwrap_wrap({}, argv); });
+  FakeProvider provider([](const ConfineRequest& request) { return bwrap_wrap({}, request); });
   SandboxBashExecutor executor(provider);
   const std::string noexec = write_script(dir_ / "noexec", "true");
   ASSERT_EQ(::chmod(noexec.c_str(), 0644), 0);
@@ -320,8 +356,8 @@ TEST_F(BashExecutorTest, AWorkdirBwrapsViewHidesIsRefusedAndTheCommandNeverRuns)
   const std::filesystem::path hidden = dir_ / "hidden";
   std::filesystem::create_directories(hidden / "wd");
   std::filesystem::create_directory(out);
-  FakeProvider provider([&](std::span<const std::string> argv) {
-    return bwrap_wrap({"--bind", out, out, "--tmpfs", hidden}, argv);
+  FakeProvider provider([&](const ConfineRequest& request) {
+    return bwrap_wrap({"--bind", out, out, "--tmpfs", hidden}, request);
   });
   SandboxBashExecutor executor(provider);
   RunSpec run_spec = program({"/bin/sh", "-c", "pwd > " + (out / "marker").string()});
@@ -344,17 +380,23 @@ TEST_F(BashExecutorTest, AWorkdirBwrapsViewHidesIsRefusedAndTheCommandNeverRuns)
 
 // The layered wrap: the launcher inside bwrap reports the command's refusal; bwrap's own exec is
 // of the launcher, so a launcher it cannot execute is a broken runner, not a missing command.
-ConfinedArgv layered_wrap(const std::string& launcher, std::span<const std::string> argv) {
-  Argv inner{launcher, "--ro", "/", "--rw", "/dev/null", "--"};
-  inner.insert(inner.end(), argv.begin(), argv.end());
-  ConfinedArgv confined = bwrap_wrap({}, inner);
+ConfinedArgv layered_wrap(const std::string& launcher, const ConfineRequest& request) {
+  Argv inner = profiles::landlock_run_args(needs_of(request));
+  inner.insert(inner.begin(), launcher);
+  inner.insert(inner.end(), {"--ro", "/", "--rw", "/dev/null", "--"});
+  inner.insert(inner.end(), request.argv.begin(), request.argv.end());
+  ConfinedArgv confined = bwrap_wrap({}, request, inner);
   confined.backend = "bwrap+landlock";
+  confined.layers = {RunnerLayer::kBwrap, RunnerLayer::kLandlockRun};
+  if (request.status_channels) {
+    confined.status_channels.push_back(profiles::landlock_status_channel());
+  }
   return confined;
 }
 
 TEST_F(BashExecutorTest, LayeredWrapReportsTheCommandsRefusalThroughTheLauncher) {
   FakeProvider provider(
-      [](std::span<const std::string> argv) { return layered_wrap(LANDLOCK_RUN_PATH, argv); });
+      [](const ConfineRequest& request) { return layered_wrap(LANDLOCK_RUN_PATH, request); });
   SandboxBashExecutor executor(provider);
   const std::string noexec = write_script(dir_ / "noexec", "true");
   ASSERT_EQ(::chmod(noexec.c_str(), 0644), 0);
@@ -362,8 +404,8 @@ TEST_F(BashExecutorTest, LayeredWrapReportsTheCommandsRefusalThroughTheLauncher)
 }
 
 TEST_F(BashExecutorTest, LayeredWrapWhoseLauncherBwrapCannotExecuteIsUnavailable) {
-  FakeProvider provider([](std::span<const std::string> argv) {
-    return layered_wrap("/no/such/dsh-landlock-run", argv);
+  FakeProvider provider([](const ConfineRequest& request) {
+    return layered_wrap("/no/such/dsh-landlock-run", request);
   });
   SandboxBashExecutor executor(provider);
   expect_unavailable_naming(executor, program({"/usr/bin/touch", dir_ / "marker"}),
@@ -423,8 +465,8 @@ TEST_F(BashExecutorTest, BackgroundKillIsNeverADenial) {
 }
 
 TEST_F(BashExecutorTest, BackgroundLauncherRefusalIsRunnerFailedThroughTheStatusChannel) {
-  FakeProvider provider([](std::span<const std::string> argv) {
-    return landlock_wrap({"--ro", "/no/such/dsh-grant"}, argv);
+  FakeProvider provider([](const ConfineRequest& request) {
+    return landlock_wrap({"--ro", "/no/such/dsh-grant"}, request);
   });
   BackgroundJob job = SandboxBashExecutor(provider).start(spec("touch " + (dir_ / "marker")));
   const RunOutcome outcome = job.wait();
@@ -433,8 +475,8 @@ TEST_F(BashExecutorTest, BackgroundLauncherRefusalIsRunnerFailedThroughTheStatus
 }
 
 TEST_F(BashExecutorTest, BackgroundCommandTheLauncherCouldNotExecuteIsNoRunnerFailure) {
-  FakeProvider provider([](std::span<const std::string> argv) {
-    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, argv);
+  FakeProvider provider([](const ConfineRequest& request) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, request);
   });
   BackgroundJob job = SandboxBashExecutor(provider).start(program({dir_ / "no-such-program"}));
   const RunOutcome outcome = job.wait();

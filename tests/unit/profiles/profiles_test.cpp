@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <stdexcept>
 
 namespace dsh::sandbox::profiles {
@@ -388,6 +389,175 @@ TEST(WrapRunnerCommand, RunnerThenBwrapProfileAssertedFull) {
   EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
   EXPECT_EQ(confined.runner_failure_rules,
             (std::vector<RunnerFailureRule>{{std::nullopt, signatures, std::nullopt}}));
+}
+
+TEST(WrapRunnerCommand, IsItsOwnLayerWithoutChannels) {
+  const ConfinedArgv confined =
+      wrap_runner_command(Argv{"/opt/runner"}, Argv{"r: "}, kCommand, kRo);
+  EXPECT_EQ(confined.layers, std::vector<RunnerLayer>{RunnerLayer::kRunnerCommand});
+  EXPECT_EQ(confined.backend, "runner-command");
+  EXPECT_TRUE(confined.status_channels.empty());
+}
+
+// What a run needs (status channels, the workdir) lands in the argv confine() returns: each
+// runner's flags right after its program name, and the channels they name.
+const RunNeeds kNeeds{"/ws/sub", true};
+
+TEST(WrapWithRunNeeds, LayeredBwrapNamesBothChannelsAndEntersTheWorkdir) {
+  const ConfinedArgv confined = wrap(Selection{SandboxBackend::kBwrap, kAbi7}, kRunners, kCommand,
+                                     kWw, {}, "/tmp/user", kNeeds);
+  Argv expected = {"/usr/bin/bwrap", "--json-status-fd", "3", "--chdir", "/ws/sub"};
+  for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run", "--status-fd", "4"},
+                           landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
+                           Argv{"--", "bash", "-c", "echo hi"}}) {
+    expected.insert(expected.end(), part.begin(), part.end());
+  }
+  EXPECT_EQ(confined.argv, expected);
+  EXPECT_EQ(confined.status_channels,
+            (std::vector<StatusChannel>{
+                {kBwrapStatusFd, RunnerLayer::kBwrap, StatusFormat::kBwrapJson},
+                {kLauncherStatusFd, RunnerLayer::kLandlockRun, StatusFormat::kLauncherLines}}));
+  EXPECT_EQ(confined.layers,
+            (std::vector<RunnerLayer>{RunnerLayer::kBwrap, RunnerLayer::kLandlockRun}));
+  EXPECT_EQ(confined.backend, "bwrap+landlock");
+  EXPECT_TRUE(confined.provided_fds.empty());
+}
+
+TEST(WrapWithRunNeeds, BwrapAloneHasItsStatusChannelBesideTheSeccompDescriptor) {
+  const ConfinedArgv confined = wrap(Selection{SandboxBackend::kBwrap, std::nullopt}, kRunners,
+                                     kCommand, kRo, {}, "/tmp/user", kNeeds);
+  Argv expected = {"/usr/bin/bwrap", "--json-status-fd", "3", "--chdir", "/ws/sub"};
+  const Argv profile = bwrap_args(kRo);
+  expected.insert(expected.end(), profile.begin(), profile.end());
+  expected.insert(expected.end(), {"--seccomp", "5", "--", "bash", "-c", "echo hi"});
+  EXPECT_EQ(confined.argv, expected);
+  EXPECT_EQ(confined.status_channels,
+            (std::vector<StatusChannel>{
+                {kBwrapStatusFd, RunnerLayer::kBwrap, StatusFormat::kBwrapJson}}));
+  ASSERT_EQ(confined.provided_fds.size(), 1U);
+  EXPECT_EQ(confined.provided_fds[0].fd, kBwrapSeccompFd);
+  EXPECT_EQ(confined.layers, std::vector<RunnerLayer>{RunnerLayer::kBwrap});
+}
+
+TEST(WrapWithRunNeeds, TheWorkdirAloneGivesBwrapChdirWithoutChannels) {
+  const ConfinedArgv confined = wrap(Selection{SandboxBackend::kBwrap, kAbi7}, kRunners, kCommand,
+                                     kRo, {}, "/tmp/user", RunNeeds{"/ws", false});
+  EXPECT_EQ(Argv(confined.argv.begin(), confined.argv.begin() + 4),
+            (Argv{"/usr/bin/bwrap", "--chdir", "/ws", "--ro-bind"}));
+  EXPECT_EQ(index_of(confined.argv, {"--json-status-fd"}), -1);
+  EXPECT_EQ(index_of(confined.argv, {"--status-fd"}), -1);
+  EXPECT_TRUE(confined.status_channels.empty());
+}
+
+TEST(WrapWithRunNeeds, LandlockAloneHasItsChannelAndNoChdir) {
+  const ConfinedArgv confined = wrap(Selection{SandboxBackend::kLandlock, kAbi7}, kRunners,
+                                     kCommand, kRo, {}, "/tmp/user", kNeeds);
+  EXPECT_EQ(confined.argv,
+            (Argv{"/opt/dsh/landlock-run", "--status-fd", "4", "--ro", "/", "--rw", "/dev/null",
+                  "--scope-ipc", "--deny-metadata", "--", "bash", "-c", "echo hi"}));
+  EXPECT_EQ(confined.status_channels,
+            (std::vector<StatusChannel>{
+                {kLauncherStatusFd, RunnerLayer::kLandlockRun, StatusFormat::kLauncherLines}}));
+  EXPECT_EQ(confined.layers, std::vector<RunnerLayer>{RunnerLayer::kLandlockRun});
+  EXPECT_EQ(confined.backend, "landlock");
+}
+
+TEST(WrapWithRunNeeds, SeatbeltAndWindowsAclHaveNoChannelsAndTheSameArgv) {
+  for (const Selection& selection : {Selection{SandboxBackend::kSeatbelt, std::nullopt},
+                                     Selection{SandboxBackend::kWindowsAcl, std::nullopt}}) {
+    const ConfinedArgv plain = wrap_of(selection, kRo);
+    const ConfinedArgv needing = wrap(selection, kRunners, kCommand, kRo, {}, "/tmp/user", kNeeds);
+    EXPECT_EQ(needing, plain);
+    EXPECT_TRUE(needing.status_channels.empty());
+    EXPECT_EQ(needing.layers.size(), 1U);
+    EXPECT_EQ(needing.backend, selection_name(selection));
+  }
+}
+
+TEST(Layers, TheBackendLabelIsDerivedFromTheTypedList) {
+  for (const Selection& selection :
+       {Selection{SandboxBackend::kBwrap, std::nullopt}, Selection{SandboxBackend::kBwrap, kAbi7},
+        Selection{SandboxBackend::kLandlock, kAbi7},
+        Selection{SandboxBackend::kSeatbelt, std::nullopt},
+        Selection{SandboxBackend::kWindowsAcl, std::nullopt}}) {
+    const ConfinedArgv confined = wrap_of(selection, kRo);
+    EXPECT_EQ(confined.layers, selection_layers(selection));
+    EXPECT_EQ(confined.backend, backend_label(confined.layers));
+  }
+  EXPECT_EQ(selection_name({SandboxBackend::kBwrap, kAbi7}), "bwrap+landlock");
+  EXPECT_EQ(selection_name({SandboxBackend::kBwrap, std::nullopt}), "bwrap");
+  EXPECT_EQ(selection_name({SandboxBackend::kLandlock, kAbi7}), "landlock");
+  EXPECT_EQ(selection_name({SandboxBackend::kWindowsAcl, std::nullopt}), "windows-acl");
+}
+
+TEST(BwrapHides, ItsOwnDevProcAndTheTmpfsOfWorkspaceWrite) {
+  EXPECT_TRUE(bwrap_hides("/dev/shm/x", kRo));
+  EXPECT_TRUE(bwrap_hides("/proc/1", kRo));
+  EXPECT_FALSE(bwrap_hides("/tmp/x", kRo));
+  EXPECT_TRUE(bwrap_hides("/tmp/x", kWw));
+  EXPECT_FALSE(bwrap_hides("/opt/dsh/landlock-run", kWw));
+  EXPECT_FALSE(bwrap_hides("/devx", kRo));
+}
+
+// The status parsers: what each runner's channel says about a run that exited nonzero.
+ConfinedArgv channels_of(const Selection& selection) {
+  return wrap(selection, kRunners, kCommand, kRo, {}, "/tmp/user", kNeeds);
+}
+
+const std::string kExited = R"({ "child-pid": 7 }
+{ "exit-code": 1 })";
+
+TEST(StatusReports, ACleanExitOrASignalIsNeverARunnersReport) {
+  const ConfinedArgv layered = channels_of({SandboxBackend::kBwrap, kAbi7});
+  const Argv silent = {"", "landlock-run: cannot open rule path /x: No such file or directory"};
+  EXPECT_EQ(read_status_reports(layered, silent, 0, "bwrap: x"), RunnerReport{});
+  EXPECT_EQ(read_status_reports(layered, silent, std::nullopt, "bwrap: x"), RunnerReport{});
+}
+
+TEST(StatusReports, TheLaunchersLineIsItsFailureOrTheCommandsExecRefusal) {
+  const ConfinedArgv alone = channels_of({SandboxBackend::kLandlock, kAbi7});
+  const std::string line = "landlock-run: cannot open rule path /x: No such file or directory";
+  EXPECT_EQ(read_status_reports(alone, Argv{line + "\n"}, 125, "").failure, line);
+  EXPECT_EQ(read_status_reports(
+                alone, Argv{"landlock-run: exec failed: /x: No such file or directory\n"}, 125, "")
+                .exec_refused,
+            127);
+  EXPECT_EQ(
+      read_status_reports(alone, Argv{"landlock-run: exec failed: /x: Permission denied"}, 125, "")
+          .exec_refused,
+      126);
+  // Nothing on the channel: the command's own status, whatever it printed.
+  EXPECT_EQ(read_status_reports(alone, Argv{""}, 125, "landlock-run: exec failed: spoofed"),
+            RunnerReport{});
+}
+
+TEST(StatusReports, BwrapWithoutItsExitReportFailedWithItsFirstLine) {
+  const ConfinedArgv alone = channels_of({SandboxBackend::kBwrap, std::nullopt});
+  EXPECT_EQ(read_status_reports(alone, Argv{kExited}, 1, "bwrap: spoofed\n"), RunnerReport{});
+  EXPECT_EQ(read_status_reports(alone, Argv{R"({ "child-pid": 7 })"}, 1,
+                                "noise\nbwrap: Can't find source path /no: No such file\n")
+                .failure,
+            "bwrap: Can't find source path /no: No such file");
+  EXPECT_EQ(read_status_reports(alone, Argv{""}, 1, "").failure,
+            "bwrap: exited before running the command");
+  EXPECT_EQ(read_status_reports(alone, Argv{""}, 1,
+                                "bwrap: Can't chdir to /tmp/wd: No such file or directory")
+                .workdir_refused,
+            ENOENT);
+}
+
+TEST(StatusReports, BwrapsExecIsTheCommandsOnlyWithoutTheLauncherInside) {
+  const std::string missing = "bwrap: execvp /x: No such file or directory";
+  const ConfinedArgv alone = channels_of({SandboxBackend::kBwrap, std::nullopt});
+  EXPECT_EQ(read_status_reports(alone, Argv{""}, 1, missing).exec_refused, 127);
+  EXPECT_EQ(
+      read_status_reports(alone, Argv{""}, 1, "bwrap: execvp /x: Permission denied").exec_refused,
+      126);
+  const ConfinedArgv layered = channels_of({SandboxBackend::kBwrap, kAbi7});
+  EXPECT_EQ(read_status_reports(layered, Argv{"", ""}, 1, missing).failure, missing);
+  // The launcher's line comes first: it is the innermost runner.
+  EXPECT_EQ(read_status_reports(layered, Argv{"", "landlock-run: broken"}, 125, missing).failure,
+            "landlock-run: broken");
 }
 
 }  // namespace

@@ -41,8 +41,62 @@ TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
       {"ungoverned", {"file metadata (chmod, chown, utimes, extended attributes)"}},
       {"network", "deny"},
       {"providedFds", json::array()},
-      {"refused", json::array()}};
+      {"refused", json::array()},
+      {"layers", json::array()},
+      {"statusChannels", json::array()}};
   EXPECT_EQ(value, expected);
+}
+
+// The layers and status channels: typed in C++, named on the wire, read back exactly.
+TEST(ConfinedArgvJson, LayersAndStatusChannelsAreNamedAndRoundTrip) {
+  ConfinedArgv confined{{"/usr/bin/bwrap", "--json-status-fd", "3", "--", "/opt/landlock-run",
+                         "--status-fd", "4", "--", "ls"},
+                        SandboxEnforcement::kFull,
+                        {"read-only file system", "permission denied"},
+                        {}};
+  confined.layers = {RunnerLayer::kBwrap, RunnerLayer::kLandlockRun};
+  confined.backend = backend_label(confined.layers);
+  confined.status_channels = {{3, RunnerLayer::kBwrap, StatusFormat::kBwrapJson},
+                              {4, RunnerLayer::kLandlockRun, StatusFormat::kLauncherLines}};
+  const json value = json::parse(to_json(confined).value());
+  EXPECT_EQ(value["backend"], "bwrap+landlock");
+  EXPECT_EQ(value["layers"], json::array({"bwrap", "landlock-run"}));
+  EXPECT_EQ(value["statusChannels"],
+            json::array({{{"fd", 3}, {"layer", "bwrap"}, {"format", "bwrap-json"}},
+                         {{"fd", 4}, {"layer", "landlock-run"}, {"format", "launcher-lines"}}}));
+  const Result<ConfinedArgv> parsed = confined_argv_from_json(value.dump());
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed.value(), confined);
+  for (const RunnerLayer layer :
+       {RunnerLayer::kRunnerCommand, RunnerLayer::kSeatbelt, RunnerLayer::kWindowsAcl}) {
+    ConfinedArgv one = confined;
+    one.layers = {layer};
+    one.status_channels.clear();
+    EXPECT_EQ(confined_argv_from_json(to_json(one).value()).value(), one);
+  }
+  EXPECT_EQ(backend_label(std::vector<RunnerLayer>{RunnerLayer::kLandlockRun}), "landlock");
+}
+
+TEST(ConfinedArgvJson, MalformedLayersAndStatusChannelsAreRefused) {
+  const std::string head =
+      R"({"argv":["x"],"enforcement":"full","denialSignatures":[],"runnerFailureRules":[],)";
+  for (const auto& [field, text] : std::vector<std::pair<std::string, std::string>>{
+           {"layers", R"("layers":"bwrap")"},
+           {"layers", R"("layers":["bwrap","landlock"])"},
+           {"layers", R"("layers":[3])"},
+           {"statusChannels", R"("statusChannels":{})"},
+           {"statusChannels", R"("statusChannels":[{"layer":"bwrap","format":"bwrap-json"}])"},
+           {"statusChannels",
+            R"("statusChannels":[{"fd":-3,"layer":"bwrap","format":"bwrap-json"}])"},
+           {"statusChannels", R"("statusChannels":[{"fd":3,"format":"bwrap-json"}])"},
+           {"statusChannels", R"("statusChannels":[{"fd":3,"layer":"bwrap","format":"json"}])"},
+           {"statusChannels", R"("statusChannels":[3])"}}) {
+    const Result<ConfinedArgv> parsed = confined_argv_from_json(head + text + "}");
+    EXPECT_FALSE(parsed) << text;
+    if (!parsed) {
+      EXPECT_NE(parsed.error().message.find(field), std::string::npos) << text;
+    }
+  }
 }
 
 ConfinedArgv bwrap_wrap_with_fd(std::string content) {

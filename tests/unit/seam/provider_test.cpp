@@ -25,10 +25,9 @@ class FakeProvider final : public SandboxProvider {
   int calls = 0;
 
  private:
-  ConfinedArgv confine_validated(std::span<const std::string> argv,
-                                 const SandboxPolicy& policy) override {
+  ConfinedArgv confine_validated(const ConfineRequest& request) override {
     ++calls;
-    return wrap_(argv, policy);
+    return wrap_(request.argv, request.policy);
   }
   Wrap wrap_;
 };
@@ -185,6 +184,73 @@ TEST(SandboxProviderConfine, ProvidedDescriptorsMustBeDistinctNamedAndAboveStdio
   // Named only in the command's own arguments: the runner would not read it.
   FakeProvider in_command(with_fds({{5, "x", "p"}}, {}));
   EXPECT_THROW((void)in_command.confine(Argv{"echo", "5"}, kReadOnly), SandboxUnavailableError);
+}
+
+// Status channels are descriptors too: distinct from each other and from the provided ones,
+// named by a runner, and only where the caller asked for them (it opens nothing otherwise, so a
+// runner would write its status into whatever the caller left at that number).
+TEST(SandboxProviderConfine, StatusChannelsMustBeAskedForDistinctAndNamed) {
+  const Argv argv = {"ls"};
+  const auto with_channels = [](std::vector<StatusChannel> channels, Argv profile,
+                                std::vector<ProvidedFd> fds = {}) {
+    return [channels, profile, fds](std::span<const std::string> seen, const SandboxPolicy&) {
+      ConfinedArgv confined;
+      confined.argv = {"/usr/bin/bwrap"};
+      confined.argv.insert(confined.argv.end(), profile.begin(), profile.end());
+      confined.argv.emplace_back("--");
+      confined.argv.insert(confined.argv.end(), seen.begin(), seen.end());
+      confined.status_channels = channels;
+      confined.provided_fds = fds;
+      return confined;
+    };
+  };
+  const StatusChannel bwrap{3, RunnerLayer::kBwrap, StatusFormat::kBwrapJson};
+  const StatusChannel launcher{4, RunnerLayer::kLandlockRun, StatusFormat::kLauncherLines};
+  const ConfineRequest wanted{argv, kReadOnly, "/", true};
+  FakeProvider good(
+      with_channels({bwrap, launcher}, {"--json-status-fd", "3", "--status-fd", "4"}));
+  EXPECT_EQ(good.confine(wanted).status_channels, (std::vector<StatusChannel>{bwrap, launcher}));
+  // Not asked for: the plain overload never gets a channel.
+  EXPECT_THROW((void)good.confine(argv, kReadOnly), SandboxUnavailableError);
+  FakeProvider unnamed(with_channels({bwrap}, {"--json-status-fd", "7"}));
+  EXPECT_THROW((void)unnamed.confine(wanted), SandboxUnavailableError);
+  FakeProvider stdio(with_channels({{2, RunnerLayer::kBwrap, StatusFormat::kBwrapJson}},
+                                   {"--json-status-fd", "2"}));
+  EXPECT_THROW((void)stdio.confine(wanted), SandboxUnavailableError);
+  FakeProvider shared(
+      with_channels({bwrap}, {"--json-status-fd", "3", "--seccomp", "3"}, {{3, "x", "p"}}));
+  EXPECT_THROW((void)shared.confine(wanted), SandboxUnavailableError);
+}
+
+TEST(SandboxProviderConfine, TheWorkdirReachesTheBackendAndMustBeAbsolute) {
+  const Argv argv = {"ls"};
+  std::string seen_workdir;
+  bool seen_channels = false;
+  class Recording final : public SandboxProvider {
+   public:
+    Recording(std::string& workdir, bool& channels) : workdir_(workdir), channels_(channels) {}
+
+   private:
+    ConfinedArgv confine_validated(const ConfineRequest& request) override {
+      workdir_ = request.workdir;
+      channels_ = request.status_channels;
+      return runner_wrap(request.argv, request.policy);
+    }
+    std::string& workdir_;
+    bool& channels_;
+  } provider(seen_workdir, seen_channels);
+  (void)provider.confine(ConfineRequest{argv, kReadOnly, "/srv/work", true});
+  EXPECT_EQ(seen_workdir, "/srv/work");
+  EXPECT_TRUE(seen_channels);
+  (void)provider.confine(argv, kReadOnly);
+  EXPECT_EQ(seen_workdir, "");
+  EXPECT_FALSE(seen_channels);
+  seen_workdir = "untouched";
+  for (const std::string& bad : {"relative/dir"s, "/a\0b"s}) {
+    EXPECT_THROW((void)provider.confine(ConfineRequest{argv, kReadOnly, bad, false}),
+                 InvalidSandboxInputError);
+  }
+  EXPECT_EQ(seen_workdir, "untouched");
 }
 
 // A runner found through PATH (or the working directory) could be one a confined run planted

@@ -3,7 +3,7 @@
 // writable roots arrive canonicalized; the base is allow-default with file writes denied.
 #include <fmt/format.h>
 
-#include "profiles/profiles.h"
+#include "profiles/seatbelt.h"
 
 namespace dsh::sandbox::profiles {
 
@@ -30,6 +30,10 @@ std::string seatbelt_profile(const SandboxPolicy& policy,
   }
   if (policy.network == NetworkPolicy::kDeny) profile += " (deny network*)";
   return profile;
+}
+
+RunnerFailureRule seatbelt_failure_rule() {
+  return {std::nullopt, {"sandbox-exec: "}, std::nullopt};
 }
 
 }  // namespace dsh::sandbox::profiles

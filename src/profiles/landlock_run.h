@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// landlock-run's home (our static launcher, alone on the host or as the second layer inside
+// bwrap): its grants and hardening options, its status channel and descriptor number, its failure
+// rule and denial dialect, the parser of its status reports, what it leaves ungoverned and
+// refuses, and the host paths a command under it can write. Pure: no I/O.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsh/sandbox/confined_argv.h"
+#include "dsh/sandbox/policy.h"
+#include "profiles/runner_report.h"
+
+namespace dsh::sandbox::profiles {
+
+// What landlock-run reported about this kernel: `--probe` (enforcement) and `--features`.
+struct LandlockFeatures {
+  SandboxEnforcement enforcement = SandboxEnforcement::kPartial;
+  int abi = 0;
+  bool deny_network = false;   // seccomp socket filter available
+  bool scope_ipc = false;      // Landlock ABI >= 6 scoping of abstract sockets and signals
+  bool deny_metadata = false;  // seccomp metadata filter available
+
+  bool operator==(const LandlockFeatures&) const = default;
+};
+
+// The launcher's status channel: above bwrap's (3), below bwrap's seccomp descriptor (5). bwrap
+// passes it through to the launcher inside it.
+inline constexpr int kLauncherStatusFd = 4;
+
+// Where landlock-run runs: on the host (the Landlock backend), or as the second layer inside
+// bwrap's mount namespace, whose /dev is private.
+enum class LandlockPlace { kHost, kInsideBwrap };
+
+// landlock-run: `--ro / --rw /dev/null`, inside bwrap also `--rw /dev/pts --rw /dev/shm
+// --rw /dev/tty`, under workspace-write `--rw /tmp --rw WS`, then the hardening options this
+// kernel supports.
+std::vector<std::string> landlock_args(const SandboxPolicy& policy,
+                                       const LandlockFeatures& features,
+                                       LandlockPlace place = LandlockPlace::kHost);
+
+// The run's flags, right after the program name: `--status-fd 4` when status channels are wanted.
+// landlock-run has no --chdir: the spawner's working directory is the command's.
+std::vector<std::string> landlock_run_args(const RunNeeds& needs);
+
+// The status channel landlock_run_args names.
+StatusChannel landlock_status_channel();
+
+// Whether a command under landlock-run on the host can write `path`: beneath the workspace and
+// beneath the shared host /tmp, under workspace-write. `path` is compared as spelled.
+bool landlock_host_writable(std::string_view path, const SandboxPolicy& policy);
+
+// In band: exit 125 plus a "landlock-run: " line that is not the partial-enforcement notice.
+RunnerFailureRule landlock_failure_rule();
+// What the kernel says when Landlock refuses an access.
+inline constexpr std::string_view kLandlockDenial = "permission denied";
+
+// What the launcher does not govern of the mode's promise on this kernel (empty: full).
+std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
+                                             const LandlockFeatures& features);
+
+// What the launcher's always-on seccomp filter refuses (bwrap alone loads the same filter
+// through --seccomp): kernel objects the command cannot be given a private copy of.
+void append_kernel_refusals(std::vector<std::string>& refused);
+// What the launcher on the host refuses besides: the host's own /dev/pts and /dev/shm.
+void append_host_device_refusals(std::vector<std::string>& refused);
+
+// The launcher's status report of a run that exited nonzero: its exec of the command refused
+// (exec_refused: it is always the innermost runner), any other line (failure), or nothing.
+RunnerReport landlock_status_report(std::string_view status);
+
+}  // namespace dsh::sandbox::profiles

@@ -16,7 +16,7 @@ namespace {
 
 using dsh::sandbox::SandboxBackend;
 
-void Check(bool condition) {
+void check(bool condition) {
   if (!condition) std::abort();
 }
 
@@ -29,16 +29,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);  // NOLINT: bytes as text
   const auto selection = dsh::sandbox::local::decode_selection(text, kLinux, kLauncher);
   if (!selection) return 0;
-  Check(selection->backend == SandboxBackend::kBwrap ||
+  check(selection->backend == SandboxBackend::kBwrap ||
         selection->backend == SandboxBackend::kLandlock);
-  Check(selection->backend != SandboxBackend::kLandlock || selection->landlock.has_value());
+  check(selection->backend != SandboxBackend::kLandlock || selection->landlock.has_value());
   if (selection->landlock) {
     const auto& features = *selection->landlock;
-    Check(features.abi >= 1 && features.abi <= 64);
-    Check(features.scope_ipc == (features.abi >= 6));
-    Check(features.deny_metadata == features.deny_network);
+    check(features.abi >= 1 && features.abi <= 64);
+    check(features.scope_ipc == (features.abi >= 6));
+    check(features.deny_metadata == features.deny_network);
   }
   const std::string again = dsh::sandbox::local::encode_selection(*selection, kLauncher);
-  Check(dsh::sandbox::local::decode_selection(again, kLinux, kLauncher) == selection);
+  check(dsh::sandbox::local::decode_selection(again, kLinux, kLauncher) == selection);
   return 0;
 }

@@ -32,6 +32,7 @@ std::string to_document(const dsh::sandbox::LocalSandboxConfig& config) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-identifier-naming): the entry point libFuzzer calls by this name
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);  // NOLINT: bytes as text
   const auto config = dsh::sandbox::config_from_json(text);

@@ -18,6 +18,7 @@ void check(bool condition) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-identifier-naming): the entry point libFuzzer calls by this name
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);  // NOLINT: bytes as text
   const auto decoded = dsh::sandbox::confined_argv_from_json(text);

@@ -61,6 +61,7 @@ void check_abi(long kernel_abi, int max_abi) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-identifier-naming): the entry point libFuzzer calls by this name
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size >= 5) {
     const auto kernel_abi = static_cast<long>(static_cast<std::int8_t>(data[0]));

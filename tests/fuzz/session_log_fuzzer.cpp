@@ -54,6 +54,7 @@ void write_all(const std::string& path, const std::uint8_t* data, std::size_t si
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-identifier-naming): the entry point libFuzzer calls by this name
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const Scratch scratch;
   const std::string input = scratch.dir + "/input.jsonl";

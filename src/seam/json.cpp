@@ -367,6 +367,9 @@ Result<json> parse(std::string_view text, std::string_view what) {
     return json::parse(text);
   } catch (const json::parse_error& error) {
     return InvalidInput{fmt::format("{} JSON is malformed: {}", what, error.what())};
+  } catch (const json::out_of_range& error) {
+    // A number beyond a double's range (1e400) is valid JSON nlohmann cannot hold.
+    return InvalidInput{fmt::format("{} JSON has a number out of range: {}", what, error.what())};
   }
 }
 

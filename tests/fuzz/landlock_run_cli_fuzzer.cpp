@@ -23,7 +23,7 @@ void check_parse(const std::vector<std::string>& words) {
   for (const std::string& word : words) argv.push_back(word.c_str());
   const int argc = static_cast<int>(argv.size());
   std::vector<landlock_run::Grant> storage(argv.size());
-  const landlock_run::Options options = landlock_run::ParseArgs(argc, argv.data(), storage.data());
+  const landlock_run::Options options = landlock_run::parse_args(argc, argv.data(), storage.data());
   check(options.grant_count <= argv.size());
   for (std::size_t i = 0; i < options.grant_count; ++i) {
     bool points_into_argv = false;
@@ -36,33 +36,32 @@ void check_parse(const std::vector<std::string>& words) {
   }
   if (options.action == landlock_run::Action::kProbe) check(argc == 2);
   char line[256];
-  const int length = landlock_run::FormatUsageError(options, line, sizeof(line));
+  const int length = landlock_run::format_usage_error(options, line, sizeof(line));
   check(length > 0);
-  landlock_run::SanitizeLine(line);
+  landlock_run::sanitize_line(line);
   for (const char* c = line; *c != '\0'; ++c) check(static_cast<unsigned char>(*c) >= 0x20);
 }
 
 void check_abi(long kernel_abi, int max_abi) {
-  const int abi = landlock_run::EffectiveAbi(kernel_abi, max_abi);
+  const int abi = landlock_run::effective_abi(kernel_abi, max_abi);
   check(abi >= 0 && abi <= 1000);
   check(abi <= kernel_abi || abi == 0);
   if (max_abi >= 0) check(abi <= max_abi);
-  const std::uint64_t handled = landlock_run::HandledFsForAbi(abi);
-  check((handled & landlock_run::HandledFsForAbi(abi + 1)) == handled);
+  const std::uint64_t handled = landlock_run::handled_fs_for_abi(abi);
+  check((handled & landlock_run::handled_fs_for_abi(abi + 1)) == handled);
   for (const bool rw : {false, true}) {
     for (const bool dir : {false, true}) {
-      const std::uint64_t access = landlock_run::RuleAccess(handled, rw, dir);
+      const std::uint64_t access = landlock_run::rule_access(handled, rw, dir);
       check((access & ~handled) == 0);
       check(abi < 1 || access != 0);
     }
   }
-  check(abi < 1 || landlock_run::IsPartial(abi) == (abi < 5));
+  check(abi < 1 || landlock_run::is_partial(abi) == (abi < 5));
 }
 
 }  // namespace
 
-// libFuzzer calls the entry point by this name.
-// NOLINTNEXTLINE(readability-identifier-naming)
+// NOLINTNEXTLINE(readability-identifier-naming): the entry point libFuzzer calls by this name
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size >= 5) {
     const auto kernel_abi = static_cast<long>(static_cast<std::int8_t>(data[0]));

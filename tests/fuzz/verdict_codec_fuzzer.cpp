@@ -25,8 +25,7 @@ const std::string kLauncher = "/opt/dsh/bin/landlock-run";
 
 }  // namespace
 
-// libFuzzer calls the entry point by this name.
-// NOLINTNEXTLINE(readability-identifier-naming)
+// NOLINTNEXTLINE(readability-identifier-naming): the entry point libFuzzer calls by this name
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);  // NOLINT: bytes as text
   const auto selection = dsh::sandbox::local::decode_selection(text, kLinux, kLauncher);

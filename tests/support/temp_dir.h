@@ -1,34 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test helpers: a private temporary directory removed on scope exit, and a scoped environment
-// variable override.
+// The one temporary directory of every suite, and a scoped environment variable override.
 #pragma once
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <optional>
-#include <stdexcept>
 #include <string>
-#include <system_error>
 
 namespace dsh::testing {
 
+// A private directory (mkdtemp: 0700) under `base`, removed recursively on scope exit, even when
+// a test left parts of it unwritable or a failed denial test left a mount in it.
+// The default base is /var/tmp, not /tmp: bwrap's workspace-write mounts a fresh tmpfs on /tmp,
+// so a sibling of a workspace under /tmp would be writable (and ephemeral) inside.
+// A failed mkdtemp fails the current test and leaves path() empty.
 class TempDir {
  public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "dsh-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
+  static constexpr const char* kDefaultBase = "/var/tmp";
+
+  explicit TempDir(const std::string& base = kDefaultBase);
+  ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
   const std::string& path() const { return path_; }
-  std::string operator/(const std::string& child) const { return path_ + "/" + child; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+  // Creates `name` with exactly `mode` (past the umask) and returns its path.
+  std::string mkdir(const std::string& name, int mode = 0755) const;
 
  private:
   std::string path_;
@@ -36,21 +33,8 @@ class TempDir {
 
 class ScopedEnv {
  public:
-  ScopedEnv(std::string name, const char* value) : name_(std::move(name)) {
-    if (const char* old = ::getenv(name_.c_str())) old_ = old;
-    if (value == nullptr) {
-      ::unsetenv(name_.c_str());
-    } else {
-      ::setenv(name_.c_str(), value, 1);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
+  ScopedEnv(std::string name, const char* value);
+  ~ScopedEnv();
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
 
@@ -58,5 +42,10 @@ class ScopedEnv {
   std::string name_;
   std::optional<std::string> old_;
 };
+
+// stem-<pid>-<counter>: the caller and nobody legs run at the same time and never collide.
+std::string unique(const std::string& stem);
+
+bool is_root();
 
 }  // namespace dsh::testing

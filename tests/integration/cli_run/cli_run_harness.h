@@ -13,39 +13,27 @@
 #include <string>
 #include <vector>
 
+#include "files.h"
+#include "json.h"
+#include "process.h"
+#include "temp_dir.h"
 #include "text.h"
-#include "work_dir.h"
 
 namespace dsh::cli_run_it {
 
 inline const char* dsh_sandbox() { return DSH_SANDBOX_PATH; }
 
-// One finished CLI call: raw wait status plus everything it wrote.
-struct CliResult {
-  int status = -1;
-  std::string out;
-  std::string err;  // on a terminal run: the terminal transcript (stderr, echoed input)
-  std::chrono::milliseconds elapsed{0};
-  bool exited_with(int code) const;
-  std::string describe() const;
-};
+// One finished CLI call: raw wait status plus everything it wrote; on a terminal run `err` is
+// the terminal transcript (stderr, echoed input).
+using CliResult = testing::RunResult;
+
+// The CLI's argv: dsh-sandbox ARGS...
+std::vector<std::string> cli_argv(const std::vector<std::string>& args);
 
 // A started `dsh-sandbox ARGS...`, stdin /dev/null, stdout and stderr captured.
-class Started {
+class Started : public testing::Started {
  public:
-  explicit Started(const std::vector<std::string>& args);
-  ~Started();
-  Started(const Started&) = delete;
-  Started& operator=(const Started&) = delete;
-  pid_t pid() const { return pid_; }
-  CliResult wait();
-
- private:
-  pid_t pid_ = -1;
-  int out_ = -1;
-  int err_ = -1;
-  std::chrono::steady_clock::time_point start_;
-  bool waited_ = false;
+  explicit Started(const std::vector<std::string>& args) : testing::Started(cli_argv(args)) {}
 };
 
 // `dsh-sandbox ARGS...` to completion, stdin /dev/null.
@@ -56,16 +44,15 @@ CliResult cli(const std::vector<std::string>& args);
 // Killed after 30 s so a hang fails instead of blocking the suite.
 CliResult cli_on_terminal(const std::vector<std::string>& args, const std::string& answer);
 
+using testing::exists;
 using testing::is_root;
-using testing::unique;
-using testing::WorkDir;
-
-bool exists(const std::string& path);
-std::string read_file(const std::string& path);  // "" when absent
-void write_file(const std::string& path, const std::string& content, int mode = 0644);
-std::vector<std::string> list_dir(const std::string& path);  // sorted names, no . or ..
+using testing::list_dir;
+using testing::parse_json;
+using testing::read_file;
 using testing::split_lines;
-nlohmann::json parse_json(const std::string& text);  // fails the test (null) when not JSON
+using testing::TempDir;
+using testing::unique;
+using testing::write_file;
 
 // Whether this host can run the suite: Landlock enforced, bwrap able to create its sandbox,
 // bash and script present. Empty when it can.

@@ -74,7 +74,7 @@ class CliRun : public ::testing::Test {
     return head;
   }
 
-  WorkDir dir_;
+  TempDir dir_;
 };
 
 class CliRunOn : public CliRun, public ::testing::WithParamInterface<Backend> {

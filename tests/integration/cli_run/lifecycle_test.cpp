@@ -7,10 +7,8 @@
 // keeps writing, the spill directory, the test's own ability to fork.
 #include <fcntl.h>
 #include <poll.h>
-#include <pty.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,6 +19,7 @@
 
 #include "cli_run_harness.h"
 #include "must_run.h"
+#include "wait.h"
 
 extern char** environ;
 
@@ -49,115 +48,24 @@ std::size_t file_size(const string& path) {
   return ::stat(path.c_str(), &info) == 0 ? static_cast<std::size_t>(info.st_size) : 0;
 }
 
-// Waits up to `limit` for `done`, polling.
-template <typename Done>
-bool wait_until(Done done, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return done();
-}
+using testing::wait_until;
 
-// The CLI with chosen descriptors as its stdin, stdout and stderr (-1: /dev/null for stdin,
-// a memfd for the others), optionally on a fresh pseudo-terminal as its controlling terminal.
-class Spawned {
+// The CLI with chosen descriptors as its stdin and stdout (-1: /dev/null for stdin, captured
+// for stdout), optionally on a fresh pseudo-terminal as its controlling terminal.
+class Spawned : public testing::Started {
  public:
-  Spawned(const vector<string>& args, int in, int out, bool terminal = false) {
-    out_ = ::memfd_create("stdout", MFD_CLOEXEC);
-    err_ = ::memfd_create("stderr", MFD_CLOEXEC);
-    vector<string> argv = {dsh_sandbox()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    vector<char*> pointers;
-    for (string& arg : argv) pointers.push_back(arg.data());
-    pointers.push_back(nullptr);
-    int slave = -1;
-    if (terminal) {
-      if (::openpty(&master_, &slave, nullptr, nullptr, nullptr) != 0) {
-        ADD_FAILURE() << "openpty: " << std::strerror(errno);
-        return;
-      }
-      ::fcntl(master_, F_SETFD, FD_CLOEXEC);
-    }
-    const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    const int stdin_fd = terminal ? slave : (in >= 0 ? in : null_in);
-    const int stdout_fd = out >= 0 ? out : out_;
-    const int stderr_fd = terminal ? slave : err_;
-    start_ = Clock::now();
-    pid_ = ::fork();
-    if (pid_ == 0) {  // async-signal-safe calls only
-      if (terminal) {
-        ::setsid();
-        ::ioctl(slave, TIOCSCTTY, 0);
-      }
-      ::dup2(stdin_fd, 0);
-      ::dup2(stdout_fd, 1);
-      ::dup2(stderr_fd, 2);
-      ::execve(pointers[0], pointers.data(), environ);
-      ::_exit(127);
-    }
-    ::close(null_in);
-    if (slave >= 0) ::close(slave);
-  }
-  ~Spawned() {
-    if (!waited_ && pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      wait();
-    }
-    ::close(out_);
-    ::close(err_);
-    if (master_ >= 0) ::close(master_);
-  }
-  Spawned(const Spawned&) = delete;
-  Spawned& operator=(const Spawned&) = delete;
-
-  pid_t pid() const { return pid_; }
-  int master() const { return master_; }
-  string err_so_far() const { return slurp(err_); }  // what run wrote live to its stderr
-
-  CliResult wait() {
-    CliResult result;
-    waited_ = true;
-    // The terminal's transcript is drained meanwhile, so a full pty buffer never blocks the CLI.
-    while (true) {
-      const pid_t done = ::waitpid(pid_, &result.status, master_ >= 0 ? WNOHANG : 0);
-      if (done == pid_) break;
-      if (done < 0 && errno != EINTR) break;
-      if (master_ >= 0) {
-        pollfd ready{master_, POLLIN, 0};
-        if (::poll(&ready, 1, 20) > 0) {
-          char buffer[1024];
-          const ssize_t n = ::read(master_, buffer, sizeof buffer);
-          if (n > 0) transcript_.append(buffer, static_cast<std::size_t>(n));
-        }
-      }
-    }
-    result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_);
-    result.out = slurp(out_);
-    result.err = master_ >= 0 ? transcript_ : slurp(err_);
-    return result;
-  }
+  Spawned(const vector<string>& args, int in, int out, bool terminal = false)
+      : testing::Started(cli_argv(args), options(in, out, terminal)) {}
+  int master() const { return terminal(); }
 
  private:
-  static string slurp(int fd) {
-    string text;
-    ::lseek(fd, 0, SEEK_SET);
-    char buffer[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
-      text.append(buffer, static_cast<std::size_t>(n));
-    }
-    return text;
+  static testing::SpawnOptions options(int in, int out, bool terminal) {
+    testing::SpawnOptions options;
+    options.stdin_fd = in;
+    options.stdout_fd = out;
+    options.terminal = terminal;
+    return options;
   }
-
-  pid_t pid_ = -1;
-  int out_ = -1;
-  int err_ = -1;
-  int master_ = -1;
-  bool waited_ = false;
-  string transcript_;
-  Clock::time_point start_;
 };
 
 class Lifecycle : public ::testing::TestWithParam<Backend> {
@@ -201,7 +109,7 @@ class Lifecycle : public ::testing::TestWithParam<Backend> {
     EXPECT_EQ(file_size(marker_), before) << "the marker still grows";
   }
 
-  WorkDir dir_;
+  TempDir dir_;
   string ws_;
   string token_;
   string marker_;

@@ -68,7 +68,7 @@ class Trust : public ::testing::TestWithParam<Backend> {
     EXPECT_NE(result.err.find(needle), string::npos) << result.describe();
   }
 
-  WorkDir dir_;
+  TempDir dir_;
   string ws_;
   string outside_;
   std::optional<dsh::testing::ScopedEnv> xdg_;
@@ -203,7 +203,7 @@ TEST_P(Trust, SymlinkPlantedInAnEarlierWorkspaceNeverRedirectsALaterOne) {
   expect_refusal(later, "the symlink \"" + ws_ + "/sub\" lies beneath \"" + ws_ + "\"");
   EXPECT_FALSE(exists(target + "/f"));
   // A symlink under /tmp (writable by every Landlock run) is refused without any session.
-  dsh::testing::TempDir tmp;
+  dsh::testing::TempDir tmp(std::filesystem::temp_directory_path());
   const string link = tmp / "link";
   ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
   const CliResult through_tmp =

@@ -17,6 +17,7 @@
 #include "profiles/profiles.h"
 #include "scripts.h"
 #include "temp_dir.h"
+#include "wait.h"
 
 namespace dsh::sandbox::consumer {
 namespace {
@@ -422,10 +423,24 @@ TEST_F(BashExecutorTest, BackgroundDenialIsClassifiedAgainstTheJobsOwnDialect) {
   });
   SandboxBashExecutor unix_executor(unix_dialect);
   SandboxBashExecutor bwrap_executor(bwrap_dialect);
-  const RunSpec denied = spec("sleep 0.2; echo 'sh: /x: Permission denied' >&2; exit 1");
-  BackgroundJob first = unix_executor.start(denied);
-  BackgroundJob second = bwrap_executor.start(denied);  // overlapping, another dialect
+  // Each job blocks reading its own FIFO until the test has seen both readers, so the two jobs
+  // provably overlap; the second is let go and judged first.
+  const std::string first_gate = dir_ / "first-gate";
+  const std::string second_gate = dir_ / "second-gate";
+  dsh::testing::make_fifo(first_gate);
+  dsh::testing::make_fifo(second_gate);
+  const auto denied = [&](const std::string& gate) {
+    return spec("read -r _ < '" + gate + "'; echo 'sh: /x: Permission denied' >&2; exit 1");
+  };
+  BackgroundJob first = unix_executor.start(denied(first_gate));
+  BackgroundJob second = bwrap_executor.start(denied(second_gate));  // another dialect
+  const int first_writer = dsh::testing::open_fifo_when_read(first_gate);
+  const int second_writer = dsh::testing::open_fifo_when_read(second_gate);
+  ASSERT_GE(first_writer, 0);
+  ASSERT_GE(second_writer, 0);
+  ::close(second_writer);  // end of file: the second job goes on
   const RunOutcome second_outcome = second.wait();
+  ::close(first_writer);
   const RunOutcome first_outcome = first.wait();
   EXPECT_TRUE(first_outcome.sandbox.denied);
   EXPECT_FALSE(second_outcome.sandbox.denied);
@@ -453,10 +468,12 @@ TEST_F(BashExecutorTest, BackgroundMissingRunnerThrowsAtStart) {
 
 TEST_F(BashExecutorTest, BackgroundKillIsNeverADenial) {
   const std::string path = runner();
+  const std::string ready = dir_ / "ready";
   FakeProvider provider([&](std::span<const std::string> argv) { return wrap_with(path, argv); });
-  BackgroundJob job =
-      SandboxBashExecutor(provider).start(spec("echo 'Permission denied' >&2; sleep 30"));
-  ::usleep(200000);
+  BackgroundJob job = SandboxBashExecutor(provider).start(
+      spec("echo 'Permission denied' >&2; : > " + ready + "; exec sleep 30"));
+  // The denial-like line is on stderr before the kill.
+  ASSERT_TRUE(dsh::testing::wait_until([&] { return std::filesystem::exists(ready); }));
   job.kill();
   const RunOutcome outcome = job.wait();
   EXPECT_TRUE(outcome.process.signal.has_value());

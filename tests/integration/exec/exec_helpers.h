@@ -7,9 +7,9 @@
 #include <chrono>
 #include <fstream>
 #include <string>
-#include <thread>
 
 #include "exec/exec.h"
+#include "wait.h"
 
 namespace dsh::sandbox::exec::testing {
 
@@ -39,15 +39,10 @@ inline bool process_alive(pid_t pid) {
 
 inline bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
-// Waits (generously) for a file the command writes, so tests never race its start.
+// Waits (generously) for a pid file the command writes, so tests never race its start.
 inline bool wait_for_file(const std::string& path,
                           std::chrono::seconds limit = std::chrono::seconds(20)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (read_pid(path) > 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
+  return dsh::testing::wait_until([&] { return read_pid(path) > 0; }, limit);
 }
 
 }  // namespace dsh::sandbox::exec::testing

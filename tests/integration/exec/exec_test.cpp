@@ -387,11 +387,15 @@ TEST(Start, SpawnFailureIsKnownWhenStartReturns) {
 }
 
 TEST(Start, BackgroundHasNoTimeoutAndKillEndsIt) {
-  Request request = sh("sleep 30");
+  TempDir dir;
+  const std::string pid = dir / "pid";
+  Request request = sh("echo $$ > '" + pid + "'; exec sleep 30");
   request.timeout_ms = 1;  // ignored: background jobs have no deadline
   request.grace_ms = 200;
   Job job = start(request);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Alive after it started and wrote its pid, past its 1 ms would-be deadline.
+  ASSERT_TRUE(testing::wait_for_file(pid));
+  EXPECT_TRUE(testing::process_alive(testing::read_pid(pid)));
   job.kill();
   const Result result = job.wait();
   EXPECT_TRUE(result.aborted);

@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "must_run.h"
+#include "wait.h"
 
 namespace llrt {
 namespace {
@@ -27,7 +28,16 @@ class LandlockRunMetadata : public ::testing::Test {
     ASSERT_EQ(utimensat(AT_FDCWD, victim_.c_str(), times, 0), 0);
     removexattr(victim_.c_str(), "user.pwned");
     ASSERT_EQ(stat(victim_.c_str(), &before_), 0);
-    usleep(20000);  // so a ctime update is visible even at coarse clock granularity
+    // A ctime comes from the kernel's coarse clock (a tick apart): wait until a change made now
+    // would get a ctime other than the victim's, so a change by the command is visible.
+    const std::string tick = dir_ / "tick";
+    write_file(tick, "", 0644);
+    ASSERT_TRUE(dsh::testing::wait_until([&] {
+      struct stat now {};
+      return chmod(tick.c_str(), 0644) == 0 && stat(tick.c_str(), &now) == 0 &&
+             (now.st_ctim.tv_sec != before_.st_ctim.tv_sec ||
+              now.st_ctim.tv_nsec != before_.st_ctim.tv_nsec);
+    }));
   }
   RunResult confined(bool deny, const std::vector<std::string>& command) {
     std::vector<std::string> args;

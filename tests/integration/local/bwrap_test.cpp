@@ -40,7 +40,7 @@ class Bwrap : public ::testing::Test {
     return confined;
   }
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(Backend::kNatural);
-  WorkDir base_;
+  TempDir base_;
   std::string workspace_;
   std::string sibling_;
 };
@@ -129,7 +129,7 @@ TEST_F(Bwrap, WorkspaceWriteLandsInsideOnlyAndTmpLeavesNothingOnTheHost) {
 // /tmp (Landlock grants the host's), so a command could replace the launcher or the CLI and the
 // next call would run the impostor unconfined. Library and CLI refuse, and nothing runs.
 TEST_F(Bwrap, LauncherInstalledUnderTmpIsRefusedAndNothingRuns) {
-  WorkDir install("/tmp");
+  TempDir install("/tmp");
   ASSERT_EQ(::chmod(install.path().c_str(), 0755), 0);
   const std::string launcher = install / "landlock-run";
   copy_program(llrt::launcher(), launcher);

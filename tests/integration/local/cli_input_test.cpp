@@ -42,7 +42,7 @@ class CliInput : public ::testing::Test {
     llrt::write_file(path, text);
     return path;
   }
-  WorkDir dir_;
+  TempDir dir_;
   std::string marker_;
   std::string workspace_;
 };

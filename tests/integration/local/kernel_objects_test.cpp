@@ -84,7 +84,7 @@ class KernelObjects : public ::testing::TestWithParam<Backend> {
   }
 
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(GetParam());
-  WorkDir base_;
+  TempDir base_;
   std::string workspace_;
   std::string probe_;
 };

@@ -27,7 +27,7 @@ class Landlock : public ::testing::Test {
     return confined;
   }
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(Backend::kLandlock);
-  WorkDir base_;
+  TempDir base_;
   std::string workspace_;
   std::string sibling_;
 };

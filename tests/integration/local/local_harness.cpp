@@ -57,7 +57,7 @@ void copy_program(const std::string& program, const std::string& path) {
   ASSERT_EQ(::chmod(path.c_str(), 0755), 0) << path;
 }
 
-std::string copy_of_probe(const WorkDir& dir) {
+std::string copy_of_probe(const TempDir& dir) {
   const std::string path = dir / "ll_probe";
   copy_program(llrt::probe_path(), path);
   return path;
@@ -83,7 +83,7 @@ ConfinedArgv confine(sandbox::LocalSandboxProvider& provider, const std::vector<
 std::vector<std::string> bash(const std::string& script) { return {"/bin/bash", "-c", script}; }
 
 RunResult spawn(const ConfinedArgv& confined) {
-  llrt::SpawnOptions options;
+  testing::SpawnOptions options;
   std::vector<int> provided;
   for (const sandbox::ProvidedFd& wanted : confined.provided_fds) {
     const int fd = ::memfd_create("dsh-it-provided", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -95,7 +95,7 @@ RunResult spawn(const ConfinedArgv& confined) {
     provided.push_back(fd);
     options.fds.emplace_back(fd, wanted.fd);
   }
-  RunResult result = llrt::execute(confined.argv, options);
+  RunResult result = testing::execute(confined.argv, options);
   for (const int fd : provided) ::close(fd);
   return result;
 }
@@ -103,22 +103,13 @@ RunResult spawn(const ConfinedArgv& confined) {
 RunResult run_cli(const std::vector<std::string>& args, const std::string& program) {
   std::vector<std::string> argv = {program};
   argv.insert(argv.end(), args.begin(), args.end());
-  return llrt::execute(argv);
+  return testing::execute(argv);
 }
 
 RunResult cli_without_namespaces(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {deny_namespaces(), dsh_sandbox()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return llrt::execute(argv);
-}
-
-nlohmann::json parse_json(const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    ADD_FAILURE() << "not JSON (" << error.what() << "): [" << text << "]";
-    return nullptr;
-  }
+  return testing::execute(argv);
 }
 
 void expect_one_cli_error_line(const RunResult& result) {
@@ -146,8 +137,9 @@ std::string missing_host_feature() {
   if (llrt::kernel_abi() < 1) return "this kernel does not enforce Landlock (lsm=landlock)";
   if (::access("/usr/bin/bwrap", X_OK) != 0) return "bubblewrap is not installed";
   if (::access("/bin/bash", X_OK) != 0) return "/bin/bash is missing";
-  const RunResult bwrap = llrt::execute({"/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev",
-                                         "--unshare-pid", "--proc", "/proc", "--", "/bin/true"});
+  const RunResult bwrap =
+      testing::execute({"/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
+                        "--proc", "/proc", "--", "/bin/true"});
   if (!bwrap.exited_with(0)) return "bwrap cannot create its sandbox here: " + bwrap.err;
   return {};
 }
@@ -176,22 +168,11 @@ int find_descendant(int root, const std::string& comm) {
   while (!pending.empty()) {
     const int pid = pending.back();
     pending.pop_back();
-    if (llrt::read_file("/proc/" + std::to_string(pid) + "/comm") == comm + "\n") return pid;
+    if (testing::read_file("/proc/" + std::to_string(pid) + "/comm") == comm + "\n") return pid;
     const std::vector<int> more = children_of(pid);
     pending.insert(pending.end(), more.begin(), more.end());
   }
   return -1;
-}
-
-std::string status_field(int pid, const std::string& key) {
-  std::istringstream lines(llrt::read_file("/proc/" + std::to_string(pid) + "/status"));
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(key + ":", 0) == 0) {
-      const std::size_t start = line.find_first_not_of(" \t", key.size() + 1);
-      return start == std::string::npos ? "" : line.substr(start);
-    }
-  }
-  return "<missing>";
 }
 
 }  // namespace dsh::local_it

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Harness of the LocalSandboxProvider / dsh-sandbox integration suite. Confined argvs come from
-// the real provider (library) or the real CLI, run for real with llrt::Execute (the landlock-run
-// suite's spawn helper), and every effect is judged from outside: the file on the host, the
-// listener's queue, /proc/<pid>/status of the confined process.
+// the real provider (library) or the real CLI, run for real with the test support's process helper,
+// and every effect is judged from outside: the file on the host, the listener's queue,
+// /proc/<pid>/status of the confined process.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,16 +14,19 @@
 
 #include "dsh/sandbox/confined_argv.h"
 #include "dsh/sandbox/local_provider.h"
+#include "files.h"
 #include "harness.h"
+#include "json.h"
+#include "process.h"
+#include "temp_dir.h"
 #include "text.h"
-#include "work_dir.h"
 
 namespace dsh::local_it {
 
-using llrt::RunResult;
 using sandbox::ConfinedArgv;
 using sandbox::ConfinedSandboxMode;
 using sandbox::NetworkPolicy;
+using testing::RunResult;
 
 inline const char* dsh_sandbox() { return DSH_SANDBOX_PATH; }
 inline const char* deny_namespaces() { return DENY_NAMESPACES_PATH; }
@@ -42,12 +45,12 @@ std::string param_label(const ::testing::TestParamInfo<Backend>& info);
 std::string missing_bwrap_path();
 
 using testing::is_root;
+using testing::TempDir;
 using testing::unique;
-using testing::WorkDir;
 
 // A copy of ll_probe in `dir` (0755). Under workspace-write bwrap mounts a fresh tmpfs on /tmp,
 // so a build tree under /tmp would hide the probe from the confined command.
-std::string copy_of_probe(const WorkDir& dir);
+std::string copy_of_probe(const TempDir& dir);
 // A copy of `program` (0755) at `path`.
 void copy_program(const std::string& program, const std::string& path);
 
@@ -72,8 +75,7 @@ RunResult run_cli(const std::vector<std::string>& args,
 // The same under the deny_namespaces seccomp wrapper.
 RunResult cli_without_namespaces(const std::vector<std::string>& args);
 
-// Parses JSON, failing the test (and returning null) when the text is not JSON.
-nlohmann::json parse_json(const std::string& text);
+using testing::parse_json;
 
 // The one stderr line of a failed CLI call: exactly one line, starting "dsh-sandbox: ".
 void expect_one_cli_error_line(const RunResult& result);
@@ -90,7 +92,6 @@ std::string missing_host_feature();
 
 // The pid of the first descendant of `root` whose /proc/<pid>/comm is `comm`, or -1.
 int find_descendant(int root, const std::string& comm);
-// A field of /proc/<pid>/status, read from outside ("<missing>" when absent).
-std::string status_field(int pid, const std::string& key);
+using testing::status_field;  // a field of /proc/<pid>/status, read from outside
 
 }  // namespace dsh::local_it

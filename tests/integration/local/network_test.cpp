@@ -22,7 +22,7 @@ class Network : public ::testing::TestWithParam<Backend> {
     probe_ = copy_of_probe(workspace_);
   }
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_;
-  WorkDir workspace_;
+  TempDir workspace_;
   std::string probe_;
 };
 
@@ -50,8 +50,8 @@ TEST_P(Network, DenyKeepsATcpConnectFromReachingALoopbackListener) {
 }
 
 TEST_P(Network, CliDenyKeepsATcpConnectFromReachingALoopbackListener) {
-  WorkDir config_dir;
-  WorkDir workspace;  // not the working directory: for nobody that is /, beneath which is all
+  TempDir config_dir;
+  TempDir workspace;  // not the working directory: for nobody that is /, beneath which is all
   for (const char* network : {"inherit", "deny"}) {
     llrt::InetListener listener(AF_INET, SOCK_STREAM);
     std::vector<std::string> args = {"confine", "--workspace", workspace.path(), "--network",

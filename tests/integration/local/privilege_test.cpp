@@ -29,7 +29,7 @@ class Privileges : public ::testing::TestWithParam<Backend> {
     return confined;
   }
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_;
-  WorkDir workspace_;
+  TempDir workspace_;
   std::string probe_;
 };
 

@@ -34,7 +34,7 @@ class Selection : public ::testing::Test {
     llrt::write_file(path, json);
     return path;
   }
-  WorkDir dir_;
+  TempDir dir_;
 };
 
 const nlohmann::json& find(const nlohmann::json& probe, const std::string& name) {
@@ -88,7 +88,7 @@ TEST_F(Selection, LibraryNaturallySelectsBwrapWithLandlockInsideFull) {
   // Lazily, on the first confine: both modes, full, and the verdict probed once.
   auto lazy = make_provider(Backend::kNatural);
   EXPECT_EQ(lazy->probes_run(), 0);
-  WorkDir workspace;
+  TempDir workspace;
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
     const ConfinedArgv confined = confine(*lazy, {"/bin/true"}, mode, workspace.path());
@@ -115,7 +115,7 @@ TEST_F(Selection, CliProbeJsonNaturallySelectsBwrapWithLandlockFull) {
   EXPECT_EQ(bwrap["runner"], "/usr/bin/bwrap");
   expect_landlock_usable(report);
 
-  WorkDir workspace;
+  TempDir workspace;
   const RunResult confine = run_cli(
       {"confine", "--mode", "workspace-write", "--workspace", workspace.path(), "--", "true"});
   ASSERT_TRUE(confine.exited_with(0)) << confine.describe();
@@ -146,7 +146,7 @@ TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
 
   // The wrap's enforcement is the probe's verdict (read-only: full, metadata denied by seccomp);
   // workspace-write is partial and says what it does not govern.
-  WorkDir workspace;
+  TempDir workspace;
   auto lazy = make_provider(Backend::kLandlock);
   const ConfinedArgv read_only =
       confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace.path());
@@ -175,7 +175,7 @@ TEST_F(Selection, CliFallsToLandlockWhenConfigNamesAMissingBwrap) {
   expect_landlock_usable(report);
 
   // A workspace apart from the config: the working directory (/ for nobody) would hold it.
-  WorkDir workspace;
+  TempDir workspace;
   const RunResult confine =
       run_cli({"confine", "--workspace", workspace.path(), "--config", config, "--", "true"});
   ASSERT_TRUE(confine.exited_with(0)) << confine.describe();
@@ -224,7 +224,7 @@ TEST_F(Selection, CliUnderSeccompThatForbidsNamespacesFallsToLandlockAndSaysWhy)
   EXPECT_NE(human.out.find("selected: landlock\n"), std::string::npos) << human.out;
 
   // confine under the same filter picks Landlock, and that argv confines under the filter.
-  WorkDir workspace;
+  TempDir workspace;
   const RunResult confine =
       cli_without_namespaces({"confine", "--mode", "workspace-write", "--workspace",
                               workspace.path(), "--", "/bin/bash", "-c",
@@ -260,7 +260,7 @@ TEST_F(Selection, LibraryThrowsSandboxUnavailableWhenNeitherBackendWorks) {
   sandbox::LocalSandboxHooks hooks;
   hooks.launcher_path = dir_ / "no-landlock-run";
   sandbox::LocalSandboxProvider provider(config, hooks);
-  WorkDir workspace;
+  TempDir workspace;
   const std::string marker = workspace / unique("marker");
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
@@ -285,7 +285,7 @@ TEST_F(Selection, CliAloneWithoutLauncherAndWithoutBwrapExits125) {
   ASSERT_EQ(::chmod(lonely.c_str(), 0755), 0);
   ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
   const std::string config = write_config(R"({"bwrapPath": ")" + missing_bwrap_path() + R"("})");
-  WorkDir workspace;
+  TempDir workspace;
   const std::string marker = workspace / unique("marker");
   for (const char* mode : {"read-only", "workspace-write"}) {
     const RunResult confine =

@@ -70,7 +70,7 @@ class Terminals : public ::testing::TestWithParam<Backend> {
   }
 
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(GetParam());
-  WorkDir base_;
+  TempDir base_;
   std::string workspace_;
 };
 

@@ -50,7 +50,7 @@ class VerdictStore : public ::testing::Test {
     directory_ = base_ / "cache";  // created by the first save, 0700
     store_ = std::make_shared<UserVerdictStore>(directory_, key_);
   }
-  WorkDir base_;
+  TempDir base_;
   std::string directory_;
   std::string key_ = unique("key");
   std::shared_ptr<UserVerdictStore> store_;
@@ -66,7 +66,7 @@ TEST_F(VerdictStore, SavedVerdictLoadsBackFromAnOwnerOnlyFile) {
   EXPECT_EQ(file & 0077, 0U);
   EXPECT_EQ(store_->load(read_only()), "verdict-1");
   // A workspace-write policy whose writable roots do not reach the cache is served too.
-  WorkDir elsewhere;
+  TempDir elsewhere;
   const std::vector<std::string> roots = sandbox::writable_roots(workspace_write(elsewhere.path()));
   for (const std::string& root : roots) ASSERT_NE(directory_.rfind(root + "/", 0), 0U) << root;
   EXPECT_EQ(store_->load(workspace_write(elsewhere.path())), "verdict-1");
@@ -198,7 +198,7 @@ TEST_F(VerdictStore, ProviderUsesAStoredVerdictUnprobedAndProbesAfterInvalidate)
                                 {sandbox::SandboxBackend::kLandlock, features}, llrt::launcher()));
 
   auto provider = make_provider(Backend::kNatural, store_);
-  WorkDir workspace;
+  TempDir workspace;
   const std::string target = workspace / "file";
   const ConfinedArgv stale = confine(*provider, bash("printf x > " + target),
                                      ConfinedSandboxMode::kReadOnly, workspace.path());
@@ -229,7 +229,7 @@ TEST_F(VerdictStore, ProviderUsesAStoredVerdictUnprobedAndProbesAfterInvalidate)
 TEST_F(VerdictStore, UndecodableStoredVerdictIsProbedOver) {
   store_->save(read_only(), R"({"backend": "no-such-backend"})");
   auto provider = make_provider(Backend::kNatural, store_);
-  WorkDir workspace;
+  TempDir workspace;
   const ConfinedArgv confined =
       confine(*provider, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace.path());
   EXPECT_EQ(provider->probes_run(), 2);
@@ -254,7 +254,7 @@ class VerdictFaults : public VerdictStore, public ::testing::WithParamInterface<
   void expect_fresh_full_confinement(const std::string& fault) {
     SCOPED_TRACE(fault);
     auto provider = make_provider(GetParam(), store_);
-    WorkDir workspace;
+    TempDir workspace;
     const std::string target = workspace.path() + "-outside";
     const ConfinedArgv confined = confine(*provider, bash("printf x > " + target),
                                           ConfinedSandboxMode::kReadOnly, workspace.path());

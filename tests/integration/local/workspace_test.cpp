@@ -103,7 +103,7 @@ class SpelledWorkspace : public ::testing::TestWithParam<Backend> {
   }
 
   std::unique_ptr<sandbox::LocalSandboxProvider> provider_;
-  WorkDir base_;
+  TempDir base_;
   std::string real_, linked_, beside_link_, dotdot_real_, lexical_, dotdot_;
   std::optional<dsh::testing::ScopedEnv> xdg_;
 };

@@ -291,7 +291,8 @@ class LocalProviderFakeRunners : public ::testing::Test {
     config.probe_timeout_ms = timeout_ms;
     return config;
   }
-  TempDir dir_;
+  TempDir dir_{
+      std::filesystem::temp_directory_path()};  // /tmp: a root every confined mode can write
   std::string bwrap_;
 };
 
@@ -435,7 +436,7 @@ TEST(LocalProviderRunnerCommand, UntrustedRunnerCommandIsUnavailable) {
   FakeProbes probes;
   LocalSandboxHooks hooks = linux_hooks(probes);
   hooks.check_runner = nullptr;
-  TempDir dir;  // /tmp: a root every confined mode can write
+  TempDir dir(std::filesystem::temp_directory_path());  // /tmp: a root a confined run can write
   const std::string runner = write_script(dir / "runner", "exit 0");
   LocalSandboxProvider provider({{runner}, {"runner: "}}, hooks);
   EXPECT_THROW((void)provider.confine(kCommand, kRo), SandboxUnavailableError);

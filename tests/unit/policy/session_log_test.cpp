@@ -10,7 +10,6 @@
 
 #include "dsh/sandbox/policy_service.h"
 #include "temp_dir.h"
-#include "work_dir.h"
 
 namespace dsh::sandbox {
 namespace {
@@ -335,7 +334,7 @@ TEST_F(SessionLogTest, RunsAndRefusalsAreRecordedAndWrittenWorkspacesAreKnown) {
 
 // With untrusted roots, a log beneath one is refused on open, create and append, naming the fix.
 TEST_F(SessionLogTest, ALogBeneathAnUntrustedRootIsRefused) {
-  dsh::testing::WorkDir dir;  // outside /tmp
+  dsh::testing::TempDir dir;  // outside /tmp
   const std::string inside = dir / "session.jsonl";
   const SessionLog made = SessionLog::create(inside, "s", dir.path());
   const std::vector<std::string> roots = {dir.path()};

@@ -12,12 +12,11 @@
 #include <fstream>
 
 #include "temp_dir.h"
-#include "work_dir.h"
 
 namespace dsh::sandbox {
 namespace {
 
-using dsh::testing::WorkDir;
+using dsh::testing::TempDir;
 
 std::string write_file(const std::string& path, mode_t mode = 0600) {
   { std::ofstream(path) << "{}"; }
@@ -38,7 +37,7 @@ TEST(UntrustedRoots, AreTheWorkspaceTmpTempDirAndExtrasCanonicalAndDeduplicated)
 }
 
 TEST(CheckTrustedPath, AFileOutsideEveryRootOwnedByTheCallerIsTrusted) {
-  WorkDir dir;  // /var/tmp (sticky) / dsh-it-X (0700, ours)
+  TempDir dir;  // /var/tmp (sticky) / dsh-it-X (0700, ours)
   const std::string file = write_file(dir / "config.json");
   const auto checked = check_trusted_path(file, untrusted_roots("/nonexistent-ws", {}));
   ASSERT_TRUE(checked) << message_of(checked);
@@ -46,7 +45,7 @@ TEST(CheckTrustedPath, AFileOutsideEveryRootOwnedByTheCallerIsTrusted) {
 }
 
 TEST(CheckTrustedPath, AFileBeneathAnyUntrustedRootIsRefusedNamingTheRoot) {
-  WorkDir dir;
+  TempDir dir;
   const std::string ws = dir.mkdir("ws", 0700);
   const std::string file = write_file(ws + "/config.json");
   EXPECT_NE(message_of(check_trusted_path(file, untrusted_roots(ws, {})))
@@ -56,7 +55,7 @@ TEST(CheckTrustedPath, AFileBeneathAnyUntrustedRootIsRefusedNamingTheRoot) {
   EXPECT_FALSE(check_trusted_path(ws, untrusted_roots(ws, {}), TrustedKind::kDirectory));
   const std::vector<std::string> extra = {dir.path()};
   EXPECT_FALSE(check_trusted_path(file, untrusted_roots("", extra)));
-  dsh::testing::TempDir tmp;  // $TMPDIR or /tmp
+  dsh::testing::TempDir tmp(std::filesystem::temp_directory_path());  // $TMPDIR or /tmp
   const std::string in_tmp = write_file(tmp / "config.json");
   EXPECT_NE(message_of(check_trusted_path(in_tmp, untrusted_roots("", {})))
                 .find("a confined run can write"),
@@ -64,7 +63,7 @@ TEST(CheckTrustedPath, AFileBeneathAnyUntrustedRootIsRefusedNamingTheRoot) {
 }
 
 TEST(CheckTrustedPath, GroupOrWorldWritableFileOrDirectoryIsRefused) {
-  WorkDir dir;
+  TempDir dir;
   const std::string sub = dir.mkdir("sub", 0700);
   const std::string file = write_file(sub + "/f");
   const auto roots = untrusted_roots("", {});
@@ -85,7 +84,7 @@ TEST(CheckTrustedPath, GroupOrWorldWritableFileOrDirectoryIsRefused) {
 
 TEST(CheckTrustedPath, AnotherOwnersFileOrDirectoryIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "only root can hand a file to another owner";
-  WorkDir dir;
+  TempDir dir;
   const std::string sub = dir.mkdir("sub", 0755);
   const std::string file = write_file(sub + "/f", 0644);
   const auto roots = untrusted_roots("", {});
@@ -97,7 +96,7 @@ TEST(CheckTrustedPath, AnotherOwnersFileOrDirectoryIsRefused) {
 }
 
 TEST(CheckTrustedPath, SymlinksAreFollowedOnlyOutsideEveryRoot) {
-  WorkDir dir;
+  TempDir dir;
   const std::string real = dir.mkdir("real", 0700);
   const std::string file = write_file(real + "/config.json");
   const std::string ws = dir.mkdir("ws", 0700);
@@ -118,7 +117,7 @@ TEST(CheckTrustedPath, SymlinksAreFollowedOnlyOutsideEveryRoot) {
 }
 
 TEST(CheckTrustedPath, NonFilesAndRelativePathsAreRefused) {
-  WorkDir dir;
+  TempDir dir;
   const auto roots = untrusted_roots("", {});
   EXPECT_FALSE(check_trusted_path(dir.path(), roots));  // a directory where a file is wanted
   EXPECT_TRUE(check_trusted_path(dir.path(), roots, TrustedKind::kDirectory));
@@ -130,7 +129,7 @@ TEST(CheckTrustedPath, NonFilesAndRelativePathsAreRefused) {
 }
 
 TEST(ResolveWorkspaceSymlinks, FollowsSymlinksOutsideRootsAndRefusesPlantedOnes) {
-  WorkDir dir;
+  TempDir dir;
   const std::string data = dir.mkdir("data", 0700);
   ASSERT_EQ(::symlink(data.c_str(), (dir / "work").c_str()), 0);
   const auto legit = resolve_workspace_symlinks(dir / "work", untrusted_roots("", {}));

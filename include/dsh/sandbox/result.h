@@ -120,7 +120,7 @@ class [[nodiscard]] Result {
     if (!has_value()) return Result<U>(error());
     if constexpr (std::is_void_v<U>) {
       std::invoke(std::forward<F>(f), std::get<0>(state_));
-      return Result<void>();
+      return Result<U>();  // U is void: dependent, so bound to the specialization below
     } else {
       return Result<U>(std::invoke(std::forward<F>(f), std::get<0>(state_)));
     }
@@ -131,7 +131,7 @@ class [[nodiscard]] Result {
     if (!has_value()) return Result<U>(std::get<1>(std::move(state_)));
     if constexpr (std::is_void_v<U>) {
       std::invoke(std::forward<F>(f), std::get<0>(std::move(state_)));
-      return Result<void>();
+      return Result<U>();  // U is void: dependent, so bound to the specialization below
     } else {
       return Result<U>(std::invoke(std::forward<F>(f), std::get<0>(std::move(state_))));
     }

@@ -14,7 +14,7 @@ namespace {
 constexpr int kRuns = 200;
 
 TEST(Stress, TwoHundredConcurrentRunsEachGetTheirOwnOutputAndStatus) {
-  std::vector<Result> results(kRuns);
+  std::vector<Completion> results(kRuns);
   std::vector<std::string> streamed(kRuns);
   std::vector<std::thread> threads;
   threads.reserve(kRuns);

@@ -339,10 +339,8 @@ std::optional<int> signal_of(const RunStatus& status) {
   return std::visit(
       [](const auto& value) -> std::optional<int> {
         using S = std::decay_t<decltype(value)>;
-        if constexpr (std::is_same_v<S, status::Signalled>) {
-          return value.signal;
-        } else if constexpr (std::is_same_v<S, status::TimedOut> ||
-                             std::is_same_v<S, status::Aborted>) {
+        if constexpr (std::is_same_v<S, status::Signalled> || std::is_same_v<S, status::TimedOut> ||
+                      std::is_same_v<S, status::Aborted>) {
           return value.signal;
         } else {
           return std::nullopt;

@@ -86,6 +86,8 @@ template <typename... F>
 struct Overloaded : F... {
   using F::operator()...;
 };
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 // The command's own exit code and the signal that ended it, whatever the status: what the
 // session log and `--json` report as exitCode and signal.

@@ -110,8 +110,9 @@ Result<void> read_string(const nlohmann::json& value, const char* key, std::stri
 }  // namespace
 
 Result<LocalSandboxConfig> config_from_document(const nlohmann::json& value) {
-  if (!value.is_object())
+  if (!value.is_object()) {
     return InvalidInput{"config JSON must be an object", ErrorCode::kMalformed};
+  }
   LocalSandboxConfig config;
   return check_known_keys(value)
       .and_then([&] { return read_strings(value, "runnerCommand", config.runner_command); })

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/invocation.h"
 #include "cli/setup.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/local_provider.h"
@@ -17,16 +18,15 @@ namespace dsh::sandbox::cli {
 
 namespace {
 
-SandboxPolicy confined_policy(const Options& options, SandboxMode default_mode,
-                              const std::string& workspace) {
-  const SandboxMode mode =
-      options.mode.empty() ? default_mode : parse_sandbox_mode(options.mode).value();
-  const std::optional<ConfinedSandboxMode> confined = to_confined_mode(mode);
+SandboxPolicy confined_policy(const PolicyOptions& options, SandboxMode default_mode,
+                              const ResolvedWorkspace& workspace) {
+  const std::optional<ConfinedSandboxMode> confined =
+      to_confined_mode(options.mode.value_or(default_mode));
   if (!confined) {
     throw InvalidSandboxInputError(
         "confine: danger-full-access runs the command unconfined; there is nothing to confine");
   }
-  return {*confined, workspace, std::nullopt, parse_network_policy(options.network).value()};
+  return {*confined, workspace.path(), std::nullopt, options.network, workspace};
 }
 
 nlohmann::json report_json(const BackendReport& report) {
@@ -68,11 +68,12 @@ int fail(const std::string& message) {
 
 int confine(const Options& options) {
   try {
-    const std::string workspace =
-        workspace_root(options.workspace, {}, recorded_workspaces(options.workspace));
+    const PolicyOptions requested = policy_options(options).value();
+    const ResolvedWorkspace workspace = workspace_root(
+        options.workspace, {}, recorded_workspaces(spelled_workspace_roots(options.workspace)));
     const std::vector<std::string> untrusted = untrusted_roots(workspace);
     const Setup setup = load_setup(options.config_path, untrusted);
-    const SandboxPolicy policy = confined_policy(options, setup.mode, workspace);
+    const SandboxPolicy policy = confined_policy(requested, setup.mode, workspace);
     require_trusted_self(untrusted, policy.mode);
     // confine starts nothing, but its caller spawns the argv it prints: record it first.
     record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);

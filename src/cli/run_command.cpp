@@ -13,13 +13,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <optional>
+#include <variant>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/invocation.h"
 #include "cli/run_io.h"
 #include "cli/setup.h"
 #include "consumer/bash_executor.h"
@@ -36,30 +39,22 @@ namespace {
 
 using consumer::RunOutcome;
 using consumer::RunSpec;
-
-constexpr int kTimeoutExit = 124;
-
-std::vector<std::string> command_argv(const Options& options) {
-  if (options.command.empty() == options.argv.empty()) {
-    throw InvalidSandboxInputError(
-        "run: give the command either as -c 'COMMAND' or after -- as ARGV..., exactly once");
-  }
-  if (!options.command.empty()) return {"bash", "-c", options.command};
-  return options.argv;
-}
+using consumer::RunStatus;
+namespace status = consumer::status;
 
 // The session log named by --session: opened when it exists, else created for the workspace.
 // Either way it must pass the trust check against `roots`, on every read and append.
+// `creating_for` resolves the workspace the new session records as its cwd.
 std::optional<SessionLog> open_session(const std::string& path, std::vector<std::string> roots,
-                                       const std::string& workspace) {
+                                       const std::function<ResolvedWorkspace()>& creating_for) {
   if (path.empty()) return std::nullopt;
   std::string absolute = path;
   if (!absolute.starts_with('/')) absolute = working_directory() + "/" + absolute;
   const SessionLogOptions options{false, std::move(roots)};
   struct stat info {};
   if (::lstat(absolute.c_str(), &info) == 0) return SessionLog::open(absolute, options);
-  return SessionLog::create(absolute, std::filesystem::path(absolute).stem().string(), workspace,
-                            options);
+  return SessionLog::create(absolute, std::filesystem::path(absolute).stem().string(),
+                            creating_for().path(), options);
 }
 
 // Where this call's workspace is and what it must not trust. An explicit --workspace wins over
@@ -68,48 +63,49 @@ std::optional<SessionLog> open_session(const std::string& path, std::vector<std:
 // write and every root the per-user record lists.
 struct CallContext {
   std::optional<SessionLog> session;
-  std::string workspace;
+  ResolvedWorkspace workspace;         // resolved once, here; every later step takes it as is
   std::vector<std::string> written;    // the session's earlier writable workspaces
   std::vector<std::string> untrusted;  // untrusted_roots(workspace, written)
 };
 
-CallContext call_context(const Options& options) {
-  CallContext call;
+CallContext call_context(const RunInvocation& run) {
   // Before the session says where it worked, its file is checked against the workspace as
   // spelled (and as resolved), /tmp and $TMPDIR.
-  const std::vector<std::string> spelled = spelled_workspace_roots(options.workspace);
+  const std::vector<std::string> spelled = spelled_workspace_roots(run.workspace);
   // The workspaces earlier calls, with or without a session, let confined runs write: only for
   // resolving the workspace. They are not roots for the config, the session or the runners: a
   // home directory once used as a workspace would make every file under it untrusted for as long
   // as the record keeps it, while a file a confined run of this call could write is already
   // refused (it lies beneath this call's workspace).
-  const RecordedWorkspaces recorded = recorded_workspaces(options.workspace);
-  if (!options.session_path.empty()) {
-    const std::string creating_for = workspace_root(options.workspace, {}, recorded);
-    call.session = open_session(options.session_path, untrusted_roots("", spelled), creating_for);
-    call.written = call.session->written_workspaces();
+  const RecordedWorkspaces recorded = recorded_workspaces(spelled);
+  std::optional<SessionLog> session;
+  std::vector<std::string> written;
+  if (!run.session_path.empty()) {
+    session = open_session(run.session_path, untrusted_roots("", spelled),
+                           [&] { return workspace_root(run.workspace, {}, recorded); });
+    written = session->written_workspaces();
   }
-  const bool from_session = options.workspace.empty() && call.session && call.session->cwd();
-  call.workspace = workspace_root(from_session ? *call.session->cwd() : options.workspace,
-                                  call.written, recorded);
-  call.untrusted = untrusted_roots(call.workspace, call.written);
-  if (call.session) {
+  const bool from_session = run.workspace.empty() && session && session->cwd();
+  ResolvedWorkspace workspace =
+      workspace_root(from_session ? *session->cwd() : run.workspace, written, recorded);
+  std::vector<std::string> untrusted = untrusted_roots(workspace, written);
+  if (session) {
     // Now that every workspace is known, the session is held to all of them.
-    call.session = SessionLog::open(call.session->path(), {false, call.untrusted});
+    session = SessionLog::open(session->path(), {false, untrusted});
   }
-  return call;
+  return {std::move(session), std::move(workspace), std::move(written), std::move(untrusted)};
 }
 
 // --mode is the approved mode; then the session's last sandbox/mode event; then the config.
-SandboxExecutionPolicy resolve_policy(const Options& options, const Setup& setup,
+SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& setup,
                                       const CallContext& call) {
-  const SandboxPolicyService service({std::string(wire_name(setup.mode)), call.workspace});
+  const SandboxPolicyService service(setup.mode, call.workspace);
   SandboxPolicyRequest request;
   if (call.session) request.session = &*call.session;
-  if (!options.mode.empty()) request.mode = parse_sandbox_mode(options.mode).value();
+  request.mode = run.policy.mode;
   request.workspace_root = call.workspace;
   SandboxExecutionPolicy policy = service.resolve(request);
-  policy.network = parse_network_policy(options.network).value();
+  policy.network = run.policy.network;
   return policy;
 }
 
@@ -124,9 +120,11 @@ void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& o
   if (outcome.sandbox.enforcement) {
     event.enforcement = std::string(wire_name(*outcome.sandbox.enforcement));
   }
-  event.exit_code = outcome.process.exit_code;
-  if (outcome.process.signal) event.signal = consumer::signal_name(*outcome.process.signal);
-  event.timed_out = outcome.process.timed_out;
+  event.exit_code = consumer::exit_code_of(outcome.status);
+  if (const auto signal = consumer::signal_of(outcome.status)) {
+    event.signal = consumer::signal_name(*signal);
+  }
+  event.timed_out = std::holds_alternative<status::TimedOut>(outcome.status);
   event.denied = outcome.sandbox.denied;
   if (event.denied) event.denial = sandbox_denial_marker(outcome.sandbox.mode);
   try {
@@ -141,7 +139,7 @@ void audit_refusal(const CallContext* call, const std::vector<std::string>& argv
   if (call == nullptr || !call->session) return;
   try {
     record_refusal(*call->session,
-                   {argv, mode, call->workspace, std::string(error.code()), error.what()});
+                   {argv, mode, call->workspace.path(), std::string(error.code()), error.what()});
   } catch (const std::exception&) {
     // The refusal itself is reported on stderr; a log that cannot take it changes nothing.
   }
@@ -151,10 +149,10 @@ void audit_refusal(const CallContext* call, const std::vector<std::string>& argv
 // A terminal stays closed: the command runs in its own process group, not the terminal's
 // foreground one, so a read would stop it with SIGTTIN until the deadline, and a terminal it
 // could read is one it could try to inject into.
-int command_stdin(const Options& options) {
-  if (options.stdin_mode == "close" || ::fcntl(STDIN_FILENO, F_GETFD) < 0) return -1;
+int command_stdin(StdinMode mode) {
+  if (mode == StdinMode::kClose || ::fcntl(STDIN_FILENO, F_GETFD) < 0) return -1;
   const bool terminal = ::isatty(STDIN_FILENO) != 0;
-  if (options.stdin_mode == "inherit" && terminal) {
+  if (mode == StdinMode::kInherit && terminal) {
     throw InvalidSandboxInputError(
         "run: --stdin inherit: standard input is a terminal, which a confined command never "
         "reads (it would be stopped by SIGTTIN, and could inject into it); give the input "
@@ -163,63 +161,25 @@ int command_stdin(const Options& options) {
   return terminal ? -1 : STDIN_FILENO;
 }
 
-// "unlimited", or a positive count or size: digits with an optional K, M, G or T (powers of
-// 1024) for sizes.
-std::optional<std::uint64_t> parse_bound(const std::string& text, const std::string& option,
-                                         bool size, std::optional<std::uint64_t> fallback) {
-  if (text.empty()) return fallback;
-  if (text == "unlimited") return std::nullopt;
-  std::size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  std::uint64_t scale = 1;
-  const std::string suffix = text.substr(digits);
-  if (size && suffix.size() == 1) {
-    const std::string units = "KMGT";
-    const std::size_t unit = units.find(static_cast<char>(std::toupper(suffix[0])));
-    if (unit != std::string::npos) scale = std::uint64_t{1} << (10 * (unit + 1));
-  }
-  const bool bad_suffix = !suffix.empty() && scale == 1;
-  std::uint64_t value = 0;
-  bool overflow = digits > 15;
-  if (!overflow && digits > 0) value = std::stoull(text.substr(0, digits));
-  overflow = overflow || (value > 0 && scale > UINT64_MAX / value);
-  if (digits == 0 || bad_suffix || overflow || value == 0) {
-    throw InvalidSandboxInputError(
-        fmt::format("run: {} \"{}\": expected {} or unlimited", option, text,
-                    size ? "a positive size such as 512M or 4G" : "a positive whole number"));
-  }
-  return value * scale;
-}
-
-exec::ResourceBounds resource_bounds(const Options& options) {
-  const exec::ResourceBounds defaults;
-  exec::ResourceBounds bounds;
-  bounds.max_processes =
-      parse_bound(options.max_processes, "--max-processes", false, defaults.max_processes);
-  bounds.max_memory_bytes =
-      parse_bound(options.max_memory, "--max-memory", true, defaults.max_memory_bytes);
-  return bounds;
-}
-
-RunSpec make_spec(const Options& options, SandboxExecutionPolicy policy,
+RunSpec make_spec(const RunInvocation& run, SandboxExecutionPolicy policy,
                   const Interrupts& interrupts) {
   RunSpec spec;
-  spec.argv = command_argv(options);
+  spec.argv = run.argv;
   spec.policy = std::move(policy);
-  spec.process.timeout_ms = options.timeout_seconds * 1000;
+  spec.process.timeout_ms = run.timeout_ms;
   spec.process.abort = interrupts.abort();
-  spec.process.stdin_fd = command_stdin(options);
-  spec.process.bounds = resource_bounds(options);
+  spec.process.stdin_fd = command_stdin(run.stdin_mode);
+  spec.process.bounds = run.bounds;
   // Only the agent render hands the spill files' paths on; every other form removes them.
-  spec.process.keep_spill = options.format == "agent";
+  spec.process.keep_spill = run.agent;
   return spec;
 }
 
 // One run; for a person, its output live on run's own stdout and stderr, which no reader can
 // make wait past the deadline.
-RunOutcome run_once(const Options& options, consumer::SandboxBashExecutor& executor,
+RunOutcome run_once(const RunInvocation& run, consumer::SandboxBashExecutor& executor,
                     RunSpec& spec) {
-  if (options.json || !options.format.empty()) return executor.run(spec);
+  if (run.json || run.agent) return executor.run(spec);
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(*spec.process.timeout_ms)));
@@ -247,9 +207,9 @@ class TerminalApprover final : public Approver {
 };
 
 // The narrowest wider mode, when a person at this terminal approves it; nullopt otherwise.
-std::optional<SandboxMode> approved_retry(const Options& options, const RunOutcome& outcome) {
+std::optional<SandboxMode> approved_retry(const RunInvocation& run, const RunOutcome& outcome) {
   const auto wider = wider_modes(outcome.sandbox.mode);
-  if (options.escalate != "ask" || !outcome.sandbox.denied || wider.empty() ||
+  if (run.escalate != Escalation::kAsk || !outcome.sandbox.denied || wider.empty() ||
       ::isatty(STDIN_FILENO) == 0 || ::isatty(STDERR_FILENO) == 0) {
     return std::nullopt;
   }
@@ -265,70 +225,14 @@ std::optional<SandboxMode> approved_retry(const Options& options, const RunOutco
   }
 }
 
-int exit_status(const exec::Result& process) {
-  if (process.timed_out) return kTimeoutExit;
-  if (process.signal) return 128 + *process.signal;
-  if (process.spawn_error) return process.spawn_error->error == ENOENT ? 127 : 126;
-  return process.exit_code.value_or(kFailureExit);
-}
-
-nlohmann::json bound_json(const exec::BoundFact& bound) {
-  return {{"max", bound.limit ? nlohmann::json(*bound.limit) : nlohmann::json(nullptr)},
-          {"enforcedBy", bound.enforced_by.empty() ? nlohmann::json(nullptr)
-                                                   : nlohmann::json(bound.enforced_by)}};
-}
-
-nlohmann::json result_json(const RunOutcome& outcome, bool runner_failed, int interrupted) {
-  const exec::Result& process = outcome.process;
-  const auto optional_int = [](std::optional<int> value) {
-    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-  };
-  const exec::BoundsFacts& bounds = process.bounds;
-  return {{"mode", wire_name(outcome.sandbox.mode)},
-          {"backend", outcome.sandbox.backend.empty() ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(outcome.sandbox.backend)},
-          {"enforcement", outcome.sandbox.enforcement
-                              ? nlohmann::json(wire_name(*outcome.sandbox.enforcement))
-                              : nlohmann::json(nullptr)},
-          {"exitCode", optional_int(process.exit_code)},
-          {"signal", process.signal ? nlohmann::json(consumer::signal_name(*process.signal))
-                                    : nlohmann::json(nullptr)},
-          {"timedOut", process.timed_out},
-          {"denied", outcome.sandbox.denied},
-          {"runnerFailed", runner_failed},
-          {"stdout", process.out.tail},
-          {"stderr", process.err.tail},
-          {"durationMs", process.duration.count()},
-          {"interrupted", interrupted != 0 ? nlohmann::json(consumer::signal_name(interrupted))
-                                           : nlohmann::json(nullptr)},
-          {"bounds",
-           {{"processes", bound_json(bounds.processes)},
-            {"memory", bound_json(bounds.memory)},
-            {"treeKill", bounds.tree_kill}}}};
-}
-
-// Why the command never started, when it did not: the program or the workdir was refused.
-std::optional<std::string> start_failure(const RunOutcome& outcome) {
-  const auto& error = outcome.process.spawn_error;
-  if (!error) return std::nullopt;
-  // A workdir the caller could enter that bwrap cannot: only its own view hides it.
-  const bool hidden =
-      error->stage == exec::SpawnStage::kWorkdir && outcome.sandbox.backend.starts_with("bwrap");
-  return fmt::format("cannot start the command: {}{}", error->message(),
-                     hidden ? "; bwrap's view of the filesystem hides that directory (its own "
-                              "/dev and /proc, and a private /tmp under workspace-write): run "
-                              "from a directory the sandbox shows, such as the workspace"
-                            : "");
-}
-
-void report(const Options& options, const RunOutcome& outcome, int interrupted) {
-  const std::optional<std::string> failure = start_failure(outcome);
-  if (options.json) {
-    fmt::print("{}\n", result_json(outcome, false, interrupted)
+void report(const RunInvocation& run, const RunOutcome& outcome, int interrupted) {
+  const std::optional<std::string> failure = consumer::start_failure(outcome);
+  if (run.json) {
+    fmt::print("{}\n", consumer::result_json(outcome, interrupted)
                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  } else if (options.format == "agent") {
+  } else if (run.agent) {
     const bool advertised = !wider_modes(outcome.sandbox.mode).empty();
-    const auto timeout_ms = static_cast<long long>(options.timeout_seconds * 1000);
+    const auto timeout_ms = static_cast<long long>(run.timeout_ms);
     fmt::print("{}\n", failure ? consumer::render_error_for_agent(*failure)
                                : consumer::render_for_agent(outcome, advertised, timeout_ms));
     return;
@@ -338,22 +242,30 @@ void report(const Options& options, const RunOutcome& outcome, int interrupted) 
 }
 
 // For a person: the denial marker right after the command's own stderr, before any question.
-void mark_denial(const Options& options, const RunOutcome& outcome) {
-  if (!options.json && options.format.empty() && outcome.sandbox.denied) {
+void mark_denial(const RunInvocation& run, const RunOutcome& outcome) {
+  if (!run.json && !run.agent && outcome.sandbox.denied) {
     fmt::print(stderr, "{}\n", sandbox_denial_marker(outcome.sandbox.mode));
   }
 }
 
 // The command did not run: 125 and one line, plus the machine-readable forms when asked for.
-int runner_failed(const Options& options, SandboxMode mode, const SandboxUnavailableError& error,
+int runner_failed(const RunInvocation& run, SandboxMode mode, const SandboxUnavailableError& error,
                   int interrupted) {
-  if (options.format == "agent") fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
-  if (options.json) {
+  if (run.agent) fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
+  if (run.json) {
     RunOutcome not_run;
+    not_run.status = status::RunnerFailed{error.detail().value_or("")};
     not_run.sandbox.mode = mode;
-    fmt::print("{}\n", result_json(not_run, true, interrupted).dump());
+    fmt::print("{}\n", consumer::result_json(not_run, interrupted).dump());
   }
   return fail(error.what());
+}
+
+// A runner failure as the seam's error, for the refusal's audit line and its message.
+std::optional<SandboxUnavailableError> runner_failure(const RunOutcome& outcome) {
+  const auto* failed = std::get_if<status::RunnerFailed>(&outcome.status);
+  if (failed == nullptr) return std::nullopt;
+  return SandboxUnavailableError(*to_confined_mode(outcome.sandbox.mode), failed->detail);
 }
 
 }  // namespace
@@ -363,15 +275,12 @@ int run(const Options& options) {
   std::vector<std::string> argv;
   SandboxMode mode = SandboxMode::kReadOnly;
   try {
-    if (!options.format.empty() && options.format != "agent") {
-      throw InvalidSandboxInputError(
-          fmt::format("run: unknown --format \"{}\"; expected agent", options.format));
-    }
-    argv = command_argv(options);
-    call = call_context(options);
-    const Setup setup = load_setup(options.config_path, call->untrusted);
+    const RunInvocation run = run_invocation(options).value();
+    argv = run.argv;
+    call = call_context(run);
+    const Setup setup = load_setup(run.config_path, call->untrusted);
     const Interrupts interrupts;
-    RunSpec spec = make_spec(options, resolve_policy(options, setup, *call), interrupts);
+    RunSpec spec = make_spec(run, resolve_policy(run, setup, *call), interrupts);
     mode = spec.policy.mode;
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
       require_trusted_self(call->untrusted, *confined);
@@ -380,29 +289,39 @@ int run(const Options& options) {
     LocalSandboxProvider provider = make_provider(setup.provider);
     consumer::SandboxBashExecutor executor(provider);
     RunOutcome outcome;
+    std::optional<SandboxUnavailableError> refused;
     try {
-      outcome = run_once(options, executor, spec);
-      audit_run(*call, spec, outcome);
-      mark_denial(options, outcome);
+      outcome = run_once(run, executor, spec);
+      refused = runner_failure(outcome);
       std::optional<SandboxMode> wider;
-      if (interrupts.signal() == 0) wider = approved_retry(options, outcome);
+      if (!refused) {
+        audit_run(*call, spec, outcome);
+        mark_denial(run, outcome);
+        if (interrupts.signal() == 0) wider = approved_retry(run, outcome);
+      }
       if (wider && interrupts.signal() == 0) {
         spec.policy.mode = *wider;  // this one retry only; nothing is persisted
         mode = *wider;
         record_writable_workspace(call->workspace, *wider, call->untrusted);
-        outcome = run_once(options, executor, spec);
-        audit_run(*call, spec, outcome);
-        mark_denial(options, outcome);
+        outcome = run_once(run, executor, spec);
+        refused = runner_failure(outcome);
+        if (!refused) {
+          audit_run(*call, spec, outcome);
+          mark_denial(run, outcome);
+        }
       }
     } catch (const SandboxUnavailableError& error) {
+      refused = error;  // the provider refused: no usable backend, or a runner it cannot trust
+    }
+    if (refused) {
       // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
       provider.invalidate_verdict();
-      audit_refusal(&*call, argv, spec.policy.mode, error);
-      return runner_failed(options, spec.policy.mode, error, interrupts.signal());
+      audit_refusal(&*call, argv, spec.policy.mode, *refused);
+      return runner_failed(run, spec.policy.mode, *refused, interrupts.signal());
     }
     const int interrupted = interrupts.signal();
-    report(options, outcome, interrupted);
-    return interrupted != 0 ? 128 + interrupted : exit_status(outcome.process);
+    report(run, outcome, interrupted);
+    return interrupted != 0 ? 128 + interrupted : consumer::exit_status(outcome.status);
   } catch (const SandboxError& error) {
     audit_refusal(call ? &*call : nullptr, argv, mode, error);
     return fail(error.what());

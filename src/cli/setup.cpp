@@ -13,9 +13,11 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
+#include "local/config.h"
 #include "local/probe_cache.h"
 #include "local/runners.h"
 #include "local/workspace_record.h"
+#include "seam/json_codec.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox::cli {
@@ -27,9 +29,24 @@ constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 
 }  // namespace
 
+Result<Setup> parse_setup(std::string_view text) {
+  return json::parse(text, "config").and_then([](const nlohmann::json& document) {
+    return local::config_from_document(document).and_then([&document](LocalSandboxConfig provider)
+                                                              -> Result<Setup> {
+      Setup setup{std::move(provider)};
+      if (!document.contains("mode")) return setup;
+      const nlohmann::json& mode = document["mode"];
+      if (!mode.is_string()) return InvalidInput{"mode must be a string", ErrorCode::kMalformed};
+      return parse_sandbox_mode(mode.get<std::string>()).transform([&setup](SandboxMode parsed) {
+        setup.mode = parsed;
+        return std::move(setup);
+      });
+    });
+  });
+}
+
 Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots) {
-  Setup setup;
-  if (path.empty()) return setup;
+  if (path.empty()) return {};
   const std::string absolute = path.starts_with('/') ? path : working_directory() + "/" + path;
   auto file = open_trusted_path(absolute, untrusted_roots, TrustedKind::kFile, true);
   if (!file) {
@@ -44,51 +61,40 @@ Setup load_setup(const std::string& path, std::span<const std::string> untrusted
     throw InvalidSandboxInputError(
         fmt::format("config file \"{}\" cannot be read: {}", path, read.error().message));
   }
-  const std::string text = std::move(read).value();
-  auto provider = config_from_json(text);
-  if (!provider) {
+  auto setup = parse_setup(read.value());
+  if (!setup) {
     throw InvalidSandboxInputError(
-        fmt::format("config file \"{}\": {}", path, provider.error().message));
+        fmt::format("config file \"{}\": {}", path, setup.error().message));
   }
-  setup.provider = std::move(provider).value();
-  const nlohmann::json document = nlohmann::json::parse(text);
-  if (document.contains("mode")) {
-    const nlohmann::json& mode = document["mode"];
-    if (!mode.is_string()) {
-      throw InvalidSandboxInputError(
-          fmt::format("config file \"{}\": mode must be a string", path));
-    }
-    setup.mode = parse_sandbox_mode(mode.get<std::string>()).value();
-  }
-  return setup;
+  return std::move(setup).value();
 }
 
-RecordedWorkspaces recorded_workspaces(const std::string& given) {
-  auto recorded = local::read_workspace_record(untrusted_roots("", spelled_workspace_roots(given)));
+RecordedWorkspaces recorded_workspaces(std::span<const std::string> spelled_roots) {
+  auto recorded = local::read_workspace_record(untrusted_roots("", spelled_roots));
   if (!recorded) return {{}, recorded.error().message};
   return {std::move(recorded).value(), {}};
 }
 
-void record_writable_workspace(const std::string& workspace, SandboxMode mode,
+void record_writable_workspace(const ResolvedWorkspace& workspace, SandboxMode mode,
                                std::span<const std::string> untrusted_roots) {
   // A danger-full-access run is unconfined by the caller's choice: it can write anything the
   // caller can, the record included, so recording it would promise nothing.
   if (mode != SandboxMode::kWorkspaceWrite) return;
   if (local::user_cache_directory().empty()) return;
-  const std::vector<std::string> roots = {workspace};
+  const std::vector<std::string> roots = {workspace.path()};
   auto added = local::add_to_workspace_record(roots, untrusted_roots);
   if (!added) {
     throw InvalidSandboxInputError(fmt::format(
         "cannot record the workspace {} as one a confined run can write, so the command was not "
         "started: {}",
-        text::quoted(workspace), added.error().message));
+        text::quoted(workspace.path()), added.error().message));
   }
 }
 
-// An absolute existing directory, resolved realpath-first, through trusted symlinks only.
-std::string workspace_root(const std::string& given,
-                           std::span<const std::string> written_workspaces,
-                           const RecordedWorkspaces& recorded) {
+// An absolute existing directory, resolved once, through trusted symlinks only.
+ResolvedWorkspace workspace_root(const std::string& given,
+                                 std::span<const std::string> written_workspaces,
+                                 const RecordedWorkspaces& recorded) {
   const std::string spelled = given.empty() ? working_directory() : given;
   if (spelled.empty() || spelled.front() != '/') {
     throw InvalidSandboxInputError(fmt::format(
@@ -103,7 +109,7 @@ std::string workspace_root(const std::string& given,
   // The record holds canonical paths only (its reader refuses any other): resolving each again
   // would cost every call a realpath per recorded root.
   roots.insert(roots.end(), recorded.roots.begin(), recorded.roots.end());
-  auto resolved = resolve_workspace_symlinks(spelled, roots);
+  auto resolved = ResolvedWorkspace::resolve_trusted(spelled, roots);
   if (!resolved) {
     throw InvalidSandboxInputError(fmt::format(
         "--workspace \"{}\" cannot be used: {}; an earlier confined run could have planted that "
@@ -111,14 +117,14 @@ std::string workspace_root(const std::string& given,
         "mean by its real path",
         spelled, resolved.error().message));
   }
-  if (!recorded.problem.empty() && resolved.value() != lexically_normalize(spelled)) {
+  if (!recorded.problem.empty() && resolved.value().path() != lexically_normalize(spelled)) {
     throw InvalidSandboxInputError(fmt::format(
         "--workspace \"{}\" is reached through a symlink, and which directories earlier "
         "confined runs could write is unknown, so a planted symlink cannot be told from yours: "
         "{}",
         spelled, recorded.problem));
   }
-  return resolve_workspace_root(resolved.value());
+  return std::move(resolved).value();
 }
 
 std::vector<std::string> spelled_workspace_roots(const std::string& given) {

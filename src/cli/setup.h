@@ -5,9 +5,11 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dsh/sandbox/local_provider.h"
+#include "dsh/sandbox/resolved_workspace.h"
 
 namespace dsh::sandbox::cli {
 
@@ -17,9 +19,13 @@ struct Setup {
 };
 
 // The config file holds the provider's keys and the default mode; an empty path is no file.
-// It must pass the trust check against `untrusted_roots` (InvalidSandboxInputError otherwise):
-// a config a confined run could write would choose the next run's mode and runner.
+// It is read and parsed once, and must pass the trust check against `untrusted_roots`
+// (InvalidSandboxInputError otherwise): a config a confined run could write would choose the
+// next run's mode and runner.
 Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots);
+
+// The config document's keys: the provider's, and `mode`.
+Result<Setup> parse_setup(std::string_view text);
 
 // What the per-user record says earlier confined runs could write, or why that is unknown.
 struct RecordedWorkspaces {
@@ -27,28 +33,28 @@ struct RecordedWorkspaces {
   std::string problem;  // non-empty: the record is missing a place, untrusted or corrupt
 };
 
-// The per-user record (local::read_workspace_record), its directory checked against the
-// workspace as `given` (spelled and resolved), /tmp and $TMPDIR.
-RecordedWorkspaces recorded_workspaces(const std::string& given);
+// The per-user record (local::read_workspace_record), its directory checked against
+// `spelled_roots` (spelled_workspace_roots of the workspace), /tmp and $TMPDIR.
+RecordedWorkspaces recorded_workspaces(std::span<const std::string> spelled_roots);
 
-// An absolute existing directory (the working directory when `given` is empty), resolved
-// realpath-first; a symlink on the way is followed only when it lies outside /tmp, $TMPDIR,
-// `written_workspaces` (the workspaces earlier runs of the session could write) and the
-// recorded roots. When the record is unknown, any symlink on the way is refused.
-// InvalidSandboxInputError otherwise.
-std::string workspace_root(const std::string& given,
-                           std::span<const std::string> written_workspaces,
-                           const RecordedWorkspaces& recorded);
+// The workspace of the call, resolved once: an absolute existing directory (the working
+// directory when `given` is empty), resolved realpath-first; a symlink on the way is followed
+// only when it lies outside /tmp, $TMPDIR, `written_workspaces` (the workspaces earlier runs of
+// the session could write) and the recorded roots. When the record is unknown, any symlink on
+// the way is refused. InvalidSandboxInputError otherwise.
+ResolvedWorkspace workspace_root(const std::string& given,
+                                 std::span<const std::string> written_workspaces,
+                                 const RecordedWorkspaces& recorded);
 
 // Before a workspace-write command starts (so a killed run still counts): adds `workspace` to
 // the per-user record. Nothing for other modes. InvalidSandboxInputError when the record exists
 // and cannot take it; skipped when this user has no per-user directory (every symlinked
 // workspace is then refused, since the record cannot be read either).
-void record_writable_workspace(const std::string& workspace, SandboxMode mode,
+void record_writable_workspace(const ResolvedWorkspace& workspace, SandboxMode mode,
                                std::span<const std::string> untrusted_roots);
 
 // The spelled workspace (given or the working directory) and its realpath: the roots a session
-// file is checked against before its own recorded workspaces are known.
+// file and the record are checked against before the workspace itself is resolved.
 std::vector<std::string> spelled_workspace_roots(const std::string& given);
 
 // The running dsh-sandbox (/proc/self/exe) must pass the trust check: a CLI a confined run

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <type_traits>
+#include <variant>
 
 #include "base/io.h"
 #include "base/pipe.h"
@@ -143,13 +145,14 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   return prepared;
 }
 
-// Throws when the runner itself could not be started.
-void check_runner_started(const std::optional<exec::SpawnError>& error, const Prepared& prepared,
-                          SandboxMode mode) {
-  if (!error || !prepared.confined) return;
-  if (is_runner_spawn_failure(*error, prepared.confined->argv.front(), prepared.request.workdir)) {
-    throw SandboxUnavailableError(*to_confined_mode(mode), error->message());
+// The spawn error as a runner failure, when the runner itself could not be started.
+std::optional<std::string> runner_not_started(const std::optional<exec::SpawnError>& error,
+                                              const Prepared& prepared) {
+  if (!error || !prepared.confined) return std::nullopt;
+  if (!is_runner_spawn_failure(*error, prepared.confined->argv.front(), prepared.request.workdir)) {
+    return std::nullopt;
   }
+  return error->message();
 }
 
 // What a run's runners said, out of band or in band: that the runner failed (the command never
@@ -163,7 +166,7 @@ struct RunnerReport {
 
 // Out of band: what each runner wrote on its status channel, read by the runner's own parser. A
 // signal death or a timeout is never a runner failure, whatever the channels say.
-RunnerReport reported(const exec::Result& result, const ConfinedArgv& confined,
+RunnerReport reported(const exec::Completion& result, const ConfinedArgv& confined,
                       StatusPipes& status) {
   if (!result.exit_code || *result.exit_code == 0) return {};
   std::vector<std::string> texts;
@@ -178,7 +181,7 @@ RunnerReport reported(const exec::Result& result, const ConfinedArgv& confined,
 }
 
 // In band: the backend's rules over the stderr tail.
-RunnerReport ruled(const exec::Result& result, const ConfinedArgv& confined) {
+RunnerReport ruled(const exec::Completion& result, const ConfinedArgv& confined) {
   const auto match =
       classify_runner_failure(result.exit_code, result.err.tail, confined.runner_failure_rules);
   if (!match) return {};
@@ -187,38 +190,112 @@ RunnerReport ruled(const exec::Result& result, const ConfinedArgv& confined) {
 
 // The facts of a settled run; nullopt detail when the runner did not fail. A command the kernel
 // refused to execute gets a shell's status and is no denial: every mode grants execute on /.
-std::optional<std::string> settle(RunOutcome& outcome, const std::optional<ConfinedArgv>& confined,
+std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandbox,
+                                  const std::optional<ConfinedArgv>& confined,
                                   StatusPipes* status) {
   if (status != nullptr) status->close_write_ends();
-  if (!confined || outcome.process.spawn_error) return std::nullopt;
+  if (!confined || process.spawn_error) return std::nullopt;
   // A run the caller ended (a timeout, an abort) was ended by us, runners and all: never a
   // runner failure, whatever they said on the way out.
-  const bool ended = outcome.process.timed_out || outcome.process.aborted;
+  const bool ended = process.timed_out || process.aborted;
   RunnerReport report = ended               ? RunnerReport{}
-                        : status != nullptr ? reported(outcome.process, *confined, *status)
-                                            : ruled(outcome.process, *confined);
-  if (report.exec_refused) outcome.process.exit_code = report.exec_refused;
+                        : status != nullptr ? reported(process, *confined, *status)
+                                            : ruled(process, *confined);
+  if (report.exec_refused) process.exit_code = report.exec_refused;
   if (report.workdir) {
-    outcome.process.exit_code.reset();
-    outcome.process.spawn_error = std::move(report.workdir);
+    process.exit_code.reset();
+    process.spawn_error = std::move(report.workdir);
   }
-  outcome.sandbox.enforcement = confined->enforcement;
-  outcome.sandbox.backend = confined->backend;
-  outcome.sandbox.denied = !report.failure && !report.exec_refused &&
-                           !outcome.process.spawn_error &&
-                           matches_signature(outcome.process.exit_code, outcome.process.err.tail,
-                                             confined->denial_signatures);
+  sandbox.enforcement = confined->enforcement;
+  sandbox.backend = confined->backend;
+  sandbox.denied =
+      !report.failure && !report.exec_refused && !process.spawn_error &&
+      matches_signature(process.exit_code, process.err.tail, confined->denial_signatures);
   return std::move(report.failure);
+}
+
+// Every status is decided here, once, from what exec and the runners reported.
+RunStatus status_of(const exec::Completion& process, std::optional<std::string> runner_failure) {
+  if (runner_failure) return status::RunnerFailed{std::move(*runner_failure)};
+  if (process.spawn_error) {
+    const exec::SpawnError& error = *process.spawn_error;
+    return status::NotStarted{error.stage, error.error, error.path};
+  }
+  if (process.timed_out) return status::TimedOut{process.exit_code, process.signal};
+  if (process.aborted) return status::Aborted{process.exit_code, process.signal};
+  if (process.signal) return status::Signalled{*process.signal};
+  if (process.exit_code) return status::Exited{*process.exit_code};
+  // exec settles every run it started with an exit or a signal; a run with neither never
+  // started, and is reported as such rather than as a made-up exit code.
+  return status::NotStarted{exec::SpawnStage::kSetup, 0, {}};
 }
 
 }  // namespace
 
+std::string status::NotStarted::message() const {
+  return exec::SpawnError{stage, error, path}.message();
+}
+
+std::optional<int> exit_code_of(const RunStatus& status) {
+  return std::visit(
+      [](const auto& value) -> std::optional<int> {
+        using S = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<S, status::Exited>) {
+          return value.code;
+        } else if constexpr (std::is_same_v<S, status::TimedOut> ||
+                             std::is_same_v<S, status::Aborted>) {
+          return value.exit_code;
+        } else {
+          return std::nullopt;
+        }
+      },
+      status);
+}
+
+std::optional<int> signal_of(const RunStatus& status) {
+  return std::visit(
+      [](const auto& value) -> std::optional<int> {
+        using S = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<S, status::Signalled> || std::is_same_v<S, status::TimedOut> ||
+                      std::is_same_v<S, status::Aborted>) {
+          return value.signal;
+        } else {
+          return std::nullopt;
+        }
+      },
+      status);
+}
+
+RunOutcome outcome_of(exec::Completion completion, SandboxFacts sandbox,
+                      std::optional<std::string> runner_failure) {
+  RunOutcome outcome;
+  outcome.status = status_of(completion, std::move(runner_failure));
+  outcome.out = std::move(completion.out);
+  outcome.err = std::move(completion.err);
+  outcome.duration = completion.duration;
+  outcome.bounds = std::move(completion.bounds);
+  outcome.sandbox = std::move(sandbox);
+  return outcome;
+}
+
 RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
   Prepared prepared = prepare(provider_, spec);
-  RunOutcome outcome{exec::run(prepared.request), {spec.policy.mode}};
-  check_runner_started(outcome.process.spawn_error, prepared, spec.policy.mode);
-  if (auto failure = settle(outcome, prepared.confined, prepared.status.get())) {
-    throw SandboxUnavailableError(*to_confined_mode(spec.policy.mode), *failure);
+  exec::Completion process = exec::run(prepared.request);
+  SandboxFacts sandbox{spec.policy.mode};
+  std::optional<std::string> failure = runner_not_started(process.spawn_error, prepared);
+  if (failure) {
+    process.spawn_error.reset();
+    if (prepared.status) prepared.status->close_write_ends();
+  } else {
+    failure = settle(process, sandbox, prepared.confined, prepared.status.get());
+  }
+  return outcome_of(std::move(process), std::move(sandbox), std::move(failure));
+}
+
+RunOutcome SandboxBashExecutor::run_or_throw(const RunSpec& spec) {
+  RunOutcome outcome = run(spec);
+  if (const auto* failed = std::get_if<status::RunnerFailed>(&outcome.status)) {
+    throw SandboxUnavailableError(*to_confined_mode(spec.policy.mode), failed->detail);
   }
   return outcome;
 }
@@ -227,7 +304,9 @@ BackgroundJob SandboxBashExecutor::start(const RunSpec& spec) {
   Prepared prepared = prepare(provider_, spec);
   exec::Job job = exec::start(prepared.request);
   if (prepared.status) prepared.status->close_write_ends();
-  check_runner_started(job.spawn_error(), prepared, spec.policy.mode);
+  if (auto failure = runner_not_started(job.spawn_error(), prepared)) {
+    throw SandboxUnavailableError(*to_confined_mode(spec.policy.mode), *failure);
+  }
   return {std::move(job), spec.policy.mode, std::move(prepared.confined),
           std::move(prepared.status)};
 }
@@ -243,9 +322,10 @@ BackgroundJob& BackgroundJob::operator=(BackgroundJob&&) noexcept = default;
 BackgroundJob::~BackgroundJob() = default;
 
 RunOutcome BackgroundJob::wait() {
-  RunOutcome outcome{job_.wait(), {mode_}};
-  outcome.sandbox.runner_failed = settle(outcome, confined_, status_.get()).has_value();
-  return outcome;
+  exec::Completion process = job_.wait();
+  SandboxFacts sandbox{mode_};
+  std::optional<std::string> failure = settle(process, sandbox, confined_, status_.get());
+  return outcome_of(std::move(process), std::move(sandbox), std::move(failure));
 }
 
 }  // namespace dsh::sandbox::consumer

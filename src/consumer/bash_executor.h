@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // SandboxBashExecutor: confines `bash -c COMMAND` (or any argv) through the
 // provider, spawns the confined argv directly (no shell in front, so BASH_ENV runs only inside
-// the sandbox), and tells three outcomes apart without guessing: the command failed on its own;
-// the sandbox denied it (a wider mode would help); the runner failed (the command never ran,
-// thrown as SANDBOX_UNAVAILABLE). Runner failure is checked before denial, always.
+// the sandbox), and tells the outcomes apart without guessing: the command failed on its own;
+// the sandbox denied it (a wider mode would help); the runner failed (the command never ran; a
+// RunnerFailed status, thrown as SANDBOX_UNAVAILABLE by run_or_throw). Runner failure is checked
+// before denial, always. Foreground and background runs return the same RunOutcome.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "dsh/sandbox/provider.h"
@@ -28,19 +31,83 @@ struct RunSpec {
 // danger-full-access, which never reaches the provider.
 struct SandboxFacts {
   SandboxMode mode = SandboxMode::kReadOnly;
-  bool denied = false;
-  bool runner_failed = false;  // background only: the foreground throws instead
+  bool denied = false;  // a wider mode would help (never with a runner failure or a non-start)
   std::optional<SandboxEnforcement> enforcement;
   std::string backend;
 };
 
+// How one run ended: exactly one of these.
+namespace status {
+// The command exited with `code`. When a runner reports that the kernel refused to execute the
+// command itself (the sandbox in place), the code is a shell's 127 (not found) or 126, not the
+// runner's own status (docs/consumer.md).
+struct Exited {
+  int code = 0;
+  bool operator==(const Exited&) const = default;
+};
+// A signal ended the command.
+struct Signalled {
+  int signal = 0;
+  bool operator==(const Signalled&) const = default;
+};
+// The deadline passed and the tree was ended; how the command itself ended, when it did.
+struct TimedOut {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool operator==(const TimedOut&) const = default;
+};
+// The caller's abort signal ended the run (or came before anything started).
+struct Aborted {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool operator==(const Aborted&) const = default;
+};
+// The command never ran: the program or the workdir was refused (by exec, or by the runner's
+// own view of the filesystem), at `stage` with `error` (an errno).
+struct NotStarted {
+  exec::SpawnStage stage = exec::SpawnStage::kSetup;
+  int error = 0;
+  std::string path;
+  std::string message() const;  // e.g. "spawn /opt/x ENOENT (No such file or directory)"
+  bool operator==(const NotStarted&) const = default;
+};
+// The runner failed (could not be spawned, or reported its own failure): the command never ran.
+struct RunnerFailed {
+  std::string detail;  // the runner's line, or the spawn error
+  bool operator==(const RunnerFailed&) const = default;
+};
+}  // namespace status
+
+using RunStatus = std::variant<status::Exited, status::Signalled, status::TimedOut, status::Aborted,
+                               status::NotStarted, status::RunnerFailed>;
+
+// std::visit(Overloaded{[](const status::Exited&) {...}, ...}, status): one lambda per status.
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// The command's own exit code and the signal that ended it, whatever the status: what the
+// session log and `--json` report as exitCode and signal.
+std::optional<int> exit_code_of(const RunStatus& status);
+std::optional<int> signal_of(const RunStatus& status);
+
+// One run, foreground or background: one status, the command's output and the run's facts.
 struct RunOutcome {
-  // The command's result. When a runner reports that the kernel refused to execute the command
-  // itself (the sandbox in place), exit_code is a shell's 127 (not found) or 126, not the
-  // runner's own status (docs/consumer.md).
-  exec::Result process;
+  RunStatus status = status::Exited{};
+  exec::StreamOutput out;
+  exec::StreamOutput err;
+  std::chrono::milliseconds duration{0};
+  exec::BoundsFacts bounds;
   SandboxFacts sandbox;
 };
+
+// The outcome of a settled exec run: `runner_failure`, when set, wins over everything exec
+// reported; then a start failure, a timeout, an abort, a signal, an exit.
+RunOutcome outcome_of(exec::Completion completion, SandboxFacts sandbox,
+                      std::optional<std::string> runner_failure);
 
 struct StatusPipes;  // the pipes of the wrap's status channels (bash_executor.cpp)
 
@@ -56,8 +123,7 @@ class BackgroundJob {
 
   pid_t pid() const { return job_.pid(); }
   void kill() { job_.kill(); }
-  // Blocks until settled. A runner failure is a fact here (runner_failed), not an exception:
-  // a background job has no caller waiting to catch it.
+  // Blocks until settled. A runner failure is a status (RunnerFailed), as in the foreground.
   RunOutcome wait();
 
  private:
@@ -72,8 +138,12 @@ class SandboxBashExecutor {
   explicit SandboxBashExecutor(SandboxProvider& provider) : provider_(provider) {}
 
   // Foreground. Throws what the provider throws (SandboxUnavailableError, invalid input)
-  // unchanged, and SandboxUnavailableError when the runner cannot be spawned or failed.
+  // unchanged; a runner that cannot be spawned or failed is the RunnerFailed status.
   RunOutcome run(const RunSpec& spec);
+
+  // run() with the seam's exception contract: a RunnerFailed status is thrown as
+  // SandboxUnavailableError carrying the runner's detail; every other status is returned.
+  RunOutcome run_or_throw(const RunSpec& spec);
 
   // Background. Throws what the provider throws, and SandboxUnavailableError when the runner
   // cannot be spawned; any later runner failure is reported by BackgroundJob::wait().

@@ -6,7 +6,9 @@
 #include <array>
 #include <cerrno>
 #include <cstring>  // sigabbrev_np (glibc 2.32, a GNU extension of string.h)
+#include <optional>
 #include <system_error>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -16,15 +18,49 @@ namespace dsh::sandbox::consumer {
 
 namespace {
 
-std::string truncation_suffix(const exec::Result& process) {
-  if (!process.out.truncated && !process.err.truncated) return {};
+std::string truncation_suffix(const RunOutcome& outcome) {
+  if (!outcome.out.truncated && !outcome.err.truncated) return {};
   std::string spills;
-  for (const exec::StreamOutput* stream : {&process.out, &process.err}) {
+  for (const exec::StreamOutput* stream : {&outcome.out, &outcome.err}) {
     if (!stream->truncated) continue;
     if (!spills.empty()) spills += ", ";
     spills += stream->spill_path.value_or("(unavailable)");
   }
   return fmt::format("[output truncated; full output: {}]\n", spills);
+}
+
+std::string ended_by(std::optional<int> exit_code, std::optional<int> signal) {
+  if (signal) return fmt::format("[killed by signal: {}]\n", signal_name(*signal));
+  if (exit_code) return fmt::format("[exit code: {}]\n", *exit_code);
+  return {};
+}
+
+// The markers after the denial ones: how the run ended, the exit marker last.
+std::string ending_markers(const RunStatus& status, long long timeout_ms) {
+  return std::visit(
+      Overloaded{
+          [](const status::Exited& exited) { return ended_by(exited.code, std::nullopt); },
+          [](const status::Signalled& signalled) {
+            return ended_by(std::nullopt, signalled.signal);
+          },
+          [timeout_ms](const status::TimedOut& timed_out) {
+            return fmt::format("[timed out after {}ms]\n", timeout_ms) +
+                   ended_by(timed_out.exit_code, timed_out.signal);
+          },
+          [](const status::Aborted& aborted) {
+            return ended_by(aborted.exit_code, aborted.signal);
+          },
+          // The CLI renders these as errors (render_error_for_agent); nothing ran to mark.
+          [](const status::NotStarted&) { return std::string(); },
+          [](const status::RunnerFailed&) { return std::string(); },
+      },
+      status);
+}
+
+nlohmann::json bound_json(const exec::BoundFact& bound) {
+  return {{"max", bound.limit ? nlohmann::json(*bound.limit) : nlohmann::json(nullptr)},
+          {"enforcedBy", bound.enforced_by.empty() ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(bound.enforced_by)}};
 }
 
 }  // namespace
@@ -58,7 +94,6 @@ std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertis
 
 std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertised,
                              long long timeout_ms, std::string_view nonce) {
-  const exec::Result& process = outcome.process;
   std::string text;
   // The command's bytes, fenced: everything between the opening and the closing line is the
   // command's, and only lines after the last closing fence are the sandbox's. The nonce is drawn
@@ -70,24 +105,83 @@ std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertis
     if (!bytes.ends_with('\n')) text += '\n';
     text += fmt::format("</{} {}>\n", stream, nonce);
   };
-  fence("stdout", process.out.tail);
-  fence("stderr", process.err.tail);
+  fence("stdout", outcome.out.tail);
+  fence("stderr", outcome.err.tail);
   if (text.empty()) text = "(no output)\n";
-  text += truncation_suffix(process);
+  text += truncation_suffix(outcome);
   if (outcome.sandbox.denied) {
     text += sandbox_denial_marker(outcome.sandbox.mode) + "\n";
     if (escalation_advertised) text += escalation_hint_marker("command") + "\n";
   }
-  if (process.timed_out) text += fmt::format("[timed out after {}ms]\n", timeout_ms);
-  if (process.signal) {
-    text += fmt::format("[killed by signal: {}]\n", signal_name(*process.signal));
-  } else if (process.exit_code) {
-    text += fmt::format("[exit code: {}]\n", *process.exit_code);
-  }
+  text += ending_markers(outcome.status, timeout_ms);
   text.pop_back();  // no trailing newline after the last line
   return text;
 }
 
 std::string render_error_for_agent(const std::string& message) { return "Error: " + message; }
+
+int exit_status(const RunStatus& status) {
+  return std::visit(Overloaded{
+                        [](const status::Exited& exited) { return exited.code; },
+                        [](const status::Signalled& signalled) { return 128 + signalled.signal; },
+                        [](const status::TimedOut&) { return kTimeoutExit; },
+                        [](const status::Aborted& aborted) {
+                          return aborted.signal ? 128 + *aborted.signal
+                                                : aborted.exit_code.value_or(kNotRunExit);
+                        },
+                        [](const status::NotStarted& not_started) {
+                          return not_started.error == ENOENT ? 127 : 126;
+                        },
+                        [](const status::RunnerFailed&) { return kNotRunExit; },
+                    },
+                    status);
+}
+
+nlohmann::json result_json(const RunOutcome& given, int interrupted) {
+  // A runner failure reports the command as not run: no backend, no output, no bounds held it.
+  const bool runner_failed = std::holds_alternative<status::RunnerFailed>(given.status);
+  RunOutcome not_run;
+  not_run.status = given.status;
+  not_run.sandbox.mode = given.sandbox.mode;
+  const RunOutcome& outcome = runner_failed ? not_run : given;
+  const auto optional_int = [](std::optional<int> value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  const std::optional<int> signal = signal_of(outcome.status);
+  const exec::BoundsFacts& bounds = outcome.bounds;
+  return {{"mode", wire_name(outcome.sandbox.mode)},
+          {"backend", outcome.sandbox.backend.empty() ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(outcome.sandbox.backend)},
+          {"enforcement", outcome.sandbox.enforcement
+                              ? nlohmann::json(wire_name(*outcome.sandbox.enforcement))
+                              : nlohmann::json(nullptr)},
+          {"exitCode", optional_int(exit_code_of(outcome.status))},
+          {"signal", signal ? nlohmann::json(signal_name(*signal)) : nlohmann::json(nullptr)},
+          {"timedOut", std::holds_alternative<status::TimedOut>(outcome.status)},
+          {"denied", outcome.sandbox.denied},
+          {"runnerFailed", runner_failed},
+          {"stdout", outcome.out.tail},
+          {"stderr", outcome.err.tail},
+          {"durationMs", outcome.duration.count()},
+          {"interrupted",
+           interrupted != 0 ? nlohmann::json(signal_name(interrupted)) : nlohmann::json(nullptr)},
+          {"bounds",
+           {{"processes", bound_json(bounds.processes)},
+            {"memory", bound_json(bounds.memory)},
+            {"treeKill", bounds.tree_kill}}}};
+}
+
+std::optional<std::string> start_failure(const RunOutcome& outcome) {
+  const auto* not_started = std::get_if<status::NotStarted>(&outcome.status);
+  if (not_started == nullptr) return std::nullopt;
+  // A workdir the caller could enter that bwrap cannot: only its own view hides it.
+  const bool hidden = not_started->stage == exec::SpawnStage::kWorkdir &&
+                      outcome.sandbox.backend.starts_with("bwrap");
+  return fmt::format("cannot start the command: {}{}", not_started->message(),
+                     hidden ? "; bwrap's view of the filesystem hides that directory (its own "
+                              "/dev and /proc, and a private /tmp under workspace-write): run "
+                              "from a directory the sandbox shows, such as the workspace"
+                            : "");
+}
 
 }  // namespace dsh::sandbox::consumer

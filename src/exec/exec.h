@@ -48,7 +48,7 @@ std::uint64_t default_max_memory_bytes();
 // Bounds on one run's command tree; nullopt: no bound. Enforced by a cgroup child when the
 // caller can create one (cgroup v2, or the v1 pids and memory hierarchies of a hybrid host),
 // else by rlimits on the command (RLIMIT_NPROC, which counts all of the user's tasks and does
-// not bind uid 0; RLIMIT_DATA, per process). Result::bounds says which.
+// not bind uid 0; RLIMIT_DATA, per process). Completion::bounds says which.
 struct ResourceBounds {
   std::optional<std::uint64_t> max_processes = kDefaultMaxProcesses;
   std::optional<std::uint64_t> max_memory_bytes = default_max_memory_bytes();
@@ -156,7 +156,7 @@ struct BoundsFacts {
   std::string tree_kill = "subreaper";
 };
 
-struct Result {
+struct Completion {
   std::optional<int> exit_code;  // set when the command exited
   std::optional<int> signal;     // set when a signal ended it
   bool timed_out = false;        // timed_out and aborted are exclusive: the first cause wins
@@ -169,8 +169,8 @@ struct Result {
 };
 
 // Runs to completion, deadline or abort. Throws InvalidSandboxInputError for an empty argv or a
-// bad timeout; every failure to start the command is a Result::spawn_error instead.
-Result run(const Request& request);
+// bad timeout; every failure to start the command is a Completion::spawn_error instead.
+Completion run(const Request& request);
 
 // A background command: no deadline. Output is pumped (and callbacks run) on the job's thread.
 // When its leader exits, whatever it left behind is ended, as in run().
@@ -185,8 +185,8 @@ class Job {
 
   pid_t pid() const;  // the command's pid and process group id; 0 when it never started
   const std::optional<SpawnError>& spawn_error() const;  // known when start() returns
-  void kill();    // SIGTERM to the group, then SIGKILL to the whole tree after the grace
-  Result wait();  // blocks until settled; call once
+  void kill();        // SIGTERM to the group, then SIGKILL to the whole tree after the grace
+  Completion wait();  // blocks until settled; call once
 
   struct State;
 

@@ -162,7 +162,7 @@ class Pump {
   Pump(const Request& request, Launch& launched)
       : request_(request), launched_(launched), out_("stdout", request), err_("stderr", request) {}
 
-  void handle(const Message& message, Result& result) {
+  void handle(const Message& message, Completion& result) {
     if (message.kind == MessageKind::kStarted) {
       pid_ = message.value;
       return;
@@ -179,7 +179,7 @@ class Pump {
   }
 
   void run(std::optional<Clock::time_point> deadline, const std::vector<const AbortSignal*>& aborts,
-           Result& result) {
+           Completion& result) {
     const Clock::duration grace =
         std::chrono::microseconds(static_cast<std::int64_t>(request_.grace_ms * 1000));
     std::optional<Clock::time_point> kill_at;
@@ -220,7 +220,7 @@ class Pump {
   }
 
   void poll_once(std::optional<Clock::time_point> wake,
-                 const std::vector<const AbortSignal*>& aborts, Result& result) {
+                 const std::vector<const AbortSignal*>& aborts, Completion& result) {
     std::vector<pollfd> fds = {{out_open_ ? launched_.out.get() : -1, POLLIN, 0},
                                {err_open_ ? launched_.err.get() : -1, POLLIN, 0},
                                {launched_.watch_fd(), POLLIN, 0}};
@@ -284,10 +284,10 @@ std::chrono::milliseconds since(Clock::time_point start) {
 
 }  // namespace
 
-Result run(const Request& request) {
+Completion run(const Request& request) {
   validate(request, true).value();
   const auto timeout = resolve_timeout(request.timeout_ms, request.max_timeout_ms).value();
-  Result result;
+  Completion result;
   if (request.abort && request.abort->aborted()) {  // cancellation wins: nothing is spawned
     result.aborted = true;
     return result;
@@ -314,7 +314,7 @@ struct Job::State {
   AbortSignal kill_signal;
   std::optional<Pump> pump;
   std::thread thread;
-  Result result;
+  Completion result;
   Clock::time_point start = Clock::now();
   pid_t pid = 0;
 };
@@ -350,7 +350,7 @@ void Job::kill() {
   if (state_) state_->kill_signal.abort();
 }
 
-Result Job::wait() {
+Completion Job::wait() {
   if (!state_) return {};
   if (state_->thread.joinable()) state_->thread.join();
   return std::move(state_->result);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "dsh/sandbox/local_provider.h"
+#include "local/config.h"
 #include "seam/json_codec.h"
 
 namespace dsh::sandbox {
@@ -73,37 +74,61 @@ Result<void> validate_config(const LocalSandboxConfig& config) {
   return {};
 }
 
-Result<LocalSandboxConfig> config_from_json(std::string_view text) {
-  auto document = json::parse(text, "config");
-  if (!document) return document.error();
-  const nlohmann::json& value = document.value();
-  if (!value.is_object()) return InvalidInput{"config JSON must be an object"};
-  if (auto known = check_known_keys(value); !known) return known.error();
+namespace local {
+
+namespace {
+
+// Each optional key, read into `out` when present: its type checked, its value kept.
+Result<void> read_strings(const nlohmann::json& value, const char* key,
+                          std::vector<std::string>& out) {
+  if (!value.contains(key)) return {};
+  return json::string_array(value, key, "config").transform([&out](std::vector<std::string> read) {
+    out = std::move(read);
+  });
+}
+
+Result<void> read_number(const nlohmann::json& value, const char* key, double& out) {
+  if (!value.contains(key)) return {};
+  if (!value[key].is_number()) {
+    return InvalidInput{fmt::format("config JSON: field \"{}\" must be a number", key),
+                        ErrorCode::kMalformed};
+  }
+  out = value[key].get<double>();
+  return {};
+}
+
+Result<void> read_string(const nlohmann::json& value, const char* key, std::string& out) {
+  if (!value.contains(key)) return {};
+  if (!value[key].is_string()) {
+    return InvalidInput{fmt::format("config JSON: field \"{}\" must be a string", key),
+                        ErrorCode::kMalformed};
+  }
+  out = value[key].get<std::string>();
+  return {};
+}
+
+}  // namespace
+
+Result<LocalSandboxConfig> config_from_document(const nlohmann::json& value) {
+  if (!value.is_object()) {
+    return InvalidInput{"config JSON must be an object", ErrorCode::kMalformed};
+  }
   LocalSandboxConfig config;
-  if (value.contains("runnerCommand")) {
-    auto runner = json::string_array(value, "runnerCommand", "config");
-    if (!runner) return runner.error();
-    config.runner_command = std::move(runner).value();
-  }
-  if (value.contains("runnerFailureSignatures")) {
-    auto signatures = json::string_array(value, "runnerFailureSignatures", "config");
-    if (!signatures) return signatures.error();
-    config.runner_failure_signatures = std::move(signatures).value();
-  }
-  if (value.contains("probeTimeoutMs")) {
-    if (!value["probeTimeoutMs"].is_number()) {
-      return InvalidInput{"config JSON: field \"probeTimeoutMs\" must be a number"};
-    }
-    config.probe_timeout_ms = value["probeTimeoutMs"].get<double>();
-  }
-  if (value.contains("bwrapPath")) {
-    if (!value["bwrapPath"].is_string()) {
-      return InvalidInput{"config JSON: field \"bwrapPath\" must be a string"};
-    }
-    config.bwrap_path = value["bwrapPath"].get<std::string>();
-  }
-  if (auto valid = validate_config(config); !valid) return valid.error();
-  return config;
+  return check_known_keys(value)
+      .and_then([&] { return read_strings(value, "runnerCommand", config.runner_command); })
+      .and_then([&] {
+        return read_strings(value, "runnerFailureSignatures", config.runner_failure_signatures);
+      })
+      .and_then([&] { return read_number(value, "probeTimeoutMs", config.probe_timeout_ms); })
+      .and_then([&] { return read_string(value, "bwrapPath", config.bwrap_path); })
+      .and_then([&] { return validate_config(config); })
+      .transform([&] { return std::move(config); });
+}
+
+}  // namespace local
+
+Result<LocalSandboxConfig> config_from_json(std::string_view text) {
+  return json::parse(text, "config").and_then(local::config_from_document);
 }
 
 }  // namespace dsh::sandbox

@@ -270,11 +270,12 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   const std::span<const std::string> argv = request.argv;
   SandboxPolicy policy = request.policy;
   // The real directory, not the spelling: a root given through a symlink or `..` confines
-  // exactly the directory the command's chdir would reach.
-  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
+  // exactly the directory the command's chdir would reach. A caller that resolved it once
+  // (ResolvedWorkspace) hands it over as is.
+  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite && !policy.resolved_workspace) {
     policy.workspace_root = resolve_workspace_root(policy.workspace_root);
   }
-  const std::vector<std::string> untrusted = untrusted_roots(policy.workspace_root, {}, s.temp_dir);
+  const std::vector<std::string> untrusted = untrusted_roots(policy, {}, s.temp_dir);
   if (!s.config.runner_command.empty()) {
     // A missing program outside every untrusted root fails at execution, as a runner failure.
     if (const auto distrust = s.runner_distrust(s.config.runner_command.front(), untrusted)) {

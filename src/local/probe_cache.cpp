@@ -91,7 +91,7 @@ constexpr std::string_view kEntryPrefix = "verdict-";
 // way (the trust check against the call's workspace, /tmp and $TMPDIR), and it is private.
 std::optional<TrustedPath> directory_for(const std::string& directory,
                                          const SandboxPolicy& policy) {
-  return private_directory(directory, untrusted_roots(policy.workspace_root));
+  return private_directory(directory, untrusted_roots(policy, {}, user_temp_dir()));
 }
 // Installs, builds and configs alive at once; each rebuild of dsh-sandbox is a new key.
 constexpr std::size_t kMaxEntries = 8;
@@ -143,8 +143,8 @@ std::optional<std::string> UserVerdictStore::load(const SandboxPolicy& policy) {
 void UserVerdictStore::save(const SandboxPolicy& policy, const std::string& verdict) {
   // The parent must pass the check before anything is created in it.
   const std::string parent = directory_.substr(0, directory_.rfind('/'));
-  if (!check_trusted_path(parent.empty() ? "/" : parent, untrusted_roots(policy.workspace_root),
-                          TrustedKind::kDirectory)) {
+  if (!check_trusted_path(parent.empty() ? "/" : parent,
+                          untrusted_roots(policy, {}, user_temp_dir()), TrustedKind::kDirectory)) {
     return;
   }
   ::mkdir(directory_.c_str(), 0700);

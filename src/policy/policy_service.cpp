@@ -46,6 +46,10 @@ SandboxPolicyService::SandboxPolicyService(const SandboxPolicyConfig& config)
     : default_mode_(configured_mode(config.mode)),
       workspace_root_(configured_root(config.workspace_root)) {}
 
+SandboxPolicyService::SandboxPolicyService(SandboxMode default_mode,
+                                           const ResolvedWorkspace& workspace_root)
+    : default_mode_(default_mode), workspace_root_(workspace_root.path()) {}
+
 SandboxExecutionPolicy SandboxPolicyService::resolve(const SandboxPolicyRequest& request) const {
   SandboxExecutionPolicy policy;
   const SessionLog* session = request.session;
@@ -57,7 +61,8 @@ SandboxExecutionPolicy SandboxPolicyService::resolve(const SandboxPolicyRequest&
   // An explicit root named for this call wins over both.
   const bool has_cwd = session != nullptr && session->cwd().has_value();
   if (request.workspace_root) {
-    policy.workspace_root = resolve_workspace_root(*request.workspace_root);
+    policy.workspace_root = request.workspace_root->path();
+    policy.resolved_workspace = request.workspace_root;
   } else {
     policy.workspace_root = has_cwd ? resolve_workspace_root(*session->cwd()) : workspace_root_;
   }

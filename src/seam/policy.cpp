@@ -16,7 +16,8 @@ bool has_nul(std::string_view value) { return value.find('\0') != std::string_vi
 std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& policy) {
   const std::optional<ConfinedSandboxMode> mode = to_confined_mode(policy.mode);
   if (!mode) return std::nullopt;
-  return SandboxPolicy{*mode, policy.workspace_root, policy.session_id, policy.network};
+  return SandboxPolicy{*mode, policy.workspace_root, policy.session_id, policy.network,
+                       policy.resolved_workspace};
 }
 
 Result<void> validate_policy(const SandboxPolicy& policy) {
@@ -30,6 +31,12 @@ Result<void> validate_policy(const SandboxPolicy& policy) {
         fmt::format("workspace root {} is not an absolute path; pass a path that starts with \"/\" "
                     "(resolve a relative path against the working directory first)",
                     text::quoted(root))};
+  }
+  if (policy.resolved_workspace && policy.resolved_workspace->path() != root) {
+    return InvalidInput{fmt::format(
+        "workspace root {} differs from the workspace resolved for the call, {}; pass the "
+        "resolved path as the root",
+        text::quoted(root), text::quoted(policy.resolved_workspace->path()))};
   }
   if (policy.session_id && (policy.session_id->empty() || has_nul(*policy.session_id))) {
     return InvalidInput{fmt::format(

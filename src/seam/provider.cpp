@@ -20,7 +20,8 @@ namespace {
 // existing directory would make the runner refuse, which consumers would read as the sandbox
 // being unavailable. It is the caller's mistake, so it is reported as invalid input instead.
 Result<void> check_writable_root_exists(const SandboxPolicy& policy) {
-  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return {};
+  // A ResolvedWorkspace was proven an existing directory when the caller resolved it.
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite || policy.resolved_workspace) return {};
   struct stat info {};
   if (::stat(policy.workspace_root.c_str(), &info) != 0) {
     return InvalidInput{fmt::format(

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dsh/sandbox/roots.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <memory>
+#include <system_error>
 
+#include <fmt/format.h>
+
+#include "base/text.h"
 #include "dsh/sandbox/errors.h"
 
 namespace dsh::sandbox {
@@ -93,6 +99,32 @@ std::string lexically_normalize(std::string_view absolute_path) {
     normalized += part;
   }
   return normalized.empty() ? "/" : normalized;
+}
+
+Result<ResolvedWorkspace> ResolvedWorkspace::resolve(std::string_view path) {
+  if (path.empty() || path.find('\0') != std::string_view::npos) {
+    return InvalidInput{
+        fmt::format("workspace root {} is empty or contains a NUL byte; pass an "
+                    "existing directory",
+                    text::quoted(path))};
+  }
+  const std::string spelled(path);
+  std::unique_ptr<char, FreeDeleter> resolved(::realpath(spelled.c_str(), nullptr));
+  if (!resolved) {
+    const int error = errno;
+    return InvalidInput{
+        fmt::format("workspace root {} cannot be used: {}; create the directory or choose an "
+                    "existing one",
+                    text::quoted(path), std::generic_category().message(error)),
+        error == ENOTDIR ? ErrorCode::kNotADirectory : ErrorCode::kNotFound};
+  }
+  struct stat info {};
+  if (::stat(resolved.get(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return InvalidInput{
+        fmt::format("workspace root {} is not a directory; pass a directory", text::quoted(path)),
+        ErrorCode::kNotADirectory};
+  }
+  return ResolvedWorkspace(resolved.get());
 }
 
 std::string resolve_workspace_root(std::string_view path) {

@@ -94,10 +94,12 @@ Result<Dir> open_root_dir(std::span<const std::string> roots) {
 
 }  // namespace
 
-std::vector<std::string> untrusted_roots(std::string_view workspace_root,
-                                         std::span<const std::string> extra_roots,
-                                         std::string_view temp_dir) {
-  std::vector<std::string> roots;
+namespace {
+
+std::vector<std::string> untrusted_roots_after(std::vector<std::string> roots,
+                                               std::string_view workspace_root,
+                                               std::span<const std::string> extra_roots,
+                                               std::string_view temp_dir) {
   const auto add = [&roots](std::string_view root) {
     if (root.empty()) return;
     std::string canonical = canonical_path(root);
@@ -111,6 +113,34 @@ std::vector<std::string> untrusted_roots(std::string_view workspace_root,
   add(temp_dir);
   for (const std::string& root : extra_roots) add(root);
   return roots;
+}
+
+}  // namespace
+
+std::vector<std::string> untrusted_roots(std::string_view workspace_root,
+                                         std::span<const std::string> extra_roots,
+                                         std::string_view temp_dir) {
+  return untrusted_roots_after({}, workspace_root, extra_roots, temp_dir);
+}
+
+std::vector<std::string> untrusted_roots(const ResolvedWorkspace& workspace,
+                                         std::span<const std::string> extra_roots,
+                                         std::string_view temp_dir) {
+  return untrusted_roots_after({workspace.path()}, "", extra_roots, temp_dir);
+}
+
+std::vector<std::string> untrusted_roots(const ResolvedWorkspace& workspace,
+                                         std::span<const std::string> extra_roots) {
+  return untrusted_roots(workspace, extra_roots, user_temp_dir());
+}
+
+std::vector<std::string> untrusted_roots(const SandboxPolicy& policy,
+                                         std::span<const std::string> extra_roots,
+                                         std::string_view temp_dir) {
+  if (!policy.resolved_workspace) {
+    return untrusted_roots(policy.workspace_root, extra_roots, temp_dir);
+  }
+  return untrusted_roots(*policy.resolved_workspace, extra_roots, temp_dir);
 }
 
 std::vector<std::string> untrusted_roots(std::string_view workspace_root,
@@ -153,26 +183,30 @@ Result<TrustedPath> walk(std::string_view path, std::span<const std::string> roo
       if (const auto above = root_above(next, roots)) {
         const std::string_view what = found && S_ISLNK(link.st_mode) ? "the symlink " : "";
         if (next == *above) {
-          return InvalidInput{
-              fmt::format("{}{} is a root a confined run can write (the "
-                          "workspace, /tmp, $TMPDIR or an earlier workspace)",
-                          what, text::quoted(next))};
+          return InvalidInput{fmt::format("{}{} is a root a confined run can write (the "
+                                          "workspace, /tmp, $TMPDIR or an earlier workspace)",
+                                          what, text::quoted(next)),
+                              ErrorCode::kUntrusted};
         }
-        return InvalidInput{fmt::format(
-            "{}{} lies beneath {}, which a confined run can write (the workspace, /tmp, $TMPDIR "
-            "or an earlier workspace)",
-            what, text::quoted(next), text::quoted(*above))};
+        return InvalidInput{fmt::format("{}{} lies beneath {}, which a confined run can write (the "
+                                        "workspace, /tmp, $TMPDIR "
+                                        "or an earlier workspace)",
+                                        what, text::quoted(next), text::quoted(*above)),
+                            ErrorCode::kUntrusted};
       }
     }
     if (!found) {
-      return InvalidInput{fmt::format("{}: {}", text::quoted(next), errno_text(lookup_error))};
+      return InvalidInput{
+          fmt::format("{}: {}", text::quoted(next), errno_text(lookup_error)),
+          lookup_error == ENOTDIR ? ErrorCode::kNotADirectory : ErrorCode::kNotFound};
     }
     if (S_ISLNK(link.st_mode)) {
       // The directory holding it is trusted (checked on the way), so only the caller or root
       // could have made it; its owner says which.
       if (!owned_by_caller_or_root(link)) {
         return InvalidInput{fmt::format("the symlink {} is owned by uid {}, neither you nor root",
-                                        text::quoted(next), link.st_uid)};
+                                        text::quoted(next), link.st_uid),
+                            ErrorCode::kUntrusted};
       }
       if (++symlinks > kMaxSymlinks) {
         return InvalidInput{
@@ -237,6 +271,20 @@ Result<std::string> resolve_workspace_symlinks(std::string_view path,
   auto opened = walk(path, roots, TrustedKind::kDirectory, false, false);
   if (!opened) return opened.error();
   return std::move(opened.value().path);
+}
+
+Result<ResolvedWorkspace> ResolvedWorkspace::resolve_trusted(std::string_view path,
+                                                             std::span<const std::string> roots) {
+  auto opened = walk(path, roots, TrustedKind::kDirectory, false, false);
+  if (!opened) return std::move(opened).error();
+  // The walk opened every component with O_PATH | O_DIRECTORY (or it is / itself), and its path
+  // is the one that descriptor was reached by: canonical, with each symlink and ".." resolved.
+  struct stat info {};
+  if (::fstat(opened.value().fd.get(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return InvalidInput{fmt::format("{} is not a directory", text::quoted(path)),
+                        ErrorCode::kNotADirectory};
+  }
+  return ResolvedWorkspace(std::move(opened.value().path));
 }
 
 Result<std::string> check_trusted_path(std::string_view path, std::span<const std::string> roots,

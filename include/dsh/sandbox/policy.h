@@ -9,6 +9,7 @@
 #include <string>
 
 #include "dsh/sandbox/modes.h"
+#include "dsh/sandbox/resolved_workspace.h"
 #include "dsh/sandbox/result.h"
 
 namespace dsh::sandbox {
@@ -21,6 +22,9 @@ struct SandboxExecutionPolicy {
   // The opaque calling-session id; absent for agentless calls.
   std::optional<std::string> session_id;
   NetworkPolicy network = NetworkPolicy::kInherit;
+  // Set when the caller resolved the root once (ResolvedWorkspace): workspace_root is then its
+  // path, and nothing downstream resolves it again.
+  std::optional<ResolvedWorkspace> resolved_workspace;
 
   bool operator==(const SandboxExecutionPolicy&) const = default;
 };
@@ -31,6 +35,9 @@ struct SandboxPolicy {
   std::string workspace_root;
   std::optional<std::string> session_id;
   NetworkPolicy network = NetworkPolicy::kInherit;
+  // The root as resolved by the caller, when it was: the provider then takes workspace_root as
+  // an existing canonical directory instead of resolving and checking it again.
+  std::optional<ResolvedWorkspace> resolved_workspace;
 
   bool operator==(const SandboxPolicy&) const = default;
 };
@@ -39,9 +46,9 @@ struct SandboxPolicy {
 // provider.
 std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& policy);
 
-// Pure checks: an absolute workspace root without NUL bytes, and a session id (when present)
-// that is non-empty and NUL-free. Existence is the provider's check: a policy may describe a
-// root on another host.
+// Pure checks: an absolute workspace root without NUL bytes, the resolved workspace (when
+// present) naming that same root, and a session id (when present) that is non-empty and NUL-free.
+// Existence is the provider's check: a policy may describe a root on another host.
 Result<void> validate_policy(const SandboxPolicy& policy);
 
 // A program and its arguments: non-empty, a non-empty program name, no NUL byte anywhere

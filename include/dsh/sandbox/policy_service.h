@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // SandboxPolicyService: which policy a call runs under. Precedence is
 //   approved request mode > the session's last sandbox/mode event > the configured default,
-// and the workspace root is an explicit root named for the call, else the session's immutable
-// cwd, else the configured root, resolved realpath-first. A session is a JSONL log file;
+// and the workspace root is an explicit root resolved for the call, else the session's immutable
+// cwd, else the configured root, resolved realpath-first (an explicit root is already resolved:
+// it is used as is). A session is a JSONL log file;
 // the log is the store, so a mode switch written by any process takes effect at the next resolve.
 //
 // Session log format: one JSON object per line, each terminated by "\n".
@@ -31,6 +32,7 @@
 
 #include "dsh/sandbox/modes.h"
 #include "dsh/sandbox/policy.h"
+#include "dsh/sandbox/resolved_workspace.h"
 
 namespace dsh::sandbox {
 
@@ -159,9 +161,10 @@ struct SandboxPolicyConfig {
 struct SandboxPolicyRequest {
   const SessionLog* session = nullptr;  // nullptr: an agentless call
   std::optional<SandboxMode> mode;      // an explicitly approved mode for this call only
-  // An explicit workspace for this call (the caller named it, as `run --workspace` does): it
-  // wins over the session's recorded cwd, which a confined run must never be able to redirect.
-  std::optional<std::string> workspace_root;
+  // An explicit workspace for this call, resolved by the caller (as `run` resolves --workspace
+  // or the session's cwd): it wins over the session's recorded cwd, which a confined run must
+  // never be able to redirect, and is used as is.
+  std::optional<ResolvedWorkspace> workspace_root;
 };
 
 class SandboxPolicyService {
@@ -169,6 +172,8 @@ class SandboxPolicyService {
   // Throws InvalidSandboxInputError for an unknown mode (the message lists the valid ones) or a
   // root that is empty or contains a NUL byte.
   explicit SandboxPolicyService(const SandboxPolicyConfig& config = {});
+  // The typed form: a default mode and a root the caller already resolved, used as is.
+  SandboxPolicyService(SandboxMode default_mode, const ResolvedWorkspace& workspace_root);
 
   SandboxExecutionPolicy resolve(const SandboxPolicyRequest& request = {}) const;
   // The session's own override: the fold of its log, without the default.

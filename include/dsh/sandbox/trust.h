@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dsh/sandbox/policy.h"
 #include "dsh/sandbox/result.h"
 
 namespace dsh::sandbox {
@@ -28,6 +29,18 @@ std::vector<std::string> untrusted_roots(std::string_view workspace_root,
 // temp_dir: user_temp_dir()
 std::vector<std::string> untrusted_roots(std::string_view workspace_root,
                                          std::span<const std::string> extra_roots = {});
+
+// The same for a workspace resolved once: its path is taken as is (no second realpath).
+std::vector<std::string> untrusted_roots(const ResolvedWorkspace& workspace,
+                                         std::span<const std::string> extra_roots,
+                                         std::string_view temp_dir);
+std::vector<std::string> untrusted_roots(const ResolvedWorkspace& workspace,
+                                         std::span<const std::string> extra_roots = {});
+// The same for a policy: its resolved workspace as is when the caller resolved it (no second
+// realpath), else its workspace root canonicalized as above.
+std::vector<std::string> untrusted_roots(const SandboxPolicy& policy,
+                                         std::span<const std::string> extra_roots,
+                                         std::string_view temp_dir);
 
 enum class TrustedKind {
   kFile,       // a regular file

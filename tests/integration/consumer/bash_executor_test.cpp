@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <variant>
 
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/local_provider.h"
@@ -93,7 +94,7 @@ TEST_F(BashExecutorTest, DangerFullAccessNeverCallsTheProvider) {
   });
   SandboxBashExecutor executor(provider);
   const RunOutcome outcome = executor.run(spec("exit 3", SandboxMode::kDangerFullAccess));
-  EXPECT_EQ(outcome.process.exit_code, 3);
+  EXPECT_EQ(outcome.status, RunStatus(status::Exited{3}));
   EXPECT_EQ(provider.calls, 0);
   EXPECT_EQ(outcome.sandbox.mode, SandboxMode::kDangerFullAccess);
   EXPECT_FALSE(outcome.sandbox.denied);
@@ -114,10 +115,19 @@ TEST_F(BashExecutorTest, ProviderUnavailabilityPropagatesUnchangedAndNothingRuns
   EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
 }
 
+// A runner failure is the RunnerFailed status of run(), and run_or_throw throws it as
+// SANDBOX_UNAVAILABLE carrying the same detail.
 void expect_unavailable_naming(SandboxBashExecutor& executor, const RunSpec& run_spec,
                                const std::string& part) {
+  const RunOutcome outcome = executor.run(run_spec);
+  const auto* failed = std::get_if<status::RunnerFailed>(&outcome.status);
+  ASSERT_NE(failed, nullptr) << "expected the runner to fail, got status "
+                             << outcome.status.index();
+  EXPECT_FALSE(outcome.sandbox.denied);
+  const std::string detail_part = part.starts_with("Runner failure: ") ? part.substr(16) : part;
+  EXPECT_NE(failed->detail.find(detail_part), std::string::npos) << failed->detail;
   try {
-    (void)executor.run(run_spec);
+    (void)executor.run_or_throw(run_spec);
     ADD_FAILURE() << "expected SANDBOX_UNAVAILABLE";
   } catch (const SandboxUnavailableError& error) {
     EXPECT_EQ(error.code(), "SANDBOX_UNAVAILABLE");
@@ -151,8 +161,9 @@ TEST_F(BashExecutorTest, MissingWorkdirStaysAnOrdinaryStartFailure) {
   RunSpec run_spec = spec("true");
   run_spec.process.workdir = dir_ / "missing";
   const RunOutcome outcome = executor.run(run_spec);
-  ASSERT_TRUE(outcome.process.spawn_error.has_value());
-  EXPECT_EQ(outcome.process.spawn_error->stage, exec::SpawnStage::kWorkdir);
+  const auto* not_started = std::get_if<status::NotStarted>(&outcome.status);
+  ASSERT_NE(not_started, nullptr);
+  EXPECT_EQ(not_started->stage, exec::SpawnStage::kWorkdir);
 }
 
 TEST_F(BashExecutorTest, RunnerFailureLineAtItsExitCodeIsUnavailableWithTheLine) {
@@ -193,7 +204,7 @@ TEST_F(BashExecutorTest, ChildExits125And126And127StayOrdinary) {
   SandboxBashExecutor executor(provider);
   for (const int code : {125, 126, 127}) {
     const RunOutcome outcome = executor.run(spec("exit " + std::to_string(code)));
-    EXPECT_EQ(outcome.process.exit_code, code);
+    EXPECT_EQ(outcome.status, RunStatus(status::Exited{code}));
     EXPECT_FALSE(outcome.sandbox.denied);
   }
 }
@@ -237,7 +248,7 @@ TEST_F(BashExecutorTest, ACommandSpoofingALauncherLineIsAnOrdinaryFailure) {
   SandboxBashExecutor executor(provider);
   const RunOutcome outcome =
       executor.run(spec("echo 'landlock-run: exec failed: spoofed' >&2; exit 125"));
-  EXPECT_EQ(outcome.process.exit_code, 125);
+  EXPECT_EQ(outcome.status, RunStatus(status::Exited{125}));
   EXPECT_FALSE(outcome.sandbox.denied);
 }
 
@@ -280,7 +291,7 @@ TEST_F(BashExecutorTest, ACommandSpoofingABwrapLineIsAnOrdinaryFailure) {
   FakeProvider provider([](const ConfineRequest& request) { return bwrap_wrap({}, request); });
   const RunOutcome outcome = SandboxBashExecutor(provider).run(
       spec("echo 'bwrap: Creating new namespace failed' >&2; exit 1"));
-  EXPECT_EQ(outcome.process.exit_code, 1);
+  EXPECT_EQ(outcome.status, RunStatus(status::Exited{1}));
   EXPECT_FALSE(outcome.sandbox.denied);
 }
 
@@ -310,7 +321,7 @@ TEST_F(BashExecutorTest, TheSpawnedArgvIsExactlyTheOneConfineReturned) {
     return confined;
   });
   const RunOutcome outcome = SandboxBashExecutor(provider).run(spec("exit 0"));
-  EXPECT_EQ(outcome.process.exit_code, 0) << outcome.process.err.tail;
+  EXPECT_EQ(outcome.status, RunStatus(status::Exited{0})) << outcome.err.tail;
   EXPECT_TRUE(seen.status_channels);
   EXPECT_EQ(seen.workdir, dir_.path());
   std::ifstream recorded(record);
@@ -325,11 +336,11 @@ TEST_F(BashExecutorTest, TheSpawnedArgvIsExactlyTheOneConfineReturned) {
 void expect_exec_refusals(SandboxBashExecutor& executor, const RunSpec& missing,
                           const RunSpec& not_executable) {
   const RunOutcome not_found = executor.run(missing);
-  EXPECT_EQ(not_found.process.exit_code, 127) << not_found.process.err.tail;
+  EXPECT_EQ(not_found.status, RunStatus(status::Exited{127})) << not_found.err.tail;
   EXPECT_FALSE(not_found.sandbox.denied);
   const RunOutcome refused = executor.run(not_executable);
-  EXPECT_EQ(refused.process.exit_code, 126) << refused.process.err.tail;
-  EXPECT_FALSE(refused.sandbox.denied) << refused.process.err.tail;
+  EXPECT_EQ(refused.status, RunStatus(status::Exited{126})) << refused.err.tail;
+  EXPECT_FALSE(refused.sandbox.denied) << refused.err.tail;
 }
 
 TEST_F(BashExecutorTest, TheLauncherRefusedTheCommandsExecIsTheCommandsFailure) {
@@ -364,16 +375,17 @@ TEST_F(BashExecutorTest, AWorkdirBwrapsViewHidesIsRefusedAndTheCommandNeverRuns)
   RunSpec run_spec = program({"/bin/sh", "-c", "pwd > " + (out / "marker").string()});
   run_spec.process.workdir = hidden / "wd";
   const RunOutcome outcome = executor.run(run_spec);
-  ASSERT_TRUE(outcome.process.spawn_error.has_value()) << outcome.process.err.tail;
-  EXPECT_EQ(outcome.process.spawn_error->stage, exec::SpawnStage::kWorkdir);
-  EXPECT_EQ(outcome.process.spawn_error->error, ENOENT);
-  EXPECT_EQ(outcome.process.spawn_error->path, hidden / "wd");
-  EXPECT_FALSE(outcome.process.exit_code.has_value());
+  const auto* not_started = std::get_if<status::NotStarted>(&outcome.status);
+  ASSERT_NE(not_started, nullptr) << outcome.err.tail;
+  EXPECT_EQ(not_started->stage, exec::SpawnStage::kWorkdir);
+  EXPECT_EQ(not_started->error, ENOENT);
+  EXPECT_EQ(not_started->path, hidden / "wd");
+  EXPECT_FALSE(exit_code_of(outcome.status).has_value());
   EXPECT_FALSE(outcome.sandbox.denied);
   EXPECT_FALSE(std::filesystem::exists(out / "marker"));
   // Control: a workdir inside the view is where the command runs.
   run_spec.process.workdir = out;
-  EXPECT_EQ(executor.run(run_spec).process.exit_code, 0);
+  EXPECT_EQ(executor.run(run_spec).status, RunStatus(status::Exited{0}));
   std::ifstream marker(out / "marker");
   std::string line;
   EXPECT_TRUE(std::getline(marker, line) && line == out.string()) << line;
@@ -444,7 +456,7 @@ TEST_F(BashExecutorTest, BackgroundDenialIsClassifiedAgainstTheJobsOwnDialect) {
   const RunOutcome first_outcome = first.wait();
   EXPECT_TRUE(first_outcome.sandbox.denied);
   EXPECT_FALSE(second_outcome.sandbox.denied);
-  EXPECT_FALSE(first_outcome.sandbox.runner_failed);
+  EXPECT_FALSE(std::holds_alternative<status::RunnerFailed>(first_outcome.status));
 }
 
 TEST_F(BashExecutorTest, BackgroundRunnerFailureIsAFactAndOutranksDenial) {
@@ -453,7 +465,7 @@ TEST_F(BashExecutorTest, BackgroundRunnerFailureIsAFactAndOutranksDenial) {
   FakeProvider provider([&](std::span<const std::string> argv) { return wrap_with(path, argv); });
   BackgroundJob job = SandboxBashExecutor(provider).start(spec("true"));
   const RunOutcome outcome = job.wait();
-  EXPECT_TRUE(outcome.sandbox.runner_failed);
+  EXPECT_TRUE(std::holds_alternative<status::RunnerFailed>(outcome.status));
   EXPECT_FALSE(outcome.sandbox.denied);
 }
 
@@ -476,9 +488,9 @@ TEST_F(BashExecutorTest, BackgroundKillIsNeverADenial) {
   ASSERT_TRUE(dsh::testing::wait_until([&] { return std::filesystem::exists(ready); }));
   job.kill();
   const RunOutcome outcome = job.wait();
-  EXPECT_TRUE(outcome.process.signal.has_value());
+  EXPECT_TRUE(signal_of(outcome.status).has_value());  // Aborted by kill(), ended by its signal
   EXPECT_FALSE(outcome.sandbox.denied);
-  EXPECT_FALSE(outcome.sandbox.runner_failed);
+  EXPECT_FALSE(std::holds_alternative<status::RunnerFailed>(outcome.status));
 }
 
 TEST_F(BashExecutorTest, BackgroundLauncherRefusalIsRunnerFailedThroughTheStatusChannel) {
@@ -487,7 +499,7 @@ TEST_F(BashExecutorTest, BackgroundLauncherRefusalIsRunnerFailedThroughTheStatus
   });
   BackgroundJob job = SandboxBashExecutor(provider).start(spec("touch " + (dir_ / "marker")));
   const RunOutcome outcome = job.wait();
-  EXPECT_TRUE(outcome.sandbox.runner_failed);
+  EXPECT_TRUE(std::holds_alternative<status::RunnerFailed>(outcome.status));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
 }
 
@@ -497,8 +509,8 @@ TEST_F(BashExecutorTest, BackgroundCommandTheLauncherCouldNotExecuteIsNoRunnerFa
   });
   BackgroundJob job = SandboxBashExecutor(provider).start(program({dir_ / "no-such-program"}));
   const RunOutcome outcome = job.wait();
-  EXPECT_EQ(outcome.process.exit_code, 127);
-  EXPECT_FALSE(outcome.sandbox.runner_failed);
+  EXPECT_EQ(outcome.status, RunStatus(status::Exited{127}));
+  EXPECT_FALSE(std::holds_alternative<status::RunnerFailed>(outcome.status));
   EXPECT_FALSE(outcome.sandbox.denied);
 }
 
@@ -508,12 +520,12 @@ TEST_F(BashExecutorTest, RealProviderReadOnlyDenialIsClassifiedAndTheFileAbsent)
   LocalSandboxProvider provider({}, hooks);
   SandboxBashExecutor executor(provider);
   const RunOutcome denied = executor.run(spec("echo x > " + (dir_ / "denied")));
-  EXPECT_NE(denied.process.exit_code, 0);
-  EXPECT_TRUE(denied.sandbox.denied) << denied.process.err.tail;
+  EXPECT_NE(exit_code_of(denied.status).value_or(0), 0);
+  EXPECT_TRUE(denied.sandbox.denied) << denied.err.tail;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "denied"));
   const RunOutcome written =
       executor.run(spec("echo x > " + (dir_ / "written"), SandboxMode::kWorkspaceWrite));
-  EXPECT_EQ(written.process.exit_code, 0) << written.process.err.tail;
+  EXPECT_EQ(written.status, RunStatus(status::Exited{0})) << written.err.tail;
   EXPECT_FALSE(written.sandbox.denied);
   std::ifstream file(dir_ / "written");
   std::string line;
@@ -536,8 +548,8 @@ TEST_F(BashExecutorTest, ProvidedDescriptorHoldsExactlyItsBytesFromTheStart) {
     return confined;
   });
   const RunOutcome outcome = SandboxBashExecutor(provider).run(spec("echo ran"));
-  EXPECT_EQ(outcome.process.exit_code, 0) << outcome.process.err.tail;
-  EXPECT_EQ(outcome.process.out.tail, "ran\n");
+  EXPECT_EQ(outcome.status, RunStatus(status::Exited{0})) << outcome.err.tail;
+  EXPECT_EQ(outcome.out.tail, "ran\n");
 }
 
 TEST_F(BashExecutorTest, RealBwrapAloneLoadsTheLaunchersFilterFromItsDescriptor) {
@@ -549,10 +561,10 @@ TEST_F(BashExecutorTest, RealBwrapAloneLoadsTheLaunchersFilterFromItsDescriptor)
   // setarch -R asks personality(ADDR_NO_RANDOMIZE): refused by the filter, so the program fails.
   const RunOutcome outcome = executor.run(spec("setarch -R /bin/true; echo status=$?"));
   EXPECT_EQ(outcome.sandbox.backend, "bwrap");
-  EXPECT_EQ(outcome.process.exit_code, 0) << outcome.process.err.tail;
-  EXPECT_NE(outcome.process.out.tail, "status=0\n") << outcome.process.err.tail;
-  EXPECT_NE(outcome.process.err.tail.find("Operation not permitted"), std::string::npos)
-      << outcome.process.err.tail;
+  EXPECT_EQ(outcome.status, RunStatus(status::Exited{0})) << outcome.err.tail;
+  EXPECT_NE(outcome.out.tail, "status=0\n") << outcome.err.tail;
+  EXPECT_NE(outcome.err.tail.find("Operation not permitted"), std::string::npos)
+      << outcome.err.tail;
 }
 
 }  // namespace

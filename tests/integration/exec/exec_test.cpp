@@ -26,7 +26,7 @@ using dsh::testing::write_script;
 using testing::sh;
 
 TEST(Run, ExitCodeStdoutStderrAndDuration) {
-  const Result result = run(sh("echo out; echo err >&2; exit 3"));
+  const Completion result = run(sh("echo out; echo err >&2; exit 3"));
   EXPECT_FALSE(result.spawn_error.has_value());
   EXPECT_EQ(result.exit_code, 3);
   EXPECT_EQ(result.signal, std::nullopt);
@@ -37,13 +37,13 @@ TEST(Run, ExitCodeStdoutStderrAndDuration) {
 }
 
 TEST(Run, DeathBySignalIsReportedAsTheSignal) {
-  const Result result = run(sh("kill -SEGV $$"));
+  const Completion result = run(sh("kill -SEGV $$"));
   EXPECT_EQ(result.exit_code, std::nullopt);
   EXPECT_EQ(result.signal, SIGSEGV);
 }
 
 TEST(Run, StdinIsEmptyAndTheCommandLeadsItsOwnProcessGroup) {
-  const Result result = run(sh("cat; ps -o pgid= -p $$ | tr -d ' '; echo $$"));
+  const Completion result = run(sh("cat; ps -o pgid= -p $$ | tr -d ' '; echo $$"));
   ASSERT_EQ(result.exit_code, 0) << result.err.tail;
   std::istringstream lines(result.out.tail);
   std::string pgid;
@@ -59,7 +59,7 @@ TEST(Run, OutputIsStreamedToCallbacksAsWellAsKept) {
   Request request = sh("printf a; printf b >&2; printf c");
   request.on_stdout = [&](std::string_view chunk) { streamed_out += chunk; };
   request.on_stderr = [&](std::string_view chunk) { streamed_err += chunk; };
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_EQ(streamed_out, "ac");
   EXPECT_EQ(streamed_err, "b");
   EXPECT_EQ(result.out.tail, "ac");
@@ -72,7 +72,7 @@ TEST(Run, ACallbackSeesOutputBeforeTheCommandEnds) {
   request.on_stdout = [&](std::string_view chunk) {
     if (chunk.find("ready") != std::string_view::npos) std::ofstream(go.c_str()) << "1";
   };
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.out.tail, "ready\ndone\n");
 }
@@ -82,7 +82,7 @@ TEST(Run, LargeOutputKeepsTailsAndSpillsPrivately) {
   Request request = sh("seq 1 100000; seq 1 100000 >&2");
   request.spill_root = dir.path();
   request.keep_spill = true;
-  const Result result = run(request);
+  const Completion result = run(request);
   ASSERT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.out.tail.size(), kDefaultMaxOutputBytes);
   EXPECT_TRUE(result.out.tail.ends_with("99999\n100000\n"));
@@ -108,7 +108,7 @@ TEST(Run, NoDescriptorAboveTwoLeaksUnlessMapped) {
   // ls runs as a child and lists the shell's descriptors: exactly stdio and the mapped one.
   Request request = sh("ls /proc/$$/fd; echo status >&7");
   request.fds = {{mapped, 7}};
-  const Result result = run(request);
+  const Completion result = run(request);
   ::close(leaked);
   ::close(mapped);
   ASSERT_EQ(result.exit_code, 0) << result.err.tail;
@@ -141,7 +141,7 @@ TEST(Run, ProgramIsResolvedThroughPathButNeverTheCurrentDirectory) {
   request.argv = {"dsh-exec-here"};
   request.workdir = dir.path();
   request.env = {{"PATH", ""}};
-  Result result = run(request);
+  Completion result = run(request);
   ASSERT_TRUE(result.spawn_error.has_value());
   EXPECT_EQ(result.spawn_error->stage, SpawnStage::kProgram);
   EXPECT_EQ(result.spawn_error->error, ENOENT);
@@ -161,7 +161,7 @@ TEST(Run, MissingOrNonDirectoryWorkdirIsAWorkdirErrorNotAMissingProgram) {
   Request request;
   request.argv = {"/no/such/program"};
   request.workdir = dir / "missing";
-  Result result = run(request);
+  Completion result = run(request);
   ASSERT_TRUE(result.spawn_error.has_value());
   EXPECT_EQ(result.spawn_error->stage, SpawnStage::kWorkdir);
   EXPECT_EQ(result.spawn_error->error, ENOENT);
@@ -178,7 +178,7 @@ TEST(Run, MissingOrNonExecutableProgramIsAProgramError) {
   TempDir dir;
   Request request;
   request.argv = {dir / "missing"};
-  Result result = run(request);
+  Completion result = run(request);
   ASSERT_TRUE(result.spawn_error.has_value());
   EXPECT_EQ(result.spawn_error->stage, SpawnStage::kProgram);
   EXPECT_EQ(result.spawn_error->error, ENOENT);
@@ -199,7 +199,7 @@ TEST(Run, RelativeProgramPathIsRelativeToTheWorkdir) {
   Request request;
   request.argv = {"./tool"};
   request.workdir = dir.path();
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.out.tail, std::filesystem::canonical(dir.path()).string() + "\n");
 }
@@ -211,7 +211,7 @@ TEST(Run, EnvironmentIsScrubbedAndMerged) {
   Request request = sh("env");
   request.env = {{"FROM_CALLER", "1"}, {"TERM", "vt100"}};
   request.managed_env = {{"FROM_CALLER", "managed"}};
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_EQ(result.out.tail.find("leak"), std::string::npos);
   EXPECT_NE(result.out.tail.find("NO_COLOR=1\n"), std::string::npos);
   EXPECT_NE(result.out.tail.find("GIT_PAGER=cat\n"), std::string::npos);
@@ -224,7 +224,7 @@ TEST(Run, IgnoredSignalsAndTheSignalMaskAreResetForTheCommand) {
   struct sigaction old {};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &old);
-  const Result result = run(sh("grep -E '^(SigIgn|SigBlk)' /proc/self/status"));
+  const Completion result = run(sh("grep -E '^(SigIgn|SigBlk)' /proc/self/status"));
   ::sigaction(SIGPIPE, &old, nullptr);
   EXPECT_NE(result.out.tail.find("SigBlk:\t0000000000000000"), std::string::npos)
       << result.out.tail;
@@ -235,7 +235,7 @@ TEST(Run, IgnoredSignalsAndTheSignalMaskAreResetForTheCommand) {
 TEST(Run, DeadlineSendsSigtermToTheGroup) {
   Request request = sh("sleep 30");
   request.timeout_ms = 200;
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_TRUE(result.timed_out);
   EXPECT_FALSE(result.aborted);
   EXPECT_EQ(result.signal, SIGTERM);
@@ -248,7 +248,7 @@ TEST(Run, ACommandIgnoringSigtermIsKilledAfterTheGrace) {
       sh("trap '' TERM; echo $$ > '" + dir / "pid" + "'; while :; do sleep 0.05; done");
   request.timeout_ms = 200;
   request.grace_ms = 300;
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_TRUE(result.timed_out);
   EXPECT_EQ(result.signal, SIGKILL);
   EXPECT_FALSE(testing::process_alive(testing::read_pid(dir / "pid")));
@@ -260,7 +260,7 @@ TEST(Run, AbortFromAnotherThreadWinsOverALaterDeadline) {
   request.abort = abort;
   request.timeout_ms = 20'000;
   request.on_stdout = [&](std::string_view) { std::thread([abort] { abort->abort(); }).detach(); };
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_TRUE(result.aborted);
   EXPECT_FALSE(result.timed_out);
   EXPECT_EQ(result.signal, SIGTERM);
@@ -274,14 +274,14 @@ TEST(Run, AnAbortForwardsItsSignalToTheCommandFirst) {
   request.on_stdout = [&](std::string_view chunk) {
     if (chunk.find("started") != std::string_view::npos) abort->abort(SIGINT);
   };
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_TRUE(result.aborted);
   EXPECT_EQ(result.exit_code, 9);
   EXPECT_EQ(result.out.tail, "started\ngot INT\n");
 }
 
 TEST(Run, StdinIsClosedUnlessTheCallerPassesADescriptor) {
-  const Result closed = run(sh("cat; echo eof"));
+  const Completion closed = run(sh("cat; echo eof"));
   EXPECT_EQ(closed.out.tail, "eof\n");
   std::array<int, 2> pipe{};
   ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);
@@ -289,13 +289,13 @@ TEST(Run, StdinIsClosedUnlessTheCallerPassesADescriptor) {
   ::close(pipe[1]);
   Request request = sh("cat");
   request.stdin_fd = pipe[0];
-  const Result passed = run(request);
+  const Completion passed = run(request);
   ::close(pipe[0]);
   EXPECT_EQ(passed.out.tail, "hi\n");
 }
 
 TEST(Run, TheBoundsFactsNameTheirMechanism) {
-  const Result bounded = run(sh("true"));
+  const Completion bounded = run(sh("true"));
   EXPECT_EQ(bounded.bounds.processes.limit, kDefaultMaxProcesses);
   EXPECT_EQ(bounded.bounds.memory.limit, default_max_memory_bytes());
   EXPECT_FALSE(bounded.bounds.memory.enforced_by.empty());  // a cgroup, or RLIMIT_DATA
@@ -304,14 +304,14 @@ TEST(Run, TheBoundsFactsNameTheirMechanism) {
   }
   Request open = sh("true");
   open.bounds = {std::nullopt, std::nullopt};
-  const Result unbounded = run(open);
+  const Completion unbounded = run(open);
   EXPECT_FALSE(unbounded.bounds.processes.limit.has_value());
   EXPECT_TRUE(unbounded.bounds.processes.enforced_by.empty());
   EXPECT_TRUE(unbounded.bounds.memory.enforced_by.empty());
   // An rlimit, where one is the mechanism, is the command's own.
   Request small = sh("grep 'Max processes' /proc/self/limits");
   small.bounds.max_processes = 77;
-  const Result limited = run(small);
+  const Completion limited = run(small);
   if (limited.bounds.processes.enforced_by == "RLIMIT_NPROC") {
     EXPECT_NE(limited.out.tail.find(" 77 "), std::string::npos) << limited.out.tail;
   }
@@ -335,7 +335,7 @@ std::string own_v2_cgroup() {
 TEST(Run, RunCgroupsAreRemovedAndAStaleOneOfADeadCreatorIsSwept) {
   const std::string parent = own_v2_cgroup();
   const bool writable = !parent.empty() && ::access((parent + "/cgroup.procs").c_str(), W_OK) == 0;
-  const Result first = run(sh("true"));
+  const Completion first = run(sh("true"));
   if (!writable) {  // no cgroup can be made: the facts say the subreaper ends the tree
     EXPECT_EQ(first.bounds.tree_kill, "subreaper");
     return;
@@ -345,7 +345,7 @@ TEST(Run, RunCgroupsAreRemovedAndAStaleOneOfADeadCreatorIsSwept) {
   // were both killed.
   const std::string stale = parent + "/dsh-run-99999999-0";
   ASSERT_EQ(::mkdir(stale.c_str(), 0755), 0) << stale << ": " << std::strerror(errno);
-  const Result second = run(sh("true"));
+  const Completion second = run(sh("true"));
   EXPECT_EQ(second.exit_code, 0);
   EXPECT_FALSE(std::filesystem::exists(stale));
   for (const auto& entry : std::filesystem::directory_iterator(parent)) {
@@ -361,7 +361,7 @@ TEST(Run, AnAlreadyAbortedSignalRunsNothing) {
   EXPECT_TRUE(abort->aborted());
   Request request = sh("touch '" + dir / "ran" + "'");
   request.abort = abort;
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_TRUE(result.aborted);
   EXPECT_FALSE(std::filesystem::exists(dir / "ran"));
 }
@@ -370,7 +370,7 @@ TEST(Start, BackgroundJobRunsWaitsAndReportsItsOwnOutput) {
   Job job = start(sh("echo bg; exit 4"));
   EXPECT_GT(job.pid(), 0);
   EXPECT_FALSE(job.spawn_error().has_value());
-  const Result result = job.wait();
+  const Completion result = job.wait();
   EXPECT_EQ(result.exit_code, 4);
   EXPECT_EQ(result.out.tail, "bg\n");
 }
@@ -397,7 +397,7 @@ TEST(Start, BackgroundHasNoTimeoutAndKillEndsIt) {
   ASSERT_TRUE(testing::wait_for_file(pid));
   EXPECT_TRUE(testing::process_alive(testing::read_pid(pid)));
   job.kill();
-  const Result result = job.wait();
+  const Completion result = job.wait();
   EXPECT_TRUE(result.aborted);
   EXPECT_FALSE(result.timed_out);
   EXPECT_EQ(result.signal, SIGTERM);

@@ -14,7 +14,7 @@ namespace {
 constexpr int kRuns = 200;
 
 TEST(Stress, TwoHundredConcurrentRunsEachGetTheirOwnOutputAndStatus) {
-  std::vector<Result> results(kRuns);
+  std::vector<Completion> results(kRuns);
   std::vector<std::string> streamed(kRuns);
   std::vector<std::thread> threads;
   threads.reserve(kRuns);
@@ -33,7 +33,7 @@ TEST(Stress, TwoHundredConcurrentRunsEachGetTheirOwnOutputAndStatus) {
   }
   for (std::thread& thread : threads) thread.join();
   for (int i = 0; i < kRuns; ++i) {
-    const Result& result = results[static_cast<std::size_t>(i)];
+    const Completion& result = results[static_cast<std::size_t>(i)];
     const std::string line = "marker-" + std::to_string(i) + "-end\n";
     EXPECT_FALSE(result.spawn_error.has_value()) << i << ": " << result.spawn_error->message();
     EXPECT_EQ(result.exit_code, i % 100) << i;

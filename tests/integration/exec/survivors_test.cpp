@@ -55,7 +55,7 @@ class ForegroundSurvivors : public ::testing::Test {
 
 TEST_F(ForegroundSurvivors, NoneAfterANormalExit) {
   TempDir dir;
-  const Result result = run(request_for(escapees(dir, "exit 0")));
+  const Completion result = run(request_for(escapees(dir, "exit 0")));
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_EQ(result.out.tail, "ready\n");
   expect_both_gone(dir);
@@ -66,7 +66,7 @@ TEST_F(ForegroundSurvivors, NoneAfterATimeout) {
   Request request = request_for(escapees(dir, "sleep 300"));
   request.timeout_ms = 5'000;  // the escapees start within milliseconds; 5 s is generous
   request.grace_ms = 200;
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_TRUE(result.timed_out);
   EXPECT_EQ(result.out.tail, "ready\n");
   expect_both_gone(dir);
@@ -81,7 +81,7 @@ TEST_F(ForegroundSurvivors, NoneAfterAnAbort) {
   request.on_stdout = [&](std::string_view chunk) {
     if (chunk.find("ready") != std::string_view::npos) abort->abort();
   };
-  const Result result = run(request);
+  const Completion result = run(request);
   EXPECT_TRUE(result.aborted);
   expect_both_gone(dir);
 }
@@ -100,7 +100,7 @@ TEST(Survivors, NoneAfterABackgroundKill) {
   TempDir dir;
   Job job = start_with_escapees(dir);
   job.kill();
-  const Result result = job.wait();
+  const Completion result = job.wait();
   EXPECT_TRUE(result.aborted);
   expect_both_gone(dir);
 }

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <variant>
 
 namespace dsh::sandbox::consumer {
 namespace {
@@ -12,9 +15,13 @@ namespace {
 RunOutcome outcome(std::optional<int> exit_code, std::string out, std::string err,
                    bool denied = false, SandboxMode mode = SandboxMode::kReadOnly) {
   RunOutcome result;
-  result.process.exit_code = exit_code;
-  result.process.out.tail = std::move(out);
-  result.process.err.tail = std::move(err);
+  if (exit_code) {
+    result.status = status::Exited{*exit_code};
+  } else {
+    result.status = status::Aborted{};
+  }
+  result.out.tail = std::move(out);
+  result.err.tail = std::move(err);
   result.sandbox.mode = mode;
   result.sandbox.denied = denied;
   return result;
@@ -61,8 +68,7 @@ TEST(RenderForAgent, StdoutThenStderrEachInItsOwnFence) {
 
 TEST(RenderForAgent, TimeoutThenSignalAreTheLastMarkers) {
   RunOutcome timed_out = outcome(std::nullopt, "partial\n", "");
-  timed_out.process.timed_out = true;
-  timed_out.process.signal = SIGTERM;
+  timed_out.status = status::TimedOut{std::nullopt, SIGTERM};
   EXPECT_EQ(render(timed_out, false, 5000),
             "<stdout 0123456789abcdef>\npartial\n</stdout 0123456789abcdef>\n"
             "[timed out after 5000ms]\n[killed by signal: SIGTERM]");
@@ -70,8 +76,8 @@ TEST(RenderForAgent, TimeoutThenSignalAreTheLastMarkers) {
 
 TEST(RenderForAgent, TruncationNamesTheSpillFile) {
   RunOutcome big = outcome(0, "tail\n", "");
-  big.process.out.truncated = true;
-  big.process.out.spill_path = "/tmp/dsh-spill/out";
+  big.out.truncated = true;
+  big.out.spill_path = "/tmp/dsh-spill/out";
   EXPECT_EQ(render(big),
             "<stdout 0123456789abcdef>\ntail\n</stdout 0123456789abcdef>\n"
             "[output truncated; full output: /tmp/dsh-spill/out]\n[exit code: 0]");
@@ -108,6 +114,103 @@ TEST(RenderForAgent, EachRenderDrawsAFreshNonce) {
 TEST(RenderForAgent, ErrorsArePrefixed) {
   EXPECT_EQ(render_error_for_agent("sandbox mode \"read-only\" is requested"),
             "Error: sandbox mode \"read-only\" is requested");
+}
+
+// Each status, through the three forms of an outcome: the agent render's last markers, the
+// --json fields that say how it ended, and run's exit status.
+struct StatusCase {
+  RunStatus status;
+  std::string render_tail;  // what follows "(no output)\n"; empty: nothing
+  nlohmann::json exit_code;
+  nlohmann::json signal;
+  bool timed_out;
+  bool runner_failed;
+  int exit_status;
+};
+
+class StatusSwitch : public ::testing::TestWithParam<StatusCase> {};
+
+TEST_P(StatusSwitch, RendersReportsAndExitsAsItsStatusSays) {
+  const StatusCase& c = GetParam();
+  RunOutcome result;
+  result.status = c.status;
+  result.sandbox.mode = SandboxMode::kWorkspaceWrite;
+  result.sandbox.backend = "bwrap";
+  result.sandbox.enforcement = SandboxEnforcement::kFull;
+  result.out.tail = "o";
+  result.duration = std::chrono::milliseconds(7);
+
+  const std::string text = render(result, false, 5000);
+  const std::string fenced = "<stdout 0123456789abcdef>\no\n</stdout 0123456789abcdef>";
+  EXPECT_EQ(text, c.render_tail.empty() ? fenced : fenced + "\n" + c.render_tail);
+
+  const nlohmann::json json = result_json(result, 0);
+  EXPECT_EQ(json["exitCode"], c.exit_code);
+  EXPECT_EQ(json["signal"], c.signal);
+  EXPECT_EQ(json["timedOut"], c.timed_out);
+  EXPECT_EQ(json["runnerFailed"], c.runner_failed);
+  EXPECT_EQ(json["mode"], "workspace-write");
+  EXPECT_EQ(json["interrupted"], nullptr);
+  if (c.runner_failed) {  // the command did not run: no backend, no output, no duration
+    EXPECT_EQ(json["backend"], nullptr);
+    EXPECT_EQ(json["enforcement"], nullptr);
+    EXPECT_EQ(json["stdout"], "");
+    EXPECT_EQ(json["durationMs"], 0);
+  } else {
+    EXPECT_EQ(json["backend"], "bwrap");
+    EXPECT_EQ(json["enforcement"], "full");
+    EXPECT_EQ(json["stdout"], "o");
+    EXPECT_EQ(json["durationMs"], 7);
+  }
+  EXPECT_EQ(exit_status(result.status), c.exit_status);
+  EXPECT_EQ(start_failure(result).has_value(),
+            std::holds_alternative<status::NotStarted>(c.status));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachStatus, StatusSwitch,
+    ::testing::Values(
+        StatusCase{status::Exited{0}, "[exit code: 0]", 0, nullptr, false, false, 0},
+        StatusCase{status::Exited{3}, "[exit code: 3]", 3, nullptr, false, false, 3},
+        StatusCase{status::Signalled{SIGKILL}, "[killed by signal: SIGKILL]", nullptr, "SIGKILL",
+                   false, false, 128 + SIGKILL},
+        StatusCase{status::TimedOut{std::nullopt, SIGTERM},
+                   "[timed out after 5000ms]\n[killed by signal: SIGTERM]", nullptr, "SIGTERM",
+                   true, false, kTimeoutExit},
+        StatusCase{status::TimedOut{0, std::nullopt}, "[timed out after 5000ms]\n[exit code: 0]", 0,
+                   nullptr, true, false, kTimeoutExit},
+        StatusCase{status::Aborted{std::nullopt, SIGINT}, "[killed by signal: SIGINT]", nullptr,
+                   "SIGINT", false, false, 128 + SIGINT},
+        StatusCase{status::Aborted{}, "", nullptr, nullptr, false, false, kNotRunExit},
+        StatusCase{status::NotStarted{exec::SpawnStage::kProgram, ENOENT, "/nope"}, "", nullptr,
+                   nullptr, false, false, 127},
+        StatusCase{status::NotStarted{exec::SpawnStage::kWorkdir, EACCES, "/wd"}, "", nullptr,
+                   nullptr, false, false, 126},
+        StatusCase{status::RunnerFailed{"bwrap: setting up uid map: Permission denied"}, "",
+                   nullptr, nullptr, false, true, kNotRunExit}));
+
+TEST(StartFailure, NamesTheRefusedPathAndExplainsBwrapsHiddenWorkdir) {
+  RunOutcome result;
+  result.status = status::NotStarted{exec::SpawnStage::kWorkdir, ENOENT, "/tmp/x"};
+  result.sandbox.backend = "bwrap+landlock";
+  const std::optional<std::string> hidden = start_failure(result);
+  ASSERT_TRUE(hidden);
+  EXPECT_EQ(hidden->rfind("cannot start the command: ", 0), 0U) << *hidden;
+  EXPECT_NE(hidden->find("/tmp/x"), std::string::npos) << *hidden;
+  EXPECT_NE(hidden->find("bwrap's view of the filesystem hides that directory"), std::string::npos);
+  result.sandbox.backend = "landlock";
+  EXPECT_EQ(start_failure(result)->find("bwrap's view"), std::string::npos);
+}
+
+TEST(RunStatus, ExitCodeAndSignalOfEachStatus) {
+  EXPECT_EQ(exit_code_of(status::Exited{4}), 4);
+  EXPECT_EQ(signal_of(status::Exited{4}), std::nullopt);
+  EXPECT_EQ(signal_of(status::Signalled{SIGSEGV}), SIGSEGV);
+  EXPECT_EQ(exit_code_of(status::Signalled{SIGSEGV}), std::nullopt);
+  EXPECT_EQ(exit_code_of(status::TimedOut{1, std::nullopt}), 1);
+  EXPECT_EQ(signal_of(status::Aborted{std::nullopt, SIGTERM}), SIGTERM);
+  EXPECT_EQ(exit_code_of(status::RunnerFailed{"x"}), std::nullopt);
+  EXPECT_EQ(exit_code_of(status::NotStarted{}), std::nullopt);
 }
 
 TEST(SignalName, NamesKnownSignals) {

@@ -268,8 +268,22 @@ TEST_F(PolicyServiceTest, AnExplicitWorkspaceWinsOverTheSessionsCwd) {
   SandboxPolicyRequest request;
   request.session = &session;
   EXPECT_EQ(service.resolve(request).workspace_root, "/ws/recorded");
-  request.workspace_root = "/ws/named";
-  EXPECT_EQ(service.resolve(request).workspace_root, "/ws/named");
+  const std::string named = workspace("named");
+  request.workspace_root = ResolvedWorkspace::resolve(named).value();
+  const SandboxExecutionPolicy policy = service.resolve(request);
+  EXPECT_EQ(policy.workspace_root, named);
+  // Resolved once by the caller: handed on as is, for the provider to use without resolving.
+  EXPECT_EQ(policy.resolved_workspace, request.workspace_root);
+  EXPECT_EQ(to_sandbox_policy(policy)->resolved_workspace, request.workspace_root);
+}
+
+TEST_F(PolicyServiceTest, TheTypedConstructorTakesTheResolvedRootAsIs) {
+  const std::string root = workspace("typed");
+  const SandboxPolicyService service(SandboxMode::kWorkspaceWrite,
+                                     ResolvedWorkspace::resolve(root).value());
+  EXPECT_EQ(service.default_mode(), SandboxMode::kWorkspaceWrite);
+  EXPECT_EQ(service.workspace_root(), root);
+  EXPECT_EQ(service.resolve().workspace_root, root);
 }
 
 }  // namespace

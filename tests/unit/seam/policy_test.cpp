@@ -32,6 +32,22 @@ TEST(ValidatePolicy, AbsoluteRootIsValid) {
   EXPECT_TRUE(validate_policy({ConfinedSandboxMode::kReadOnly, "/", "s"}));
 }
 
+TEST(ValidatePolicy, AResolvedWorkspaceMustNameTheRoot) {
+  const ResolvedWorkspace root = ResolvedWorkspace::resolve("/").value();
+  SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/", std::nullopt,
+                       NetworkPolicy::kInherit, root};
+  EXPECT_TRUE(validate_policy(policy));
+  policy.workspace_root = "/elsewhere";
+  const Result<void> mismatch = validate_policy(policy);
+  ASSERT_FALSE(mismatch);
+  EXPECT_NE(mismatch.error().message.find("differs from the workspace resolved"),
+            std::string::npos);
+  // Narrowing keeps it.
+  const SandboxExecutionPolicy execution{SandboxMode::kReadOnly, "/", std::nullopt,
+                                         NetworkPolicy::kInherit, root};
+  EXPECT_EQ(to_sandbox_policy(execution)->resolved_workspace, root);
+}
+
 TEST(ValidatePolicy, RelativeRootIsRejectedWithTheFix) {
   const Result<void> result = validate_policy(policy_with_root("ws/sub"));
   ASSERT_FALSE(result);

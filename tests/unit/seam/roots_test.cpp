@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <type_traits>
 
 #include "paths.h"
 #include "temp_dir.h"
@@ -126,6 +128,43 @@ TEST(ResolveWorkspaceRoot, RelativePathResolvesAgainstTheWorkingDirectory) {
   EXPECT_EQ(resolve_workspace_root("sub"), native_realpath(dir / "sub"));
   EXPECT_EQ(resolve_workspace_root("missing/./x/.."), native_realpath(dir.path()) + "/missing");
   EXPECT_EQ(resolve_workspace_root(""), native_realpath(dir.path()));
+}
+
+// The resolver type: only its factory makes one, and it proves an existing canonical directory.
+TEST(ResolvedWorkspace, IsTheRealpathOfAnExistingDirectory) {
+  TempDir dir;
+  fs::create_directories(dir / "physical/child");
+  fs::create_directories(dir / "lexical");
+  fs::create_directory_symlink(dir / "physical/child", dir / "lexical/link");
+  const Result<ResolvedWorkspace> resolved = ResolvedWorkspace::resolve(dir / "lexical/link/..");
+  ASSERT_TRUE(resolved) << resolved.error().message;
+  EXPECT_EQ(resolved.value().path(), native_realpath(dir / "physical"));
+  static_assert(!std::is_default_constructible_v<ResolvedWorkspace>);
+  static_assert(!std::is_constructible_v<ResolvedWorkspace, std::string>);
+}
+
+TEST(ResolvedWorkspace, ARelativePathResolvesAgainstTheWorkingDirectory) {
+  TempDir dir;
+  fs::create_directories(dir / "sub");
+  const CwdGuard cwd(dir.path());
+  EXPECT_EQ(ResolvedWorkspace::resolve("sub").value().path(), native_realpath(dir / "sub"));
+  EXPECT_EQ(ResolvedWorkspace::resolve(".").value().path(), native_realpath(dir.path()));
+}
+
+TEST(ResolvedWorkspace, EachRefusalHasItsKindAndNamesThePath) {
+  TempDir dir;
+  const Result<ResolvedWorkspace> missing = ResolvedWorkspace::resolve(dir / "missing");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error_code(), ErrorCode::kNotFound);
+  EXPECT_NE(missing.error().message.find(dir / "missing"), std::string::npos);
+  { const std::ofstream file(dir / "file"); }
+  const Result<ResolvedWorkspace> file = ResolvedWorkspace::resolve(dir / "file");
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.error_code(), ErrorCode::kNotADirectory);
+  EXPECT_EQ(ResolvedWorkspace::resolve(dir / "file/below").error_code(), ErrorCode::kNotADirectory);
+  EXPECT_EQ(ResolvedWorkspace::resolve("").error_code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ResolvedWorkspace::resolve("/ws\0x"s).error_code(), ErrorCode::kInvalidArgument);
+  EXPECT_THROW((void)missing.value(), InvalidSandboxInputError);
 }
 
 TEST(IsBeneath, ComparesWholeComponents) {

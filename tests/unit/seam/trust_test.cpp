@@ -24,7 +24,8 @@ std::string write_file(const std::string& path, mode_t mode = 0600) {
   return path;
 }
 
-std::string message_of(const Result<std::string>& result) {
+template <typename T>
+std::string message_of(const Result<T>& result) {
   return result ? std::string("(trusted)") : result.error().message;
 }
 
@@ -126,6 +127,45 @@ TEST(CheckTrustedPath, NonFilesAndRelativePathsAreRefused) {
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
   EXPECT_NE(message_of(check_trusted_path(dir / "fifo", roots)).find("not a regular file"),
             std::string::npos);
+}
+
+// The resolver type: the trusted walk makes it, and its error says which kind of input it was.
+TEST(ResolvedWorkspaceTrusted, IsTheCanonicalDirectoryAndNamesWhatWasRefused) {
+  TempDir dir;
+  const std::string data = dir.mkdir("data", 0700);
+  ASSERT_EQ(::symlink(data.c_str(), (dir / "work").c_str()), 0);
+  const auto legit =
+      ResolvedWorkspace::resolve_trusted(dir / "work/../work/.", untrusted_roots("", {}));
+  ASSERT_TRUE(legit) << message_of(legit);
+  EXPECT_EQ(legit.value().path(), data);
+  EXPECT_EQ(legit.value(), ResolvedWorkspace::resolve(data).value());
+
+  const std::string earlier = dir.mkdir("ws", 0700);
+  ASSERT_EQ(::symlink(data.c_str(), (earlier + "/sub").c_str()), 0);
+  const std::vector<std::string> written = {earlier};
+  const auto planted =
+      ResolvedWorkspace::resolve_trusted(earlier + "/sub", untrusted_roots("", written));
+  ASSERT_FALSE(planted);
+  EXPECT_EQ(planted.error_code(), ErrorCode::kUntrusted) << message_of(planted);
+
+  const auto missing = ResolvedWorkspace::resolve_trusted(dir / "missing", untrusted_roots("", {}));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error_code(), ErrorCode::kNotFound) << message_of(missing);
+  EXPECT_FALSE(ResolvedWorkspace::resolve_trusted("relative", untrusted_roots("", {})));
+}
+
+// A resolved workspace is taken as is: the same roots as its spelled path, without a realpath.
+TEST(UntrustedRoots, OfAResolvedWorkspaceEqualTheRootsOfItsPath) {
+  TempDir dir;
+  const std::string data = dir.mkdir("data", 0700);
+  const ResolvedWorkspace workspace = ResolvedWorkspace::resolve(data).value();
+  const std::vector<std::string> written = {"/var/tmp"};
+  EXPECT_EQ(untrusted_roots(workspace, written, "/tmp"), untrusted_roots(data, written, "/tmp"));
+  SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, data, std::nullopt,
+                       NetworkPolicy::kInherit, workspace};
+  EXPECT_EQ(untrusted_roots(policy, {}, "/tmp"), untrusted_roots(data, {}, "/tmp"));
+  policy.resolved_workspace.reset();
+  EXPECT_EQ(untrusted_roots(policy, {}, "/tmp"), untrusted_roots(data, {}, "/tmp"));
 }
 
 TEST(ResolveWorkspaceSymlinks, FollowsSymlinksOutsideRootsAndRefusesPlantedOnes) {

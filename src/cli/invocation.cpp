@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/invocation.h"
+
+#include <cctype>
+#include <cstdint>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace dsh::sandbox::cli {
+
+namespace {
+
+Result<void> check_format(const std::string& format) {
+  if (format.empty() || format == "agent") return {};
+  return InvalidInput{fmt::format("run: unknown --format \"{}\"; expected agent", format)};
+}
+
+Result<std::vector<std::string>> command_argv(const Options& options) {
+  if (options.command.empty() == options.argv.empty()) {
+    return InvalidInput{
+        "run: give the command either as -c 'COMMAND' or after -- as ARGV..., exactly once"};
+  }
+  if (!options.command.empty()) return std::vector<std::string>{"bash", "-c", options.command};
+  return options.argv;
+}
+
+// CLI11 has already held these to their lists; anything else is a caller that skipped it.
+Result<Escalation> escalation(const std::string& text) {
+  if (text == "never") return Escalation::kNever;
+  if (text == "ask") return Escalation::kAsk;
+  return InvalidInput{fmt::format("run: --escalate \"{}\": expected ask or never", text)};
+}
+
+Result<StdinMode> stdin_mode(const std::string& text) {
+  if (text == "auto") return StdinMode::kAuto;
+  if (text == "inherit") return StdinMode::kInherit;
+  if (text == "close") return StdinMode::kClose;
+  return InvalidInput{fmt::format("run: --stdin \"{}\": expected auto, inherit or close", text)};
+}
+
+}  // namespace
+
+Result<PolicyOptions> policy_options(const Options& options) {
+  PolicyOptions policy;
+  return (options.mode.empty()
+              ? Result<void>()
+              : parse_sandbox_mode(options.mode).transform([&policy](SandboxMode mode) {
+                  policy.mode = mode;
+                }))
+      .and_then([&options] { return parse_network_policy(options.network); })
+      .transform([&policy](NetworkPolicy network) {
+        policy.network = network;
+        return policy;
+      });
+}
+
+Result<std::optional<std::uint64_t>> parse_bound(const std::string& text, const std::string& option,
+                                                 bool size, std::optional<std::uint64_t> fallback) {
+  using Bound = std::optional<std::uint64_t>;
+  if (text.empty()) return Bound(fallback);
+  if (text == "unlimited") return Bound(std::nullopt);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  std::uint64_t scale = 1;
+  const std::string suffix = text.substr(digits);
+  if (size && suffix.size() == 1) {
+    const std::string units = "KMGT";
+    const std::size_t unit = units.find(static_cast<char>(std::toupper(suffix[0])));
+    if (unit != std::string::npos) scale = std::uint64_t{1} << (10 * (unit + 1));
+  }
+  const bool bad_suffix = !suffix.empty() && scale == 1;
+  std::uint64_t value = 0;
+  bool overflow = digits > 15;
+  if (!overflow && digits > 0) value = std::stoull(text.substr(0, digits));
+  overflow = overflow || (value > 0 && scale > UINT64_MAX / value);
+  if (digits == 0 || bad_suffix || overflow || value == 0) {
+    return InvalidInput{
+        fmt::format("run: {} \"{}\": expected {} or unlimited", option, text,
+                    size ? "a positive size such as 512M or 4G" : "a positive whole number")};
+  }
+  return Bound(value * scale);
+}
+
+Result<RunInvocation> run_invocation(const Options& options) {
+  const exec::ResourceBounds defaults;
+  RunInvocation run;
+  run.workspace = options.workspace;
+  run.config_path = options.config_path;
+  run.session_path = options.session_path;
+  run.json = options.json;
+  run.agent = options.format == "agent";
+  run.timeout_ms = options.timeout_seconds * 1000;
+  return check_format(options.format)
+      .and_then([&] { return command_argv(options); })
+      .transform([&](std::vector<std::string> argv) { run.argv = std::move(argv); })
+      .and_then([&] { return policy_options(options); })
+      .transform([&](PolicyOptions policy) { run.policy = policy; })
+      .and_then([&] {
+        return parse_bound(options.max_processes, "--max-processes", false, defaults.max_processes);
+      })
+      .transform([&](std::optional<std::uint64_t> bound) { run.bounds.max_processes = bound; })
+      .and_then([&] {
+        return parse_bound(options.max_memory, "--max-memory", true, defaults.max_memory_bytes);
+      })
+      .transform([&](std::optional<std::uint64_t> bound) { run.bounds.max_memory_bytes = bound; })
+      .and_then([&] { return escalation(options.escalate); })
+      .transform([&](Escalation escalate) { run.escalate = escalate; })
+      .and_then([&] { return stdin_mode(options.stdin_mode); })
+      .transform([&](StdinMode mode) {
+        run.stdin_mode = mode;
+        return std::move(run);
+      });
+}
+
+}  // namespace dsh::sandbox::cli

@@ -266,7 +266,7 @@ class Pump {
   Launch& launched_;
   StreamCapture out_;
   StreamCapture err_;
-  // Not zero-filled: clearing 64 KiB was 8 % of the instructions of a `dsh-sandbox run`.
+  // Not zero-filled: clearing 64 KiB is a visible share of what a `dsh-sandbox run` executes.
   static constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
   std::unique_ptr<std::array<char, kReadChunk>> buffer_ =
       std::make_unique_for_overwrite<std::array<char, kReadChunk>>();

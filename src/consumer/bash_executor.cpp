@@ -208,6 +208,7 @@ std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandb
   }
   sandbox.enforcement = confined->enforcement;
   sandbox.backend = confined->backend;
+  sandbox.layers = confined->layers;
   sandbox.denied =
       !report.failure && !report.exec_refused && !process.spawn_error &&
       matches_signature(process.exit_code, process.err.tail, confined->denial_signatures);

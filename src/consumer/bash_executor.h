@@ -33,7 +33,8 @@ struct SandboxFacts {
   SandboxMode mode = SandboxMode::kReadOnly;
   bool denied = false;  // a wider mode would help (never with a runner failure or a non-start)
   std::optional<SandboxEnforcement> enforcement;
-  std::string backend;
+  std::string backend;              // for JSON: the label of `layers`
+  std::vector<RunnerLayer> layers;  // the runners that confined it, outermost first
 };
 
 // How one run ended: exactly one of these.

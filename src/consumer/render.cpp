@@ -176,7 +176,8 @@ std::optional<std::string> start_failure(const RunOutcome& outcome) {
   if (not_started == nullptr) return std::nullopt;
   // A workdir the caller could enter that bwrap cannot: only its own view hides it.
   const bool hidden = not_started->stage == exec::SpawnStage::kWorkdir &&
-                      outcome.sandbox.backend.starts_with("bwrap");
+                      !outcome.sandbox.layers.empty() &&
+                      outcome.sandbox.layers.front() == RunnerLayer::kBwrap;
   return fmt::format("cannot start the command: {}{}", not_started->message(),
                      hidden ? "; bwrap's view of the filesystem hides that directory (its own "
                               "/dev and /proc, and a private /tmp under workspace-write): run "

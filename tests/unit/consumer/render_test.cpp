@@ -193,12 +193,14 @@ TEST(StartFailure, NamesTheRefusedPathAndExplainsBwrapsHiddenWorkdir) {
   RunOutcome result;
   result.status = status::NotStarted{exec::SpawnStage::kWorkdir, ENOENT, "/tmp/x"};
   result.sandbox.backend = "bwrap+landlock";
+  result.sandbox.layers = {RunnerLayer::kBwrap, RunnerLayer::kLandlockRun};
   const std::optional<std::string> hidden = start_failure(result);
   ASSERT_TRUE(hidden);
   EXPECT_EQ(hidden->rfind("cannot start the command: ", 0), 0U) << *hidden;
   EXPECT_NE(hidden->find("/tmp/x"), std::string::npos) << *hidden;
   EXPECT_NE(hidden->find("bwrap's view of the filesystem hides that directory"), std::string::npos);
   result.sandbox.backend = "landlock";
+  result.sandbox.layers = {RunnerLayer::kLandlockRun};
   EXPECT_EQ(start_failure(result)->find("bwrap's view"), std::string::npos);
 }
 

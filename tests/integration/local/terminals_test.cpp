@@ -105,10 +105,12 @@ TEST_P(Terminals, ScriptRunsItsCommandOnAPty) {
 
 TEST_P(Terminals, TmuxStartsAServerAndASession) {
   for (const ConfinedSandboxMode mode : kModes) {
-    // read-only leaves no writable /tmp, so the socket goes to the run's private /dev/shm.
+    // read-only leaves no writable /tmp, so the socket goes to the run's private /dev/shm. tmux
+    // runs a session's command with $SHELL, else the account's login shell, which for nobody is
+    // nologin: name a real shell so the session does not end before it is listed.
     const std::string socket_dir = mode == ConfinedSandboxMode::kReadOnly ? "/dev/shm" : "/tmp";
     const RunResult result =
-        Run(mode, bash("unset TMUX; export TMUX_TMPDIR=" + socket_dir +
+        Run(mode, bash("unset TMUX; export SHELL=/bin/sh TMUX_TMPDIR=" + socket_dir +
                        "; tmux -f /dev/null new-session -d -s dsh 'sleep 30' && "
                        "tmux list-sessions -F '#{session_name}' && tmux kill-server"));
     if (has_private_dev()) {

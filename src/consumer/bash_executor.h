@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "dsh/sandbox/denial.h"
 #include "dsh/sandbox/provider.h"
 #include "exec/exec.h"
 
@@ -32,6 +33,10 @@ struct RunSpec {
 struct SandboxFacts {
   SandboxMode mode = SandboxMode::kReadOnly;
   bool denied = false;  // a wider mode would help (never with a runner failure or a non-start)
+  // Where `denied` came from (absent when nothing was classified: danger-full-access, a runner
+  // failure, a non-start), and the refusals the kernel side recorded.
+  std::optional<DenialSource> denial_source;
+  DenialEvidence denials;
   std::optional<SandboxEnforcement> enforcement;
   std::string backend;              // for JSON: the label of `layers`
   std::vector<RunnerLayer> layers;  // the runners that confined it, outermost first

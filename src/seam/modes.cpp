@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/text.h"
+#include "dsh/sandbox/denial.h"
 
 namespace dsh::sandbox {
 
@@ -25,6 +26,10 @@ std::string_view wire_name(ConfinedSandboxMode mode) noexcept {
 
 std::string_view wire_name(SandboxEnforcement enforcement) noexcept {
   return enforcement == SandboxEnforcement::kFull ? "full" : "partial";
+}
+
+std::string_view wire_name(DenialSource source) noexcept {
+  return source == DenialSource::kKernel ? "kernel" : "stderr";
 }
 
 std::string_view wire_name(NetworkPolicy network) noexcept {

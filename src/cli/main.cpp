@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/jobs_and_shell.h"
 
 namespace {
 
@@ -50,12 +51,14 @@ int run(int argc, char** argv) {
   CLI::App* probe = app.add_subcommand("probe", "report each backend of this host's chain");
   probe->add_option("--config", options.config_path, "JSON config file");
   probe->add_flag("--json", options.json, "print one JSON object");
+  const dsh::sandbox::cli::JobAndShellCommands jobs_and_shell(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help
     return dsh::sandbox::cli::fail(std::string(error.what()) + "; see dsh-sandbox --help");
   }
+  if (const auto status = jobs_and_shell.dispatch()) return *status;
   if (run->parsed()) return dsh::sandbox::cli::run(options);
   return confine->parsed() ? dsh::sandbox::cli::confine(options)
                            : dsh::sandbox::cli::probe(options);

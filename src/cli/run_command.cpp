@@ -23,6 +23,7 @@
 
 #include "cli/commands.h"
 #include "cli/invocation.h"
+#include "cli/run_context.h"
 #include "cli/run_io.h"
 #include "cli/setup.h"
 #include "consumer/bash_executor.h"
@@ -57,16 +58,7 @@ std::optional<SessionLog> open_session(const std::string& path, std::vector<std:
                             creating_for().path(), options);
 }
 
-// Where this call's workspace is and what it must not trust. An explicit --workspace wins over
-// the session's recorded cwd, which wins over the working directory; the workspace is resolved
-// through symlinks only outside /tmp, $TMPDIR, every workspace the session's earlier runs could
-// write and every root the per-user record lists.
-struct CallContext {
-  std::optional<SessionLog> session;
-  ResolvedWorkspace workspace;         // resolved once, here; every later step takes it as is
-  std::vector<std::string> written;    // the session's earlier writable workspaces
-  std::vector<std::string> untrusted;  // untrusted_roots(workspace, written)
-};
+}  // namespace
 
 CallContext call_context(const RunInvocation& run) {
   // Before the session says where it worked, its file is checked against the workspace as
@@ -108,6 +100,8 @@ SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& set
   policy.network = run.policy.network;
   return policy;
 }
+
+namespace {
 
 // One audit line per run; a log that cannot take it must not turn a finished run into an error.
 void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& outcome) {

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <climits>
 #include <cstdlib>
 #include <string>
@@ -30,6 +31,14 @@ namespace {
 // What job-output and job-kill check the job directory against: they have no workspace, so
 // /tmp and $TMPDIR (the job directory is owner-only on every level besides).
 std::vector<std::string> common_roots() { return untrusted_roots("", {}, user_temp_dir()); }
+
+// A session log's canonical path: what a job records and job-kill --session compares.
+std::string canonical_file(const std::string& path) {
+  std::string absolute = path;
+  if (!absolute.starts_with('/')) absolute = working_directory() + "/" + absolute;
+  std::array<char, PATH_MAX> resolved{};
+  return ::realpath(absolute.c_str(), resolved.data()) != nullptr ? resolved.data() : absolute;
+}
 
 jobs::JobDirectory open_job(int jobs_dir, const std::string& handle, std::string_view command) {
   if (!jobs::valid_handle(handle)) {
@@ -77,7 +86,8 @@ int start_job(const Options& options) {
     }
     const UniqueFd jobs = jobs::open_jobs_directory(call.untrusted, true);
     consumer::SandboxBashExecutor executor(provider);
-    const std::string session = call.session ? call.session->path() : std::string();
+    const std::string session = call.session ? canonical_file(call.session->path()) : "";
+    jobs::prune_ended_jobs(jobs.get());
     const std::string handle = jobs::launch_job(jobs.get(), executor, {std::move(spec), session});
     fmt::print("{}\n", handle);
     return 0;
@@ -110,10 +120,7 @@ int job_kill(const std::string& handle, const std::string& session) {
       if (!jobs::kill_job(dir)) fmt::print(stderr, "dsh-sandbox: job {} had already ended\n", handle);
       return 0;
     }
-    std::string absolute = session;
-    if (!absolute.starts_with('/')) absolute = working_directory() + "/" + absolute;
-    std::array<char, PATH_MAX> resolved{};
-    if (::realpath(absolute.c_str(), resolved.data()) != nullptr) absolute = resolved.data();
+    const std::string absolute = canonical_file(session);
     if (jobs.get() < 0) return 0;
     DIR* entries = ::fdopendir(::dup(jobs.get()));
     std::vector<std::string> handles;
@@ -124,10 +131,16 @@ int job_kill(const std::string& handle, const std::string& session) {
     }
     if (entries != nullptr) ::closedir(entries);
     for (const std::string& each : handles) {
-      const auto dir = jobs::JobDirectory::open(jobs.get(), each);
-      if (!dir) continue;
-      const auto record = dir->read(jobs::kRecordFile, jobs::kMaxRecordBytes);
-      if (record && jobs::decode_record(*record).session == absolute) jobs::kill_job(*dir);
+      // A job this user's own processes broke (not ours to read) is named and skipped: it cannot
+      // say which session it belongs to, and the others still end.
+      try {
+        const auto dir = jobs::JobDirectory::open(jobs.get(), each);
+        if (!dir) continue;
+        const auto record = dir->read(jobs::kRecordFile, jobs::kMaxRecordBytes);
+        if (record && jobs::decode_record(*record).session == absolute) jobs::kill_job(*dir);
+      } catch (const SandboxError& error) {
+        fmt::print(stderr, "dsh-sandbox: job-kill: skipped: {}\n", error.what());
+      }
     }
     return 0;
   } catch (const SandboxError& error) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -279,6 +280,31 @@ JobView decode_outcome(std::string_view text) {
     return view;
   } catch (const nlohmann::json::exception& error) {
     refuse(fmt::format("malformed job outcome: {}", error.what()));
+  }
+}
+
+void prune_ended_jobs(int jobs_dir) {
+  std::vector<std::string> handles;
+  if (DIR* entries = ::fdopendir(::dup(jobs_dir))) {
+    while (const dirent* entry = ::readdir(entries)) {
+      if (valid_handle(entry->d_name)) handles.emplace_back(entry->d_name);
+    }
+    ::closedir(entries);
+  }
+  const time_t now = ::time(nullptr);
+  for (const std::string& handle : handles) {
+    try {
+      const auto dir = JobDirectory::open(jobs_dir, handle);
+      if (!dir) continue;
+      struct stat info {};
+      if (::fstatat(dir->fd(), std::string(kOutcomeFile).c_str(), &info, AT_SYMLINK_NOFOLLOW) ==
+              0 &&
+          now - info.st_mtime > kKeepEndedJobSeconds) {
+        dir->remove(jobs_dir);
+      }
+    } catch (const SandboxError&) {
+      // Not ours to judge: job-output names it when asked.
+    }
   }
 }
 

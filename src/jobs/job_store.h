@@ -88,6 +88,12 @@ JobRecord decode_record(std::string_view text);  // InvalidSandboxInputError whe
 std::string encode_outcome(const JobView& view);
 JobView decode_outcome(std::string_view text);  // InvalidSandboxInputError when malformed
 
+// How long an ended job's directory is kept for job-output before a later start removes it.
+inline constexpr long long kKeepEndedJobSeconds = 24 * 60 * 60;
+// Removes the directories of jobs that ended more than kKeepEndedJobSeconds ago (best effort:
+// anything not ours, or unreadable, is left alone).
+void prune_ended_jobs(int jobs_dir);
+
 // Everything job-output shows of the job in `dir`: the outcome when it has one, else running
 // (its supervisor alive) or killed (its supervisor gone without an outcome).
 JobView read_job(const JobDirectory& dir);

@@ -192,7 +192,7 @@ TEST_P(Shell, TypeResizeInterruptSuspendExit) {
   terminal.type("\x1a");
   ASSERT_TRUE(terminal.wait_for("Stopped")) << terminal.transcript();
   EXPECT_EQ(process_state(processes_named(stopped).front()), 'T');
-  terminal.type("kill -9 %1; wait; echo back$((40+2))\r");
+  terminal.type("kill -9 %1; fg >/dev/null 2>&1; echo back$((40+2))\r");
   ASSERT_TRUE(terminal.wait_for("back42")) << terminal.transcript();
   EXPECT_TRUE(gone(stopped));
   // The shell's status is the CLI's; the person's terminal is as it was.

@@ -42,15 +42,15 @@ std::string canonical_file(const std::string& path) {
 
 jobs::JobDirectory open_job(int jobs_dir, const std::string& handle, std::string_view command) {
   if (!jobs::valid_handle(handle)) {
-    throw InvalidSandboxInputError(fmt::format(
-        "{}: {} is not a job handle (16 hex digits, as dsh-sandbox start printed it)", command,
-        text::quoted(handle)));
+    throw InvalidSandboxInputError(
+        fmt::format("{}: {} is not a job handle (16 hex digits, as dsh-sandbox start printed it)",
+                    command, text::quoted(handle)));
   }
   auto dir = jobs::JobDirectory::open(jobs_dir, handle);
   if (!dir) {
-    throw InvalidSandboxInputError(
-        fmt::format("{}: there is no job {} of uid {} (jobs live in {})", command, handle,
-                    ::geteuid(), text::quoted(jobs::jobs_directory_path())));
+    throw InvalidSandboxInputError(fmt::format("{}: there is no job {} of uid {} (jobs live in {})",
+                                               command, handle, ::geteuid(),
+                                               text::quoted(jobs::jobs_directory_path())));
   }
   return std::move(*dir);
 }
@@ -117,7 +117,9 @@ int job_kill(const std::string& handle, const std::string& session) {
     const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
     if (!handle.empty()) {
       const jobs::JobDirectory dir = open_job(jobs.get(), handle, "job-kill");
-      if (!jobs::kill_job(dir)) fmt::print(stderr, "dsh-sandbox: job {} had already ended\n", handle);
+      if (!jobs::kill_job(dir)) {
+        fmt::print(stderr, "dsh-sandbox: job {} had already ended\n", handle);
+      }
       return 0;
     }
     const std::string absolute = canonical_file(session);
@@ -125,7 +127,8 @@ int job_kill(const std::string& handle, const std::string& session) {
     DIR* entries = ::fdopendir(::dup(jobs.get()));
     std::vector<std::string> handles;
     while (entries != nullptr) {
-      const dirent* entry = ::readdir(entries);
+      // One directory stream, read by this thread alone.
+      const dirent* entry = ::readdir(entries);  // NOLINT(concurrency-mt-unsafe)
       if (entry == nullptr) break;
       if (jobs::valid_handle(entry->d_name)) handles.emplace_back(entry->d_name);
     }

@@ -146,10 +146,10 @@ std::optional<std::string> JobDirectory::read(std::string_view name, std::size_t
                              O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) return std::nullopt;
-    refuse(fmt::format("the job {}'s {} cannot be opened ({}): it is not a file the sandbox "
-                       "wrote; remove {}",
-                       handle_, name, errno_text(errno),
-                       text::quoted(jobs_directory_path() + "/" + handle_)));
+    refuse(fmt::format(
+        "the job {}'s {} cannot be opened ({}): it is not a file the sandbox "
+        "wrote; remove {}",
+        handle_, name, errno_text(errno), text::quoted(jobs_directory_path() + "/" + handle_)));
   }
   if (!owner_only(fd.get(), false)) {
     refuse(fmt::format("the job {}'s {} is not a regular 0600 file of uid {}; remove {}", handle_,
@@ -172,7 +172,8 @@ UniqueFd JobDirectory::create_file(std::string_view name) const {
 void JobDirectory::remove(int jobs_dir) const {
   const UniqueFd listing(::openat(dir_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (DIR* entries = ::fdopendir(::dup(listing.get()))) {
-    while (const dirent* entry = ::readdir(entries)) {
+    // One directory stream, read by this thread alone.
+    while (const dirent* entry = ::readdir(entries)) {  // NOLINT(concurrency-mt-unsafe)
       const std::string name = entry->d_name;
       if (name != "." && name != "..") ::unlinkat(dir_.get(), name.c_str(), 0);
     }
@@ -286,7 +287,8 @@ JobView decode_outcome(std::string_view text) {
 void prune_ended_jobs(int jobs_dir) {
   std::vector<std::string> handles;
   if (DIR* entries = ::fdopendir(::dup(jobs_dir))) {
-    while (const dirent* entry = ::readdir(entries)) {
+    // One directory stream, read by this thread alone.
+    while (const dirent* entry = ::readdir(entries)) {  // NOLINT(concurrency-mt-unsafe)
       if (valid_handle(entry->d_name)) handles.emplace_back(entry->d_name);
     }
     ::closedir(entries);
@@ -324,9 +326,8 @@ JobView read_job(const JobDirectory& dir) {
   }
   view.out = dir.read(kStdoutFile, kMaxOutputFileBytes).value_or("");
   view.err = dir.read(kStderrFile, kMaxOutputFileBytes).value_or("");
-  if (view.state == JobState::kRunning &&
-      (view.out.size() >= exec::kDefaultMaxOutputBytes ||
-       view.err.size() >= exec::kDefaultMaxOutputBytes)) {
+  if (view.state == JobState::kRunning && (view.out.size() >= exec::kDefaultMaxOutputBytes ||
+                                           view.err.size() >= exec::kDefaultMaxOutputBytes)) {
     view.lossy = true;  // the live files stop at a tail's size; the rest is in no file yet
   }
   return view;

@@ -27,8 +27,9 @@ inline constexpr std::string_view kRecordFile = "job.json";
 inline constexpr std::string_view kOutcomeFile = "outcome.json";
 inline constexpr std::string_view kStdoutFile = "stdout";
 inline constexpr std::string_view kStderrFile = "stderr";
-inline constexpr std::size_t kMaxOutputFileBytes = 1024 * 1024;  // a tail is 64,000 bytes
-inline constexpr std::size_t kMaxRecordBytes = 1024 * 1024;
+inline constexpr std::size_t kMaxOutputFileBytes =
+    std::size_t{1024} * 1024;  // a tail is 64,000 bytes
+inline constexpr std::size_t kMaxRecordBytes = std::size_t{1024} * 1024;
 
 // Who holds the job: its supervisor (pid and start time, so a reused pid is never signalled),
 // and what it runs.
@@ -76,7 +77,8 @@ class JobDirectory {
   void remove(int jobs_dir) const;
 
  private:
-  JobDirectory(UniqueFd dir, std::string handle) : dir_(std::move(dir)), handle_(std::move(handle)) {}
+  JobDirectory(UniqueFd dir, std::string handle)
+      : dir_(std::move(dir)), handle_(std::move(handle)) {}
   UniqueFd dir_;
   std::string handle_;
 };
@@ -89,7 +91,7 @@ std::string encode_outcome(const JobView& view);
 JobView decode_outcome(std::string_view text);  // InvalidSandboxInputError when malformed
 
 // How long an ended job's directory is kept for job-output before a later start removes it.
-inline constexpr long long kKeepEndedJobSeconds = 24 * 60 * 60;
+inline constexpr long long kKeepEndedJobSeconds = 24LL * 60 * 60;
 // Removes the directories of jobs that ended more than kKeepEndedJobSeconds ago (best effort:
 // anything not ours, or unreadable, is left alone).
 void prune_ended_jobs(int jobs_dir);

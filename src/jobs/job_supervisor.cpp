@@ -105,7 +105,7 @@ void finish(const JobDirectory& dir, const JobView& view, const consumer::RunOut
   action.sa_handler = on_end_request;
   sigemptyset(&action.sa_mask);
   for (const int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &action, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+  (void)::signal(SIGPIPE, SIG_IGN);
   bool started = false;
   try {
     JobRecord record;
@@ -207,7 +207,7 @@ JobView view_of(const consumer::RunOutcome& outcome) {
 }
 
 std::string launch_job(int jobs_dir, consumer::SandboxBashExecutor& executor, JobLaunch launch) {
-  const std::string handle = new_handle();
+  std::string handle = new_handle();
   const JobDirectory dir = JobDirectory::create(jobs_dir, handle);
   Pipe handshake;
   if (!open_pipe(handshake)) {

@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -15,6 +14,7 @@
 
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -24,8 +24,6 @@
 
 #include "base/io.h"
 #include "base/unique_fd.h"
-
-extern char** environ;  // NOLINT(readability-identifier-naming): POSIX's name
 
 namespace dsh::sandbox::shell {
 
@@ -91,7 +89,8 @@ void end_descendants() {
   for (int round = 0; round < 100; ++round) {
     std::vector<pid_t> children;
     if (DIR* tasks = ::opendir("/proc/self/task")) {
-      while (const dirent* task = ::readdir(tasks)) {
+      // One directory stream, read by this thread alone.
+      while (const dirent* task = ::readdir(tasks)) {  // NOLINT(concurrency-mt-unsafe)
         if (task->d_name[0] == '.') continue;
         std::ifstream list(std::string("/proc/self/task/") + task->d_name + "/children");
         pid_t pid = 0;
@@ -167,8 +166,10 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
     // controlling inside the sandbox (setsid --ctty), after the runner's own setsid.
     sigset_t none;
     sigemptyset(&none);
-    for (const int signal : kHandled) ::signal(signal, SIG_DFL);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // The forked child of a process whose only other threads are none of ours: signal(2) and
+    // sigprocmask(2) act on this process alone.
+    for (const int signal : kHandled) (void)::signal(signal, SIG_DFL);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // NOLINT(concurrency-mt-unsafe)
     ::setsid();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     for (int fd = 0; fd <= 2; ++fd) ::dup2(slave.get(), fd);
@@ -196,9 +197,10 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
   bool input_open = true;
   std::array<char, 16384> buffer{};
   for (;;) {
-    std::array<pollfd, 3> fds{{{signal_read.get(), POLLIN, 0},
-                               {master.get(), static_cast<short>(POLLIN | (to_inner.empty() ? 0 : POLLOUT)), 0},
-                               {input_open ? terminal_in : -1, POLLIN, 0}}};
+    std::array<pollfd, 3> fds{
+        {{signal_read.get(), POLLIN, 0},
+         {master.get(), static_cast<short>(POLLIN | (to_inner.empty() ? 0 : POLLOUT)), 0},
+         {input_open ? terminal_in : -1, POLLIN, 0}}};
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       fail("poll");
@@ -208,7 +210,9 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
       while (::read(signal_read.get(), &signal, 1) == 1) {
         if (signal == SIGWINCH) {
           // The kernel sends SIGWINCH to the inner foreground job when the size changes.
-          if (::ioctl(terminal_in, TIOCGWINSZ, &size) == 0) ::ioctl(master.get(), TIOCSWINSZ, &size);
+          if (::ioctl(terminal_in, TIOCGWINSZ, &size) == 0) {
+            ::ioctl(master.get(), TIOCSWINSZ, &size);
+          }
         } else if (signal == SIGCHLD) {
           int wait_status = 0;
           if (!child_status && ::waitpid(child, &wait_status, WNOHANG) == child) {

@@ -15,9 +15,9 @@
 namespace dsh::sandbox::shell {
 
 struct ShellLaunch {
-  std::vector<std::string> argv;       // absolute argv[0]: the confined argv, or the program
-  std::vector<ProvidedFd> provided;    // descriptors the runner reads (bwrap's seccomp program)
-  std::string workdir;                 // absolute
+  std::vector<std::string> argv;     // absolute argv[0]: the confined argv, or the program
+  std::vector<ProvidedFd> provided;  // descriptors the runner reads (bwrap's seccomp program)
+  std::string workdir;               // absolute
 };
 
 // Runs it on `terminal_in`/`terminal_out` (the person's terminal, put in raw mode while the

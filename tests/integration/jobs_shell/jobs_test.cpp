@@ -116,8 +116,8 @@ TEST_P(Jobs, DeniedWriteIsMarkedAndNothingLands) {
 
 TEST_P(Jobs, JobKillEndsTheWholeTree) {
   const string tag = std::to_string(7000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
-  const string handle = start({"-c", "sleep 1" + tag + " & setsid sleep 2" + tag +
-                                         " & (sleep 3" + tag + " &); echo ready; wait"});
+  const string handle = start({"-c", "sleep 1" + tag + " & setsid sleep 2" + tag + " & (sleep 3" +
+                                         tag + " &); echo ready; wait"});
   ASSERT_TRUE(appear("sleep 1" + tag, 1) && appear("sleep 2" + tag, 1) &&
               appear("sleep 3" + tag, 1));
   EXPECT_EQ(output(handle).find("[status: running]") != string::npos, true);
@@ -159,7 +159,9 @@ TEST_P(Jobs, SessionEndEndsItsJobs) {
 // marker, killed.
 TEST_P(Jobs, RunnerSpawnFailureSurfacesThroughJobOutput) {
   const string config = dir_ / "runner.json";
-  write_file(config, R"({"runnerCommand":["/nonexistent/dsh-jobs-missing-runner"],"runnerFailureSignatures":["dsh-jobs-runner:"]})");
+  write_file(
+      config,
+      R"({"runnerCommand":["/nonexistent/dsh-jobs-missing-runner"],"runnerFailureSignatures":["dsh-jobs-runner:"]})");
   const CliResult started = cli({"start", "--workspace", ws_, "--config", config, "--", "true"});
   ASSERT_TRUE(started.exited_with(0)) << started.describe();
   string handle = started.out.substr(0, 16);
@@ -202,10 +204,10 @@ TEST_P(Jobs, ConfinedRunCannotChangeWhatJobOutputSays) {
   if (GetParam() == Backend::kLandlock) {
     attack.insert(attack.end(), {"--config", dir_ / "landlock.json"});
   }
-  attack.insert(attack.end(),
-                {"-c", "echo '{\"forged\":1}' > " + job + "/outcome.json; echo forged > " + job +
-                           "/stdout; mkdir " + planted + "; ln -sf /etc/passwd " + job +
-                           "/stderr; true"});
+  attack.insert(
+      attack.end(),
+      {"-c", "echo '{\"forged\":1}' > " + job + "/outcome.json; echo forged > " + job +
+                 "/stdout; mkdir " + planted + "; ln -sf /etc/passwd " + job + "/stderr; true"});
   const CliResult attacked = cli(attack);
   ASSERT_TRUE(attacked.exited_with(0)) << attacked.describe();
   EXPECT_EQ(read_file(job + "/outcome.json"), outcome);

@@ -72,7 +72,9 @@ class Terminal {
   const termios& initial() const { return initial_; }
   const string& transcript() const { return transcript_; }
 
-  void type(const string& text) const { ASSERT_EQ(::write(master_, text.data(), text.size()), static_cast<ssize_t>(text.size())); }
+  void type(const string& text) const {
+    ASSERT_EQ(::write(master_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
 
   // Reads until `text` appears after what earlier waits consumed (true), or 20 s passed.
   bool wait_for(const string& text) {

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <csignal>
 
-#include "jobs/job_store.h"
 #include "dsh/sandbox/errors.h"
+#include "jobs/job_store.h"
 #include "jobs/job_supervisor.h"
 
 namespace dsh::sandbox::jobs {

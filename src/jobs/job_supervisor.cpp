@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/job_supervisor.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
@@ -9,13 +10,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -84,6 +89,24 @@ class LiveFile {
   std::size_t written_ = 0;
 };
 
+// Every descriptor but `keep` closed: the supervisor lives long, and a pipe it inherited from
+// whoever ran `start` (a harness reading start's output through a descriptor other than 1 and 2)
+// would otherwise never see end-of-file while the job runs.
+void close_other_descriptors(std::initializer_list<int> keep) {
+  std::vector<int> open;
+  if (DIR* fds = ::opendir("/proc/self/fd")) {
+    // One directory stream, read by this thread alone.
+    while (const dirent* entry = ::readdir(fds)) {  // NOLINT(concurrency-mt-unsafe)
+      if (entry->d_name[0] != '.')
+        open.push_back(static_cast<int>(std::strtol(entry->d_name, nullptr, 10)));
+    }
+    ::closedir(fds);
+  }
+  for (const int fd : open) {
+    if (fd > 2 && std::find(keep.begin(), keep.end(), fd) == keep.end()) ::close(fd);
+  }
+}
+
 void send(int fd, std::string_view message) { (void)io::write_all(fd, message); }
 
 void finish(const JobDirectory& dir, const JobView& view, const consumer::RunOutcome* outcome) {
@@ -100,6 +123,7 @@ void finish(const JobDirectory& dir, const JobView& view, const consumer::RunOut
                             UniqueFd handshake) {
   const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   for (int fd = 0; fd <= 2 && null >= 0; ++fd) ::dup2(null, fd);
+  close_other_descriptors({jobs_dir, dir.fd(), handshake.get()});
   job_abort() = std::make_shared<exec::AbortSignal>();
   struct sigaction action {};
   action.sa_handler = on_end_request;

@@ -97,13 +97,16 @@ void close_other_descriptors(std::initializer_list<int> keep) {
   if (DIR* fds = ::opendir("/proc/self/fd")) {
     // One directory stream, read by this thread alone.
     while (const dirent* entry = ::readdir(fds)) {  // NOLINT(concurrency-mt-unsafe)
-      if (entry->d_name[0] != '.')
+      if (entry->d_name[0] != '.') {
         open.push_back(static_cast<int>(std::strtol(entry->d_name, nullptr, 10)));
+      }
     }
     ::closedir(fds);
   }
   for (const int fd : open) {
-    if (fd > 2 && std::find(keep.begin(), keep.end(), fd) == keep.end()) ::close(fd);
+    if (fd > 2 && std::find(keep.begin(), keep.end(), fd) == keep.end()) {
+      ::close(fd);
+    }
   }
 }
 

@@ -42,7 +42,7 @@ class Jobs : public ::testing::TestWithParam<Backend> {
   }
 
   // `start` with the backend's options, the workspace, then `tail`.
-  vector<string> Start(const vector<string>& tail) {
+  vector<string> start_args(const vector<string>& tail) {
     vector<string> args = {"start", "--workspace", ws_};
     if (GetParam() == Backend::kLandlock) {
       const string config = dir_ / "landlock.json";
@@ -54,7 +54,7 @@ class Jobs : public ::testing::TestWithParam<Backend> {
   }
 
   string start(const vector<string>& tail) {
-    const CliResult started = cli(Start(tail));
+    const CliResult started = cli(start_args(tail));
     EXPECT_TRUE(started.exited_with(0)) << started.describe();
     string handle = started.out;
     while (!handle.empty() && handle.back() == '\n') handle.pop_back();

@@ -85,7 +85,7 @@ class Jobs : public ::testing::TestWithParam<Backend> {
 
   // Waits until `count` processes whose argv starts with `prefix` exist (10 s at most).
   static bool appear(const string& prefix, std::size_t count) {
-    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::chrono::steady_clock::now() < limit) {
       if (processes_named(prefix).size() >= count) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

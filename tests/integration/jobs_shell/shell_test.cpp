@@ -76,9 +76,9 @@ class Terminal {
     ASSERT_EQ(::write(master_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   }
 
-  // Reads until `text` appears after what earlier waits consumed (true), or 20 s passed.
+  // Reads until `text` appears after what earlier waits consumed (true), or 60 s passed.
   bool wait_for(const string& text) {
-    const auto limit = std::chrono::steady_clock::now() + 20s;
+    const auto limit = std::chrono::steady_clock::now() + 60s;
     while (std::chrono::steady_clock::now() < limit) {
       const auto found = transcript_.find(text, consumed_);
       if (found != string::npos) {
@@ -90,9 +90,9 @@ class Terminal {
     return false;
   }
 
-  // Drains the terminal until the CLI exits (20 s at most); its exit status.
+  // Drains the terminal until the CLI exits (60 s at most); its exit status.
   std::optional<int> exit_status() {
-    const auto limit = std::chrono::steady_clock::now() + 20s;
+    const auto limit = std::chrono::steady_clock::now() + 60s;
     while (!status_ && std::chrono::steady_clock::now() < limit) {
       int raw = 0;
       if (::waitpid(pid_, &raw, WNOHANG) == pid_) {
@@ -148,7 +148,7 @@ class Shell : public ::testing::TestWithParam<Backend> {
   }
 
   static bool gone(const string& prefix) {
-    const auto limit = std::chrono::steady_clock::now() + 10s;
+    const auto limit = std::chrono::steady_clock::now() + 30s;
     while (!processes_named(prefix).empty()) {
       if (std::chrono::steady_clock::now() > limit) return false;
       std::this_thread::sleep_for(20ms);
@@ -175,7 +175,7 @@ TEST_P(Shell, TypeResizeInterruptSuspendExit) {
   // Ctrl-C is a byte for the inner line discipline: SIGINT to the inner foreground job.
   const string sleeper = "sleep 1" + tag();
   terminal.type(sleeper + "\r");
-  const auto limit = std::chrono::steady_clock::now() + 10s;
+  const auto limit = std::chrono::steady_clock::now() + 30s;
   while (processes_named(sleeper).empty() && std::chrono::steady_clock::now() < limit) {
     std::this_thread::sleep_for(20ms);
   }
@@ -187,7 +187,7 @@ TEST_P(Shell, TypeResizeInterruptSuspendExit) {
   // Ctrl-Z stops the job (job control works: the shell owns its terminal); seen from outside.
   const string stopped = "sleep 2" + tag();
   terminal.type(stopped + "\r");
-  while (processes_named(stopped).empty() && std::chrono::steady_clock::now() < limit + 10s) {
+  while (processes_named(stopped).empty() && std::chrono::steady_clock::now() < limit + 30s) {
     std::this_thread::sleep_for(20ms);
   }
   ASSERT_FALSE(processes_named(stopped).empty()) << terminal.transcript();
@@ -239,7 +239,7 @@ TEST_P(Shell, SignalEndsTheShellAndRestoresTheTerminal) {
   const string sleeper = "sleep 3" + tag();
   terminal.type("setsid " + sleeper + " & echo started$((2*4))\r");
   ASSERT_TRUE(terminal.wait_for("started8")) << terminal.transcript();
-  const auto limit = std::chrono::steady_clock::now() + 10s;
+  const auto limit = std::chrono::steady_clock::now() + 30s;
   while (processes_named(sleeper).empty() && std::chrono::steady_clock::now() < limit) {
     std::this_thread::sleep_for(20ms);
   }

@@ -27,6 +27,8 @@ using dsh::testing::userns_available;
 using dsh::testing::write_file;
 
 inline const char* launcher() { return LANDLOCK_RUN_PATH; }
+// The test build (landlock-run-testing): the same sources plus the --max-abi cap.
+inline const char* testing_launcher() { return LANDLOCK_RUN_TESTING_PATH; }
 inline const char* probe_path() { return LL_PROBE_PATH; }
 
 // `landlock-run ARGS...`

@@ -50,6 +50,16 @@ int run(int argc, char** argv) {
   CLI::App* probe = app.add_subcommand("probe", "report each backend of this host's chain");
   probe->add_option("--config", options.config_path, "JSON config file");
   probe->add_flag("--json", options.json, "print one JSON object");
+  CLI::App* schema =
+      app.add_subcommand("tool-schema", "print the bash tool definition a harness hands a model");
+  schema->add_option("--mode", options.mode, "the session's mode (default: the config's)");
+  schema->add_option("--workspace", options.workspace, "the policy's workspace root");
+  schema->add_option("--config", options.config_path, "JSON config file");
+  bool plain_executor = false;
+  schema->add_flag("--no-sandbox", plain_executor, "the composition mounts no sandboxing executor");
+  std::string workdir;
+  schema->add_option("--workdir", workdir,
+                     "a model workdir to resolve (relative: against the root)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -57,6 +67,7 @@ int run(int argc, char** argv) {
     return dsh::sandbox::cli::fail(std::string(error.what()) + "; see dsh-sandbox --help");
   }
   if (run->parsed()) return dsh::sandbox::cli::run(options);
+  if (schema->parsed()) return dsh::sandbox::cli::tool_schema(options, plain_executor, workdir);
   return confine->parsed() ? dsh::sandbox::cli::confine(options)
                            : dsh::sandbox::cli::probe(options);
 }

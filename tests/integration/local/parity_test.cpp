@@ -6,6 +6,7 @@
 
 #include "local_harness.h"
 #include "must_run.h"
+#include "scripts.h"
 
 namespace dsh::local_it {
 namespace {
@@ -147,6 +148,82 @@ TEST_F(RunnerCommandParity, ProbeAnswersForTheOperatorsRunnerAsConfineDoes) {
       EXPECT_EQ(confined["enforcement"], std::string(hardening) == "true" ? "full" : "partial");
     }
   }
+}
+
+}  // namespace
+}  // namespace dsh::local_it
+
+namespace dsh::local_it {
+namespace {
+
+// A runner built to the documented bwrap-compatible profile and nothing more: any other option
+// is refused in its own failure line; the documented ones are handed to the real bwrap.
+constexpr const char* kStrictRunner = R"(
+n=0
+skip=0
+for a in "$@"; do
+  n=$((n + 1))
+  if [ "$skip" -gt 0 ]; then skip=$((skip - 1)); continue; fi
+  case "$a" in
+    --) exec /usr/bin/bwrap "$@" ;;
+    --ro-bind|--bind) skip=2 ;;
+    --dev|--proc|--tmpfs) skip=1 ;;
+    --unshare-pid|--die-with-parent) ;;
+    *) echo "strict-runner: unknown option: $a" >&2; exit 1 ;;
+  esac
+done
+echo "strict-runner: missing --" >&2
+exit 1
+)";
+
+class StrictRunner : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = missing_host_feature(); !missing.empty()) {
+      DSH_SKIP_OR_FAIL(missing);
+    }
+    runner_ = dsh::testing::write_script(dir_ / "strict-runner", kStrictRunner);
+  }
+  ConfinedArgv confine_with(bool hardening, ConfinedSandboxMode mode, const std::string& script) {
+    sandbox::LocalSandboxConfig config{{runner_}, {"strict-runner: "}};
+    config.runner_accepts_hardening = hardening;
+    sandbox::LocalSandboxHooks hooks;
+    // The runner lives in a test directory under /tmp: its trust check is tested apart.
+    hooks.check_runner = [](const std::string&, std::span<const std::string>) {
+      return sandbox::Result<void>{};
+    };
+    sandbox::LocalSandboxProvider provider(config, hooks);
+    return provider.confine(bash(script),
+                            sandbox::SandboxPolicy{mode, workspace_.path(), std::nullopt});
+  }
+  TempDir dir_;
+  TempDir workspace_;
+  std::string runner_;
+};
+
+TEST_F(StrictRunner, DocumentedProfileIsAcceptedAndConfines) {
+  const std::string inside = workspace_ / "inside";
+  const std::string sibling = dir_ / "sibling";
+  const RunResult ww = spawn(confine_with(false, ConfinedSandboxMode::kWorkspaceWrite,
+                                          "echo ok > " + inside + " && echo ran"));
+  EXPECT_TRUE(ww.exited_with(0)) << ww.describe();
+  EXPECT_EQ(ww.out, "ran\n");
+  EXPECT_TRUE(testing::exists(inside));
+  const RunResult ro =
+      spawn(confine_with(false, ConfinedSandboxMode::kReadOnly, "echo no > " + sibling));
+  EXPECT_FALSE(ro.exited_with(0)) << ro.describe();
+  EXPECT_NE(lower(ro.err).find("read-only file system"), std::string::npos) << ro.err;
+  EXPECT_FALSE(testing::exists(sibling));
+}
+
+TEST_F(StrictRunner, HardeningOptionsReachItOnlyWhenTheConfigSaysSo) {
+  const std::string marker = workspace_ / "marker";
+  const ConfinedArgv hardened =
+      confine_with(true, ConfinedSandboxMode::kWorkspaceWrite, "echo ran > " + marker);
+  const RunResult refused = spawn(hardened);
+  EXPECT_TRUE(refused.exited_with(1)) << refused.describe();
+  EXPECT_EQ(refused.err.rfind("strict-runner: unknown option: --", 0), 0U) << refused.err;
+  EXPECT_FALSE(testing::exists(marker));
 }
 
 }  // namespace

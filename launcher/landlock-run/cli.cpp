@@ -38,11 +38,13 @@ bool set_status_fd(Options& o, const char*, int n) {
   o.status_fd = n;
   return true;
 }
+#if defined(LANDLOCK_RUN_TESTING)
 bool set_max_abi(Options& o, const char*, int n) {
   if (o.max_abi >= 0) return false;
   o.max_abi = n;
   return true;
 }
+#endif
 
 constexpr FlagSpec kFlags[] = {
     {"--ro", Arity::kPath, add_ro},
@@ -51,7 +53,12 @@ constexpr FlagSpec kFlags[] = {
     {"--deny-metadata", Arity::kFlag, set_deny_metadata},
     {"--scope-ipc", Arity::kFlag, set_scope_ipc},
     {"--status-fd", Arity::kNumber, set_status_fd},
-    {"--max-abi", Arity::kNumber, set_max_abi},  // hidden, test-only: lowers the ABI used
+#if defined(LANDLOCK_RUN_TESTING)
+    // Lowers the ABI used, so tests can pose as an older kernel. Only the test build
+    // (landlock-run-testing) knows it: it weakens enforcement, so the shipped launcher refuses
+    // it as an unknown argument.
+    {"--max-abi", Arity::kNumber, set_max_abi},
+#endif
 };
 
 const FlagSpec* find_flag(const char* arg) {

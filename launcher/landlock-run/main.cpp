@@ -151,7 +151,11 @@ int usable_abi(int max_abi) {
   return abi;
 }
 
-// --probe: enforce a real `--ro /` ruleset on this short-lived process, then report.
+// --probe: apply to this short-lived process every kind of restriction a run applies, in a
+// run's order (a real `--ro /` ruleset, the capability drop, the always-on seccomp filter), then
+// report. A kernel that enforces Landlock but refuses the seccomp filter (built without
+// CONFIG_SECCOMP_FILTER, or a container filter that denies seccomp(2)) fails every run with 125,
+// so it probes unusable too.
 int run_probe() {
   const int abi = usable_abi(-1);
   set_no_new_privs();
@@ -160,7 +164,14 @@ int run_probe() {
   Options options;
   options.grants = &grant;
   options.grant_count = 1;
-  enforce(build_ruleset(options, abi));
+  const int ruleset = build_ruleset(options, abi);
+  if (const int rc = drop_capabilities(); rc < 0) {
+    fail("cannot drop capabilities: %s", strerror(-rc));
+  }
+  enforce(ruleset);
+  if (const int rc = install_filter(FilterChoice{false, false}); rc < 0) {
+    fail("seccomp filter error: %s", strerror(-rc));
+  }
   const char* line = probe_report_line(abi);
   write_all(STDOUT_FILENO, line, strlen(line));
   return 0;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/invocation.h"
@@ -29,12 +30,33 @@ SandboxPolicy confined_policy(const PolicyOptions& options, SandboxMode default_
   return {*confined, workspace.path(), std::nullopt, options.network, workspace};
 }
 
+nlohmann::json modes_json(const std::vector<ModeEnforcement>& modes) {
+  nlohmann::json value = nlohmann::json::array();
+  for (const ModeEnforcement& mode : modes) {
+    value.push_back({{"mode", wire_name(mode.mode)},
+                     {"enforcement", wire_name(mode.enforcement)},
+                     {"ungoverned", mode.ungoverned}});
+  }
+  return value;
+}
+
+// One line per mode, then one per gap: what confine answers for that mode.
+void print_modes(const std::vector<ModeEnforcement>& modes, std::string_view indent) {
+  for (const ModeEnforcement& mode : modes) {
+    fmt::print("{}{:<16} {}\n", indent, wire_name(mode.mode), wire_name(mode.enforcement));
+    for (const std::string& gap : mode.ungoverned) fmt::print("{}  ungoverned: {}\n", indent, gap);
+  }
+}
+
 nlohmann::json report_json(const BackendReport& report) {
   nlohmann::json value = {{"backend", backend_name(report.backend)},
                           {"runner", report.runner},
                           {"probed", report.probed},
                           {"usable", report.usable}};
-  if (report.usable) value["enforcement"] = wire_name(report.enforcement);
+  if (report.usable) {
+    value["enforcement"] = wire_name(report.enforcement);
+    value["modes"] = modes_json(report.modes);
+  }
   if (report.backend == SandboxBackend::kLandlock && report.usable) {
     value["landlockAbi"] = report.landlock_abi;
   }
@@ -53,6 +75,7 @@ void print_report(const BackendReport& report) {
     }
     fmt::print("{:<12} usable    {:<8} {}{}\n", backend_name(report.backend),
                wire_name(report.enforcement), report.runner, abi);
+    print_modes(report.modes, "  ");
     return;
   }
   fmt::print("{:<12} unusable           {}\n  cause: {}\n  fix:   {}\n",
@@ -100,14 +123,21 @@ int probe(const Options& options) {
       for (const BackendReport& report : summary.backends) backends.push_back(report_json(report));
       const nlohmann::json selected =
           summary.selected.empty() ? nlohmann::json(nullptr) : nlohmann::json(summary.selected);
-      fmt::print("{}\n",
-                 nlohmann::json{
-                     {"platform", summary.platform}, {"backends", backends}, {"selected", selected}}
-                     .dump());
+      nlohmann::json value = {{"platform", summary.platform},
+                              {"backends", backends},
+                              {"selected", selected},
+                              {"modes", modes_json(summary.modes)}};
+      if (!summary.runner_command.empty()) value["runnerCommand"] = summary.runner_command;
+      fmt::print("{}\n", value.dump());
     } else {
       for (const BackendReport& report : summary.backends) print_report(report);
       fmt::print("selected: {}\n",
                  summary.selected.empty() ? "none (SANDBOX_UNAVAILABLE)" : summary.selected);
+      if (!summary.runner_command.empty()) {
+        fmt::print("  runnerCommand: {} (used instead of the chain)\n",
+                   fmt::join(summary.runner_command, " "));
+      }
+      print_modes(summary.modes, "  ");
     }
     return summary.selected.empty() ? kFailureExit : 0;
   } catch (const SandboxError& error) {

@@ -41,4 +41,8 @@ int probe(const Options& options);
 // One "dsh-sandbox: <message>" line on stderr; returns kFailureExit.
 int fail(const std::string& message);
 
+// Prints the bash tool definition (schema, texts, resolved workdir) as JSON; runs nothing.
+// `plain_executor`: the composition mounts no sandboxing executor.
+int tool_schema(const Options& options, bool plain_executor, const std::string& workdir);
+
 }  // namespace dsh::sandbox::cli

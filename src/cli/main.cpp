@@ -52,6 +52,16 @@ int run(int argc, char** argv) {
   probe->add_option("--config", options.config_path, "JSON config file");
   probe->add_flag("--json", options.json, "print one JSON object");
   const dsh::sandbox::cli::JobAndShellCommands jobs_and_shell(app);
+  CLI::App* schema =
+      app.add_subcommand("tool-schema", "print the bash tool definition a harness hands a model");
+  schema->add_option("--mode", options.mode, "the session's mode (default: the config's)");
+  schema->add_option("--workspace", options.workspace, "the policy's workspace root");
+  schema->add_option("--config", options.config_path, "JSON config file");
+  bool plain_executor = false;
+  schema->add_flag("--no-sandbox", plain_executor, "the composition mounts no sandboxing executor");
+  std::string workdir;
+  schema->add_option("--workdir", workdir,
+                     "a model workdir to resolve (relative: against the root)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -60,6 +70,7 @@ int run(int argc, char** argv) {
   }
   if (const auto status = jobs_and_shell.dispatch()) return *status;
   if (run->parsed()) return dsh::sandbox::cli::run(options);
+  if (schema->parsed()) return dsh::sandbox::cli::tool_schema(options, plain_executor, workdir);
   return confine->parsed() ? dsh::sandbox::cli::confine(options)
                            : dsh::sandbox::cli::probe(options);
 }

@@ -66,6 +66,13 @@ bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view run
          usable_directory(workdir);
 }
 
+std::string runner_spawn_failure_detail(const exec::SpawnError& error, std::string_view runner) {
+  // strerrorname_np (glibc 2.32): the code's name, as Node's spawn error spells it.
+  const char* name = ::strerrorname_np(error.error);
+  return "Error: spawn " + std::string(runner) + " " +
+         (name != nullptr ? std::string(name) : "errno " + std::to_string(error.error));
+}
+
 // The pipes of the wrap's status channels, in ConfinedArgv::status_channels order; their write
 // ends are mapped into the child and closed here once it started.
 struct StatusPipes {
@@ -152,7 +159,7 @@ std::optional<std::string> runner_not_started(const std::optional<exec::SpawnErr
   if (!is_runner_spawn_failure(*error, prepared.confined->argv.front(), prepared.request.workdir)) {
     return std::nullopt;
   }
-  return error->message();
+  return runner_spawn_failure_detail(*error, prepared.confined->argv.front());
 }
 
 // What a run's runners said, out of band or in band: that the runner failed (the command never

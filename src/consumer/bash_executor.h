@@ -169,4 +169,9 @@ bool matches_signature(std::optional<int> exit_code, std::string_view stderr_tex
 bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view runner,
                              const std::string& workdir);
 
+// The runner failure detail of a runner that could not be started, as the reference gives it
+// (String() of Node's spawn error): "Error: spawn <runner> <CODE>", e.g.
+// "Error: spawn /opt/runner ENOENT".
+std::string runner_spawn_failure_detail(const exec::SpawnError& error, std::string_view runner);
+
 }  // namespace dsh::sandbox::consumer

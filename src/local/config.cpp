@@ -19,12 +19,13 @@ bool is_blank(std::string_view text) {
 bool has_nul(std::string_view text) { return text.find('\0') != std::string_view::npos; }
 
 constexpr std::string_view kKnownKeys =
-    "mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath";
+    "mode, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, "
+    "bwrapPath";
 
 Result<void> check_known_keys(const nlohmann::json& document) {
   for (const auto& [key, value] : document.items()) {
     if (key != "mode" && key != "runnerCommand" && key != "runnerFailureSignatures" &&
-        key != "probeTimeoutMs" && key != "bwrapPath") {
+        key != "probeTimeoutMs" && key != "bwrapPath" && key != "runnerAcceptsHardening") {
       return InvalidInput{
           fmt::format("config: unknown key \"{}\"; known keys: {}", key, kKnownKeys)};
     }
@@ -71,6 +72,10 @@ Result<void> validate_config(const LocalSandboxConfig& config) {
       (config.bwrap_path.front() != '/' || has_nul(config.bwrap_path))) {
     return InvalidInput{"sandbox-local: bwrapPath must be an absolute path"};
   }
+  // It speaks of the operator's runner only; alone it would silently mean nothing.
+  if (config.runner_accepts_hardening && !has_runner) {
+    return InvalidInput{"sandbox-local: runnerAcceptsHardening requires runnerCommand"};
+  }
   return {};
 }
 
@@ -94,6 +99,16 @@ Result<void> read_number(const nlohmann::json& value, const char* key, double& o
                         ErrorCode::kMalformed};
   }
   out = value[key].get<double>();
+  return {};
+}
+
+Result<void> read_bool(const nlohmann::json& value, const char* key, bool& out) {
+  if (!value.contains(key)) return {};
+  if (!value[key].is_boolean()) {
+    return InvalidInput{fmt::format("config JSON: field \"{}\" must be true or false", key),
+                        ErrorCode::kMalformed};
+  }
+  out = value[key].get<bool>();
   return {};
 }
 
@@ -121,6 +136,9 @@ Result<LocalSandboxConfig> config_from_document(const nlohmann::json& value) {
       })
       .and_then([&] { return read_number(value, "probeTimeoutMs", config.probe_timeout_ms); })
       .and_then([&] { return read_string(value, "bwrapPath", config.bwrap_path); })
+      .and_then([&] {
+        return read_bool(value, "runnerAcceptsHardening", config.runner_accepts_hardening);
+      })
       .and_then([&] { return validate_config(config); })
       .transform([&] { return std::move(config); });
 }

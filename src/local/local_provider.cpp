@@ -45,6 +45,27 @@ bool in_chain(const std::vector<SandboxBackend>& chain, SandboxBackend backend) 
   return std::find(chain.begin(), chain.end(), backend) != chain.end();
 }
 
+const std::vector<std::string> kProbeCommand = {"/usr/bin/true"};
+
+std::vector<ModeEnforcement> modes_from(
+    const std::function<ConfinedArgv(const SandboxPolicy&)>& confine_as) {
+  std::vector<ModeEnforcement> modes;
+  for (const ConfinedSandboxMode mode :
+       {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
+    const SandboxPolicy policy{mode, "/nonexistent-probe-workspace", std::nullopt};
+    ConfinedArgv confined = confine_as(policy);
+    modes.push_back({mode, confined.enforcement, std::move(confined.ungoverned)});
+  }
+  return modes;
+}
+
+SandboxEnforcement weakest(const std::vector<ModeEnforcement>& modes) {
+  const bool partial = std::any_of(modes.begin(), modes.end(), [](const ModeEnforcement& m) {
+    return m.enforcement == SandboxEnforcement::kPartial;
+  });
+  return partial ? SandboxEnforcement::kPartial : SandboxEnforcement::kFull;
+}
+
 }  // namespace
 
 struct LocalSandboxProvider::State {
@@ -229,6 +250,20 @@ struct LocalSandboxProvider::State {
     throw std::logic_error("unreachable variant in SandboxBackend");
   }
 
+  // What confine answers per confined mode, through the composer confine itself calls: a pure
+  // wrap of a placeholder command under a placeholder workspace (neither changes enforcement).
+  std::vector<ModeEnforcement> modes_of(const profiles::Selection& chosen) const {
+    return modes_from([&](const SandboxPolicy& policy) {
+      return profiles::wrap(chosen, runners, kProbeCommand, policy, {}, temp_dir);
+    });
+  }
+  std::vector<ModeEnforcement> modes_of_runner_command() const {
+    return modes_from([&](const SandboxPolicy& policy) {
+      return profiles::wrap_runner_command(config.runner_command, config.runner_failure_signatures,
+                                           kProbeCommand, policy, config.runner_accepts_hardening);
+    });
+  }
+
   std::optional<profiles::Selection> verdict(const SandboxPolicy& policy,
                                              std::span<const std::string> roots) {
     const std::lock_guard lock(mutex);
@@ -286,8 +321,13 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
                       "it where no confined run can write ({})",
                       s.config.runner_command.front(), *distrust, trusted_path_fix()));
     }
+    if (const auto reason = profiles::runner_command_unsupported_reason(
+            policy, s.config.runner_accepts_hardening)) {
+      throw SandboxUnavailableError(policy.mode, *reason);
+    }
     return profiles::wrap_runner_command(s.config.runner_command,
-                                         s.config.runner_failure_signatures, argv, policy);
+                                         s.config.runner_failure_signatures, argv, policy,
+                                         s.config.runner_accepts_hardening);
   }
   s.require_trusted_chain(untrusted, policy.mode);
   const std::optional<profiles::Selection> selection = s.verdict(policy, untrusted);
@@ -307,7 +347,7 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
 ProbeSummary LocalSandboxProvider::probe_all() {
   State& s = *state_;
   const std::lock_guard lock(s.mutex);
-  ProbeSummary summary{s.platform, {}, {}};
+  ProbeSummary summary{s.platform, {}, {}, {}, {}};
   // No call, no workspace: the roots every call has.
   const std::vector<std::string> untrusted = untrusted_roots("", {}, s.temp_dir);
   for (const SandboxBackend backend : s.chain) {
@@ -319,14 +359,37 @@ ProbeSummary LocalSandboxProvider::probe_all() {
     }
     return std::nullopt;
   };
-  s.selection.reset();
+  // What selecting each usable backend would give, from the reports as probed (before their
+  // enforcement becomes the weakest of their modes below).
+  std::vector<std::optional<profiles::Selection>> selections;
   for (const BackendReport& report : summary.backends) {
-    if (!report.usable) continue;
-    s.selection = State::select(report, [&] { return report_of(SandboxBackend::kLandlock); });
-    summary.selected = profiles::selection_name(*s.selection);
+    selections.push_back(report.usable
+                             ? std::optional(State::select(
+                                   report, [&] { return report_of(SandboxBackend::kLandlock); }))
+                             : std::nullopt);
+  }
+  s.selection.reset();
+  for (const std::optional<profiles::Selection>& selection : selections) {
+    if (!selection) continue;
+    s.selection = selection;
+    summary.selected = profiles::selection_name(*selection);
+    summary.modes = s.modes_of(*selection);
     break;
   }
+  for (std::size_t i = 0; i < summary.backends.size(); ++i) {
+    if (!selections[i]) continue;
+    BackendReport& report = summary.backends[i];
+    report.modes = s.modes_of(*selections[i]);
+    report.enforcement = weakest(report.modes);
+  }
   s.decided = true;
+  // confine uses the operator's runner instead of the chain: so does the probe's answer.
+  if (!s.config.runner_command.empty()) {
+    summary.runner_command = s.config.runner_command;
+    summary.modes = s.modes_of_runner_command();
+    const std::vector<RunnerLayer> layers = {RunnerLayer::kRunnerCommand};
+    summary.selected = backend_label(layers);
+  }
   return summary;
 }
 

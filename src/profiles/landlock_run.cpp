@@ -61,19 +61,32 @@ RunnerFailureRule landlock_failure_rule() {
 
 // Landlock governs file writes, not file metadata; --deny-metadata's seccomp filter closes that
 // gap under read-only only, and older ABIs govern fewer write paths.
+// abi 0: a launcher that does not answer --features (the reference's) reported only "fully" or
+// "partially enforced", not which ABI, and offers none of the seccomp filters: its gaps are
+// named as that, never as an ABI it may not have.
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
                                              const LandlockFeatures& features) {
   std::vector<std::string> gaps;
-  if (features.abi < 3) gaps.emplace_back("file truncation (Landlock ABI < 3)");
-  if (features.abi < 5) gaps.emplace_back("ioctl on device files (Landlock ABI < 5)");
+  const bool abi_known = features.abi > 0;
+  if (abi_known && features.abi < 3) gaps.emplace_back("file truncation (Landlock ABI < 3)");
+  if (abi_known && features.abi < 5) {
+    gaps.emplace_back("ioctl on device files (Landlock ABI < 5)");
+  }
+  if (!abi_known && features.enforcement == SandboxEnforcement::kPartial) {
+    gaps.emplace_back(
+        "the file accesses this kernel's older Landlock ABI does not govern (file truncation "
+        "below ABI 3, device ioctl below ABI 5; the launcher does not report which ABI)");
+  }
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
     gaps.emplace_back(
         "file metadata outside the workspace: chmod, chown, utimes and extended attributes "
         "(Landlock does not govern them)");
   } else if (!features.deny_metadata) {
-    gaps.emplace_back(
-        "file metadata: chmod, chown, utimes and extended attributes (Landlock does not govern "
-        "them and seccomp is unavailable)");
+    gaps.emplace_back(abi_known ? "file metadata: chmod, chown, utimes and extended attributes "
+                                  "(Landlock does not govern them and seccomp is unavailable)"
+                                : "file metadata: chmod, chown, utimes and extended attributes "
+                                  "(Landlock does not govern them and this launcher has no "
+                                  "seccomp metadata filter)");
   }
   if (gaps.empty() && features.enforcement == SandboxEnforcement::kPartial) {
     gaps.emplace_back("write paths of a newer Landlock ABI than this kernel's");

@@ -275,8 +275,8 @@ class CliRunner : public CliRun {
 
 TEST_F(CliRunner, MissingRunnerIsUnavailableAndNothingRuns) {
   const string runner = dir_ / "missing-runner";
-  expect_unavailable(runner, "spawn " + runner + " ENOENT");
-  expect_unavailable("/abs/missing-runner", "spawn /abs/missing-runner ENOENT");
+  expect_unavailable(runner, "Error: spawn " + runner + " ENOENT");
+  expect_unavailable("/abs/missing-runner", "Error: spawn /abs/missing-runner ENOENT");
 }
 
 TEST_F(CliRunner, NonExecutableRunnerIsUnavailableAndNothingRuns) {
@@ -286,13 +286,13 @@ TEST_F(CliRunner, NonExecutableRunnerIsUnavailableAndNothingRuns) {
     // root's execute permission still needs one x bit: 0644 is refused for root too.
     ASSERT_NE(::access(runner.c_str(), X_OK), 0);
   }
-  expect_unavailable(runner, "spawn " + runner + " EACCES");
+  expect_unavailable(runner, "Error: spawn " + runner + " EACCES");
 }
 
 TEST_F(CliRunner, RunnerWithAMissingInterpreterIsUnavailable) {
   const string runner = dir_ / "runner-interp";
   write_file(runner, "#!/nonexistent/dsh-cli-run/interpreter\nexec \"$@\"\n", 0755);
-  expect_unavailable(runner, "spawn " + runner + " ENOENT");
+  expect_unavailable(runner, "Error: spawn " + runner + " ENOENT");
 }
 
 // ---- 5. a child's own 125/126/127 stays ordinary --------------------------------------------

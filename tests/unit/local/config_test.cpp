@@ -85,6 +85,23 @@ TEST(ConfigFromJson, ReadsTheReferencesKeys) {
   EXPECT_EQ(config.value().bwrap_path, "/opt/bwrap");
 }
 
+TEST(ConfigFromJson, RunnerAcceptsHardeningIsABooleanOfTheOperatorsRunner) {
+  const Result<LocalSandboxConfig> off =
+      config_from_json(R"({"runnerCommand":["/opt/r"],"runnerFailureSignatures":["r: "]})");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off.value().runner_accepts_hardening);
+  const Result<LocalSandboxConfig> on =
+      config_from_json(R"({"runnerCommand":["/opt/r"],"runnerFailureSignatures":["r: "],)"
+                       R"("runnerAcceptsHardening":true})");
+  ASSERT_TRUE(on) << on.error().message;
+  EXPECT_TRUE(on.value().runner_accepts_hardening);
+  EXPECT_FALSE(config_from_json(R"({"runnerCommand":["/opt/r"],"runnerFailureSignatures":["r: "],)"
+                                R"("runnerAcceptsHardening":"yes"})"));
+  const Result<LocalSandboxConfig> alone = config_from_json(R"({"runnerAcceptsHardening":true})");
+  ASSERT_FALSE(alone);
+  EXPECT_EQ(alone.error().message, "sandbox-local: runnerAcceptsHardening requires runnerCommand");
+}
+
 TEST(ConfigFromJson, UnknownKeyIsAnErrorNotASilentDefault) {
   const Result<LocalSandboxConfig> config = config_from_json(R"({"probeTimeOutMs": 10})");
   ASSERT_FALSE(config);

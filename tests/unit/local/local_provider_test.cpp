@@ -67,13 +67,36 @@ TEST(LocalProviderRunnerCommand, WrapsWithTheBwrapProfileAndNeverProbes) {
   LocalSandboxProvider provider({{"/opt/fake-runner", "--flag"}, {"fake-runner: "}},
                                 linux_hooks(probes));
   const ConfinedArgv confined = provider.confine(kCommand, kRo);
-  EXPECT_EQ(confined.argv,
-            concat({{"/opt/fake-runner", "--flag"}, profiles::bwrap_args(kRo), {"--"}, kCommand}));
-  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(confined.argv, concat({{"/opt/fake-runner", "--flag"},
+                                   profiles::documented_bwrap_args(kRo),
+                                   {"--"},
+                                   kCommand}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.ungoverned, profiles::runner_command_ungoverned());
   EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
   EXPECT_EQ(confined.runner_failure_rules,
             (std::vector<RunnerFailureRule>{{std::nullopt, {"fake-runner: "}, std::nullopt}}));
   EXPECT_EQ(provider.probes_run(), 0);
+}
+
+TEST(LocalProviderRunnerCommand, HardeningWhenTheConfigSaysTheRunnerAcceptsIt) {
+  FakeProbes probes;
+  LocalSandboxConfig config{{"/opt/fake-runner"}, {"fake-runner: "}};
+  config.runner_accepts_hardening = true;
+  LocalSandboxProvider provider(config, linux_hooks(probes));
+  const ConfinedArgv confined = provider.confine(kCommand, kRo);
+  EXPECT_EQ(confined.argv,
+            concat({{"/opt/fake-runner"}, profiles::bwrap_args(kRo), {"--"}, kCommand}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(provider.probes_run(), 0);
+}
+
+TEST(LocalProviderRunnerCommand, DeniedNetworkWithoutHardeningIsRefusedNotDropped) {
+  FakeProbes probes;
+  LocalSandboxProvider provider({{"/opt/fake-runner"}, {"fake-runner: "}}, linux_hooks(probes));
+  SandboxPolicy denied = kRo;
+  denied.network = NetworkPolicy::kDeny;
+  EXPECT_THROW((void)provider.confine(kCommand, denied), SandboxUnavailableError);
 }
 
 TEST(LocalProviderChain, NothingUsableIsSandboxUnavailableWithEveryCandidateProbedOnce) {

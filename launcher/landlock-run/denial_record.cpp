@@ -34,24 +34,21 @@ size_t format_denial_line(char* out, size_t capacity, const char* op, const char
   char pid_text[16] = "-";
   if (pid > 0) snprintf(pid_text, sizeof(pid_text), "%d", pid);
   size_t at = 0;
-  const bool ok = append(out, capacity, &at, "denial op=", false) &&
-                  append(out, capacity, &at, op, false) &&
-                  append(out, capacity, &at, " rule=", false) &&
-                  append(out, capacity, &at, rule, false) &&
-                  append(out, capacity, &at, " pid=", false) &&
-                  append(out, capacity, &at, pid_text, false) &&
-                  append(out, capacity, &at, " exe=", false) &&
-                  append(out, capacity, &at, exe, true) &&
-                  append(out, capacity, &at, " path=", false) &&
-                  append(out, capacity, &at, path, true) && append(out, capacity, &at, "\n", false);
+  const bool ok =
+      append(out, capacity, &at, "denial op=", false) && append(out, capacity, &at, op, false) &&
+      append(out, capacity, &at, " rule=", false) && append(out, capacity, &at, rule, false) &&
+      append(out, capacity, &at, " pid=", false) && append(out, capacity, &at, pid_text, false) &&
+      append(out, capacity, &at, " exe=", false) && append(out, capacity, &at, exe, true) &&
+      append(out, capacity, &at, " path=", false) && append(out, capacity, &at, path, true) &&
+      append(out, capacity, &at, "\n", false);
   if (!ok) return 0;
   out[at] = '\0';
   return at;
 }
 
 size_t format_dropped_line(char* out, size_t capacity, uint64_t dropped) {
-  const int n = snprintf(out, capacity, "denials-dropped %llu\n",
-                         static_cast<unsigned long long>(dropped));
+  const int n =
+      snprintf(out, capacity, "denials-dropped %llu\n", static_cast<unsigned long long>(dropped));
   return n < 0 || static_cast<size_t>(n) >= capacity ? 0 : static_cast<size_t>(n);
 }
 

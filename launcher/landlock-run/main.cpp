@@ -48,12 +48,12 @@
 // new/delete, and it is compiled without exceptions, RTTI and thread-safe statics.
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -192,7 +192,7 @@ int run_features() {
 // parent and read from a signalfd.
 void supervised_signals(sigset_t* set) {
   sigemptyset(set);
-  constexpr int kSignals[] = {SIGHUP, SIGINT,  SIGQUIT,  SIGTERM, SIGUSR1,
+  constexpr int kSignals[] = {SIGHUP,  SIGINT,  SIGQUIT,  SIGTERM, SIGUSR1,
                               SIGUSR2, SIGALRM, SIGWINCH, SIGCONT, SIGCHLD};
   for (const int signal : kSignals) sigaddset(set, signal);
 }
@@ -243,7 +243,7 @@ int receive_fd(int socket) {
   const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
   const rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = SIG_DFL;
   sigaction(signal, &action, nullptr);
   sigset_t set;

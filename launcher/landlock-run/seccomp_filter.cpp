@@ -89,11 +89,10 @@ constexpr size_t kMaxRules =
     sizeof(kKeyringRules) / sizeof(SyscallRule) + sizeof(kNamespaceRules) / sizeof(SyscallRule) +
     sizeof(kNetworkRules) / sizeof(SyscallRule) + sizeof(kMetadataRules) / sizeof(SyscallRule) +
     sizeof(kWriteIntentRules) / sizeof(SyscallRule);
-constexpr size_t kMaxProgram = kPrologueLength + table_length(kTerminalRules) +
-                               table_length(kIpcRules) + table_length(kKeyringRules) +
-                               table_length(kNamespaceRules) + table_length(kNetworkRules) +
-                               table_length(kMetadataRules) + table_length(kWriteIntentRules) +
-                               2 * kMaxRules + 1;
+constexpr size_t kMaxProgram =
+    kPrologueLength + table_length(kTerminalRules) + table_length(kIpcRules) +
+    table_length(kKeyringRules) + table_length(kNamespaceRules) + table_length(kNetworkRules) +
+    table_length(kMetadataRules) + table_length(kWriteIntentRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
 // A leaf holds at most this many units (below), checked one after another.
@@ -428,8 +427,8 @@ int install_notify_filter(const FilterChoice& choice) {
   const sock_fprog fprog{static_cast<unsigned short>(program.size()),
                          const_cast<sock_filter*>(program.data())};
   // The listener is returned close-on-exec by the kernel (it is an anon inode opened O_CLOEXEC).
-  const long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-                          &fprog);
+  const long fd =
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
   return fd < 0 ? -errno : static_cast<int>(fd);
 }
 

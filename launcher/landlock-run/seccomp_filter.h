@@ -41,6 +41,7 @@ int install_notify_filter(const FilterChoice& choice);
 // What the filter does with one call, evaluated from the same tables in the same order (for the
 // supervisor, which must answer a notification exactly as the rule it came from). Null when no
 // rule matches (the filter allowed it, never notified).
-const SyscallRule* matching_rule(const FilterChoice& choice, int nr, const unsigned long long* args);
+const SyscallRule* matching_rule(const FilterChoice& choice, int nr,
+                                 const unsigned long long* args);
 
 }  // namespace landlock_run

@@ -207,8 +207,8 @@ struct PathArg {
 // What a write-intent call is, and which of its path arguments may be refused.
 struct WriteCall {
   const char* op = nullptr;
-  PathArg target;   // the path that must be writable
-  PathArg source;   // rename's source (also removed from its directory); path_arg -1: none
+  PathArg target;  // the path that must be writable
+  PathArg source;  // rename's source (also removed from its directory); path_arg -1: none
   bool follow_last = false;
   enum class Exists { kAny, kMust, kMustNot } exists = Exists::kAny;
 };
@@ -278,7 +278,10 @@ bool write_call(int nr, const unsigned long long* args, int pid, WriteCall* call
       *call = {"create", {0, 1}, {}, false, WriteCall::Exists::kMustNot};
       return true;
     case __NR_unlinkat:
-      *call = {(args[2] & kAtRemovedir) != 0 ? "rmdir" : "unlink", {0, 1}, {}, false,
+      *call = {(args[2] & kAtRemovedir) != 0 ? "rmdir" : "unlink",
+               {0, 1},
+               {},
+               false,
                WriteCall::Exists::kMust};
       return true;
 #ifdef __NR_renameat
@@ -320,7 +323,8 @@ const char* refused_op(const SyscallRule& rule, PathArg* arg) {
   auto starts = [name](const char* prefix) { return strncmp(name, prefix, strlen(prefix)) == 0; };
   *arg = {};
   if (starts("ioctl")) return "ioctl";
-  if (starts("shm") || starts("msg") || starts("sem") || starts("mq_") || strcmp(name, "ipc") == 0) {
+  if (starts("shm") || starts("msg") || starts("sem") || starts("mq_") ||
+      strcmp(name, "ipc") == 0) {
     return "ipc";
   }
   if (starts("add_key") || starts("keyctl") || starts("request_key")) return "keyring";
@@ -442,8 +446,8 @@ void handle(int listener, const SupervisorConfig& config, Recorder& recorder,
   char source[kPathMax];
   const bool is_write = write_call(notif.data.nr, args, pid, &call);
   const bool have_target = is_write && call_path(pid, args, call.target, target, sizeof(target));
-  const bool have_source =
-      is_write && call.source.path_arg >= 0 && call_path(pid, args, call.source, source, sizeof(source));
+  const bool have_source = is_write && call.source.path_arg >= 0 &&
+                           call_path(pid, args, call.source, source, sizeof(source));
   // The memory read above belonged to this call only if the notification is still pending.
   const bool valid = still_valid(listener, notif.id);
   respond(listener, notif.id, 0, true);
@@ -451,7 +455,8 @@ void handle(int listener, const SupervisorConfig& config, Recorder& recorder,
   if (have_source) {
     check_write(config, recorder, pid, call.op, source, false, WriteCall::Exists::kMust);
   }
-  if (have_target) check_write(config, recorder, pid, call.op, target, call.follow_last, call.exists);
+  if (have_target)
+    check_write(config, recorder, pid, call.op, target, call.follow_last, call.exists);
 }
 
 }  // namespace

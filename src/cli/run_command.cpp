@@ -209,13 +209,19 @@ class TerminalApprover final : public Approver {
 // The narrowest wider mode, when a person at this terminal approves it; nullopt otherwise.
 std::optional<SandboxMode> approved_retry(const RunInvocation& run, const RunOutcome& outcome) {
   const auto wider = wider_modes(outcome.sandbox.mode);
+  // Only on evidence: printed text ("permission denied") never makes the sandbox ask.
   if (run.escalate != Escalation::kAsk || !outcome.sandbox.denied || wider.empty() ||
-      ::isatty(STDIN_FILENO) == 0 || ::isatty(STDERR_FILENO) == 0) {
+      outcome.sandbox.denial_source != DenialSource::kKernel ||
+      outcome.sandbox.denials.records.empty() || ::isatty(STDIN_FILENO) == 0 ||
+      ::isatty(STDERR_FILENO) == 0) {
     return std::nullopt;
   }
   TerminalApprover approver;
-  EscalationRequest request{wider.front(), "the sandbox denied it under the current mode",
-                            std::string(wire_name(outcome.sandbox.mode)), "dsh-sandbox"};
+  const Denial& first = outcome.sandbox.denials.records.front();
+  const std::string reason = fmt::format("the sandbox refused {} {} ({}) under the current mode",
+                                         first.op, first.path, first.rule);
+  EscalationRequest request{wider.front(), reason, std::string(wire_name(outcome.sandbox.mode)),
+                            "dsh-sandbox"};
   request.tool_name = "run";
   try {
     return approve_escalation(request, &approver);

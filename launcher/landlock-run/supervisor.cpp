@@ -191,6 +191,24 @@ bool exists(const char* path) {
   return lstat(path, &st) == 0;
 }
 
+// Whether the task has a controlling terminal (tty_nr, field 7 of /proc/PID/stat, is nonzero).
+// Without one, opening /dev/tty fails with ENXIO whatever the policy: bash tries it at start-up.
+bool has_controlling_terminal(int pid) {
+  char proc[64];
+  snprintf(proc, sizeof(proc), "/proc/%d/stat", pid);
+  const int fd = open(proc, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char text[1024];
+  const ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0) return true;
+  text[n] = '\0';
+  const char* after = strrchr(text, ')');  // comm may hold spaces and parentheses
+  int tty = 1;
+  if (after == nullptr || sscanf(after + 1, " %*c %*d %*d %*d %d", &tty) != 1) return true;
+  return tty != 0;
+}
+
 bool writable(const SupervisorConfig& config, const char* path) {
   for (size_t i = 0; i < config.writable_root_count; ++i) {
     if (path_beneath(path, config.writable_roots[i])) return true;
@@ -401,6 +419,7 @@ void check_write(const SupervisorConfig& config, Recorder& recorder, int pid, co
   char resolved[kPathMax];
   if (!resolve(pid, path, follow_last, resolved, sizeof(resolved))) return;
   if (writable(config, resolved)) return;
+  if (strcmp(resolved, "/dev/tty") == 0 && !has_controlling_terminal(pid)) return;
   if (must == WriteCall::Exists::kMust && !exists(resolved)) return;
   if (must == WriteCall::Exists::kMustNot && exists(resolved)) return;
   // A missing directory on the way fails the lookup (ENOENT) before any access check.

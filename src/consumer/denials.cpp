@@ -61,7 +61,7 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
         add("--allow-write " + writable_dir_for(denial));
       }
     } else if (denial.rule == "metadata") {
-      add("--mode workspace-write (read-only refuses chmod, chown, utimes and xattrs)");
+      add("--mode workspace-write");  // read-only alone refuses chmod, chown, utimes, xattrs
     } else if (denial.rule == "network-denied" || denial.rule == "network-not-allowed") {
       add("--network inherit (a wider file mode does not help a network refusal)");
     } else if (denial.rule == "kernel-object") {

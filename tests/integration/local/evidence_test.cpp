@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "consumer/bash_executor.h"
 #include "local_harness.h"
 #include "must_run.h"
 
@@ -106,6 +107,26 @@ TEST_P(Evidence, ManyRefusedCallsKeepTheRecordsBoundedWithTheirTotal) {
   EXPECT_LE(object["denials"].size(), 64U);
   EXPECT_GE(object["denialCount"].get<std::uint64_t>(), 100000U) << object["denials"].dump();
   EXPECT_LE(object["denialCount"].get<std::uint64_t>(), 100010U);
+}
+
+// A background job's refusals land in that job's outcome, as a foreground run's do.
+TEST_P(Evidence, ADenialInABackgroundJobLandsInItsOutcome) {
+  const std::string target = "/etc/" + unique("dsh-job");
+  auto provider = make_provider(GetParam());
+  sandbox::consumer::SandboxBashExecutor executor(*provider);
+  sandbox::consumer::RunSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo x > " + target + "; exit 1"};
+  spec.policy.mode = sandbox::SandboxMode::kWorkspaceWrite;
+  spec.policy.workspace_root = workspace_.path();
+  spec.process.workdir = workspace_.path();
+  sandbox::consumer::BackgroundJob job = executor.start(spec);
+  const sandbox::consumer::RunOutcome outcome = job.wait();
+  EXPECT_FALSE(std::filesystem::exists(target));
+  EXPECT_TRUE(outcome.sandbox.denied);
+  EXPECT_EQ(outcome.sandbox.denial_source, sandbox::DenialSource::kKernel);
+  ASSERT_FALSE(outcome.sandbox.denials.records.empty());
+  EXPECT_EQ(outcome.sandbox.denials.records.front().path, target);
+  EXPECT_EQ(outcome.sandbox.denials.records.front().op, "create");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Evidence,

@@ -32,6 +32,7 @@ bool add_rw(Options& o, const char* value, int) {
 bool set_deny_network(Options& o, const char*, int) { return o.deny_network = true; }
 bool set_deny_metadata(Options& o, const char*, int) { return o.deny_metadata = true; }
 bool set_scope_ipc(Options& o, const char*, int) { return o.scope_ipc = true; }
+bool set_evidence(Options& o, const char*, int) { return o.evidence = true; }
 // A second fd or cap would silently override the first: refuse rather than guess.
 bool set_status_fd(Options& o, const char*, int n) {
   if (o.status_fd >= 0) return false;
@@ -52,6 +53,7 @@ constexpr FlagSpec kFlags[] = {
     {"--deny-network", Arity::kFlag, set_deny_network},
     {"--deny-metadata", Arity::kFlag, set_deny_metadata},
     {"--scope-ipc", Arity::kFlag, set_scope_ipc},
+    {"--evidence", Arity::kFlag, set_evidence},  // supervisor.h
     {"--status-fd", Arity::kNumber, set_status_fd},
 #if defined(LANDLOCK_RUN_TESTING)
     // Lowers the ABI used, so tests can pose as an older kernel. Only the test build

@@ -24,6 +24,7 @@ struct Options {
   std::string command;           // -c COMMAND: the bash consumer
   double timeout_seconds = 120;  // at most 600
   std::string escalate = "never";
+  bool learn = false;  // run --learn: print the narrowest policy that would have allowed it
   std::string format;  // "agent": the tool render a harness hands to a model
   std::string session_path;
   std::string stdin_mode = "auto";  // auto | inherit | close

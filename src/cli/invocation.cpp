@@ -105,7 +105,10 @@ Result<RunInvocation> run_invocation(const Options& options) {
       })
       .transform([&](std::optional<std::uint64_t> bound) { run.bounds.max_memory_bytes = bound; })
       .and_then([&] { return escalation(options.escalate); })
-      .transform([&](Escalation escalate) { run.escalate = escalate; })
+      .transform([&](Escalation escalate) {
+        run.escalate = escalate;
+        run.learn = options.learn;
+      })
       .and_then([&] { return stdin_mode(options.stdin_mode); })
       .transform([&](StdinMode mode) {
         run.stdin_mode = mode;

@@ -37,6 +37,7 @@ struct RunInvocation {
   StdinMode stdin_mode = StdinMode::kAuto;
   double timeout_ms = 0;
   exec::ResourceBounds bounds;
+  bool learn = false;  // never runs wider itself; prints what would have allowed the refusals
 };
 
 // The mode and network names, parsed; the error names the valid ones.

@@ -40,6 +40,8 @@ int run(int argc, char** argv) {
   run->add_option("--format", options.format, "agent: the render a harness hands to a model");
   run->add_option("--session", options.session_path, "JSONL session log");
   run->add_flag("--json", options.json, "print one result object");
+  run->add_flag("--learn", options.learn,
+                "print the narrowest policy that would have allowed what was refused");
   run->add_option("--stdin", options.stdin_mode,
                   "auto (pass stdin through unless it is a terminal) | inherit | close")
       ->check(CLI::IsMember({"auto", "inherit", "close"}));

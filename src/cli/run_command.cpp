@@ -27,6 +27,7 @@
 #include "cli/run_io.h"
 #include "cli/setup.h"
 #include "consumer/bash_executor.h"
+#include "consumer/denials.h"
 #include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
@@ -121,6 +122,8 @@ void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& o
   event.timed_out = std::holds_alternative<status::TimedOut>(outcome.status);
   event.denied = outcome.sandbox.denied;
   if (event.denied) event.denial = sandbox_denial_marker(outcome.sandbox.mode);
+  event.denial_source = outcome.sandbox.denial_source;
+  event.denials = outcome.sandbox.denials;
   try {
     record_run(*call.session, event);
   } catch (const std::exception& error) {
@@ -203,13 +206,19 @@ class TerminalApprover final : public Approver {
 // The narrowest wider mode, when a person at this terminal approves it; nullopt otherwise.
 std::optional<SandboxMode> approved_retry(const RunInvocation& run, const RunOutcome& outcome) {
   const auto wider = wider_modes(outcome.sandbox.mode);
+  // Only on evidence: printed text ("permission denied") never makes the sandbox ask.
   if (run.escalate != Escalation::kAsk || !outcome.sandbox.denied || wider.empty() ||
-      ::isatty(STDIN_FILENO) == 0 || ::isatty(STDERR_FILENO) == 0) {
+      outcome.sandbox.denial_source != DenialSource::kKernel ||
+      outcome.sandbox.denials.records.empty() || ::isatty(STDIN_FILENO) == 0 ||
+      ::isatty(STDERR_FILENO) == 0) {
     return std::nullopt;
   }
   TerminalApprover approver;
-  EscalationRequest request{wider.front(), "the sandbox denied it under the current mode",
-                            std::string(wire_name(outcome.sandbox.mode)), "dsh-sandbox"};
+  const Denial& first = outcome.sandbox.denials.records.front();
+  const std::string reason = fmt::format("the sandbox refused {} {} ({}) under the current mode",
+                                         first.op, first.path, first.rule);
+  EscalationRequest request{wider.front(), reason, std::string(wire_name(outcome.sandbox.mode)),
+                            "dsh-sandbox"};
   request.tool_name = "run";
   try {
     return approve_escalation(request, &approver);
@@ -233,6 +242,22 @@ void report(const RunInvocation& run, const RunOutcome& outcome, int interrupted
   }
   // On stderr with --json too, as a runner failure's line is: the object has no field for it.
   if (failure) fmt::print(stderr, "dsh-sandbox: {}\n", *failure);
+}
+
+// run --learn, on stderr (stdout is the command's, or the JSON object): the narrowest changes
+// that would have allowed what the kernel side recorded.
+void print_learned(const RunOutcome& outcome) {
+  if (outcome.sandbox.denial_source != DenialSource::kKernel) {
+    fmt::print(stderr, "dsh-sandbox: learn: this backend gives no evidence of refusals\n");
+    return;
+  }
+  const std::vector<std::string> changes =
+      consumer::narrowest_changes(outcome.sandbox, outcome.sandbox.workspace_root);
+  if (changes.empty()) {
+    fmt::print(stderr, "dsh-sandbox: learn: nothing was refused; the current policy suffices\n");
+    return;
+  }
+  for (const std::string& change : changes) fmt::print(stderr, "dsh-sandbox: learn: {}\n", change);
 }
 
 // For a person: the denial marker right after the command's own stderr, before any question.
@@ -291,7 +316,7 @@ int run(const Options& options) {
       if (!refused) {
         audit_run(*call, spec, outcome);
         mark_denial(run, outcome);
-        if (interrupts.signal() == 0) wider = approved_retry(run, outcome);
+        if (interrupts.signal() == 0 && !run.learn) wider = approved_retry(run, outcome);
       }
       if (wider && interrupts.signal() == 0) {
         spec.policy.mode = *wider;  // this one retry only; nothing is persisted
@@ -315,6 +340,7 @@ int run(const Options& options) {
     }
     const int interrupted = interrupts.signal();
     report(run, outcome, interrupted);
+    if (run.learn) print_learned(outcome);
     return interrupted != 0 ? 128 + interrupted : consumer::exit_status(outcome.status);
   } catch (const SandboxError& error) {
     audit_refusal(call ? &*call : nullptr, argv, mode, error);

@@ -26,6 +26,9 @@ struct RunSpec {
   std::vector<std::string> argv;  // e.g. {"bash", "-c", COMMAND}
   SandboxExecutionPolicy policy;  // resolved by the caller (policy service, CLI)
   exec::Request process;          // workdir, env, timeout, callbacks, abort; argv is ignored
+  // Kernel evidence of refusals where the backend gives it (docs/evidence.md); off: stderr
+  // inference only, for callers who want the last microsecond.
+  bool denial_evidence = true;
 };
 
 // What the sandbox did to one run. enforcement and backend are absent under
@@ -37,6 +40,7 @@ struct SandboxFacts {
   // failure, a non-start), and the refusals the kernel side recorded.
   std::optional<DenialSource> denial_source;
   DenialEvidence denials;
+  std::string workspace_root;  // the policy's, for naming the narrowest change
   std::optional<SandboxEnforcement> enforcement;
   std::string backend;              // for JSON: the label of `layers`
   std::vector<RunnerLayer> layers;  // the runners that confined it, outermost first

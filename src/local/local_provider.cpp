@@ -341,7 +341,7 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
                                              ? writable_roots(policy, s.temp_dir)
                                              : std::vector<std::string>{};
   return profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir,
-                        {request.workdir, request.status_channels});
+                        {request.workdir, request.status_channels, request.denial_evidence});
 }
 
 ProbeSummary LocalSandboxProvider::probe_all() {

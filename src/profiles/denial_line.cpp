@@ -146,4 +146,17 @@ bool collect_denials(std::string_view status, DenialEvidence& evidence) {
   return found;
 }
 
+std::string without_denial_lines(std::string_view status) {
+  std::string rest;
+  while (!status.empty()) {
+    const std::size_t newline = status.find('\n');
+    const std::string_view line = status.substr(0, newline);
+    status = newline == std::string_view::npos ? std::string_view{} : status.substr(newline + 1);
+    if (decode_denial_line(line) || decode_dropped_line(line)) continue;
+    rest += line;
+    if (newline != std::string_view::npos) rest += '\n';
+  }
+  return rest;
+}
+
 }  // namespace dsh::sandbox::profiles

@@ -3,6 +3,7 @@
 #include "profiles/landlock_run.h"
 
 #include "dsh/sandbox/roots.h"
+#include "profiles/denial_line.h"
 
 namespace dsh::sandbox::profiles {
 
@@ -34,7 +35,9 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
 
 std::vector<std::string> landlock_run_args(const RunNeeds& needs) {
   if (!needs.status_channels) return {};
-  return {"--status-fd", std::to_string(kLauncherStatusFd)};
+  std::vector<std::string> args = {"--status-fd", std::to_string(kLauncherStatusFd)};
+  if (needs.denial_evidence) args.emplace_back("--evidence");
+  return args;
 }
 
 StatusChannel landlock_status_channel() {
@@ -118,7 +121,10 @@ void append_host_device_refusals(std::vector<std::string>& refused) {
 }
 
 RunnerReport landlock_status_report(std::string_view status) {
-  // Only the launcher writes there, and only when it failed.
+  // Besides its records of refusals (--evidence), the launcher writes there only when it
+  // failed: what is left once the records are taken out.
+  const std::string failure = without_denial_lines(status);
+  status = failure;
   while (!status.empty() && (status.back() == '\n' || status.back() == '\r')) {
     status.remove_suffix(1);
   }

@@ -553,9 +553,10 @@ TEST_P(CliRunOn, JsonIsOneObjectWithTheDocumentedFieldsAndTypes) {
   vector<string> keys;
   for (const auto& [key, value] : object.items()) keys.push_back(key);
   std::sort(keys.begin(), keys.end());
-  EXPECT_EQ(keys, (vector<string>{"backend", "bounds", "denied", "durationMs", "enforcement",
-                                  "exitCode", "interrupted", "mode", "runnerFailed", "signal",
-                                  "stderr", "stdout", "timedOut"}));
+  EXPECT_EQ(keys,
+            (vector<string>{"backend", "bounds", "denialCount", "denialSource", "denials", "denied",
+                            "durationMs", "enforcement", "exitCode", "interrupted", "mode",
+                            "runnerFailed", "signal", "stderr", "stdout", "timedOut"}));
   EXPECT_EQ(object["mode"], "read-only");
   EXPECT_EQ(object["backend"], backend_name(GetParam()));
   EXPECT_TRUE(object["enforcement"] == "full" || object["enforcement"] == "partial") << result.out;
@@ -599,7 +600,17 @@ TEST_P(CliRunOn, AgentRenderEndsWithTheExitCodeAfterTheDenialMarker) {
   EXPECT_TRUE(result.exited_with(1)) << result.describe();
   EXPECT_EQ(result.err, "") << result.describe();
   EXPECT_FALSE(exists(ws + "/f"));
-  const vector<string> lines = split_lines(result.out);
+  // The evidence lines (what was refused, the narrowest change) come after the hint.
+  const vector<string> all_lines = split_lines(result.out);
+  vector<string> lines;
+  for (const string& line : all_lines) {
+    if (line.rfind("[sandbox refused", 0) != 0 && line.rfind("[narrowest change", 0) != 0) {
+      lines.push_back(line);
+    }
+  }
+  EXPECT_NE(result.out.find("[sandbox refused: create " + ws + "/f (read-only-mode)]"),
+            string::npos)
+      << result.out;
   ASSERT_GE(lines.size(), 4U) << result.out;
   // The command's stderr inside its fence, then the sandbox's own lines.
   EXPECT_EQ(lines.front().rfind("<stderr ", 0), 0U) << result.out;

@@ -472,9 +472,10 @@ TEST(WrapWithRunNeeds, LayeredBwrapNamesBothChannelsAndEntersTheWorkdir) {
   const ConfinedArgv confined = wrap(Selection{SandboxBackend::kBwrap, kAbi7}, kRunners, kCommand,
                                      kWw, {}, "/tmp/user", kNeeds);
   Argv expected = {"/usr/bin/bwrap", "--json-status-fd", "3", "--chdir", "/ws/sub"};
-  for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run", "--status-fd", "4"},
-                           landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
-                           Argv{"--", "bash", "-c", "echo hi"}}) {
+  for (const Argv& part :
+       {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run", "--status-fd", "4", "--evidence"},
+        landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
+        Argv{"--", "bash", "-c", "echo hi"}}) {
     expected.insert(expected.end(), part.begin(), part.end());
   }
   EXPECT_EQ(confined.argv, expected);
@@ -518,8 +519,8 @@ TEST(WrapWithRunNeeds, LandlockAloneHasItsChannelAndNoChdir) {
   const ConfinedArgv confined = wrap(Selection{SandboxBackend::kLandlock, kAbi7}, kRunners,
                                      kCommand, kRo, {}, "/tmp/user", kNeeds);
   EXPECT_EQ(confined.argv,
-            (Argv{"/opt/dsh/landlock-run", "--status-fd", "4", "--ro", "/", "--rw", "/dev/null",
-                  "--scope-ipc", "--deny-metadata", "--", "bash", "-c", "echo hi"}));
+            (Argv{"/opt/dsh/landlock-run", "--status-fd", "4", "--evidence", "--ro", "/", "--rw",
+                  "/dev/null", "--scope-ipc", "--deny-metadata", "--", "bash", "-c", "echo hi"}));
   EXPECT_EQ(confined.status_channels,
             (std::vector<StatusChannel>{
                 {kLauncherStatusFd, RunnerLayer::kLandlockRun, StatusFormat::kLauncherLines}}));

@@ -7,10 +7,11 @@ namespace dsh::sandbox::profiles {
 
 ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
                                  std::span<const std::string> failure_signatures,
-                                 std::span<const std::string> argv, const SandboxPolicy& policy) {
+                                 std::span<const std::string> argv, const SandboxPolicy& policy,
+                                 const FsPlan& plan) {
   ConfinedArgv confined;
   confined.argv.assign(runner_command.begin(), runner_command.end());
-  const std::vector<std::string> profile = bwrap_args(policy);
+  const std::vector<std::string> profile = bwrap_args(policy, plan);
   confined.argv.insert(confined.argv.end(), profile.begin(), profile.end());
   confined.argv.emplace_back("--");
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());

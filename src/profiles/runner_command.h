@@ -9,12 +9,15 @@
 
 #include "dsh/sandbox/confined_argv.h"
 #include "dsh/sandbox/policy.h"
+#include "profiles/fs_plan.h"
 
 namespace dsh::sandbox::profiles {
 
-// runner + bwrap profile + "--" + argv, asserted full, layers [runner-command].
+// runner + bwrap profile (with the call's filesystem plan) + "--" + argv, asserted full, layers
+// [runner-command].
 ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
                                  std::span<const std::string> failure_signatures,
-                                 std::span<const std::string> argv, const SandboxPolicy& policy);
+                                 std::span<const std::string> argv, const SandboxPolicy& policy,
+                                 const FsPlan& plan = {});
 
 }  // namespace dsh::sandbox::profiles

@@ -26,7 +26,9 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
     const bool private_tmp = place == LandlockPlace::kInsideBwrap && workspace_write;
     for (const std::string& path : plan.read_grants) {
       if (private_tmp && is_beneath(path, "/tmp")) continue;
-      args.insert(args.end(), {"--ro", path});
+      // --ro-try: an entry removed between the listing and the launcher's start grants nothing
+      // instead of failing the run.
+      args.insert(args.end(), {"--ro-try", path});
     }
   }
   // /dev/null is granted as a file, never /dev: on the host /dev/shm is a world-writable tmpfs

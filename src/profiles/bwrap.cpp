@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "seccomp_filter.h"
 
 #include "dsh/sandbox/roots.h"
@@ -79,6 +81,15 @@ bool bwrap_host_writable(std::string_view path, const SandboxPolicy& policy) {
   if (is_beneath(path, policy.workspace_root)) return true;
   return std::any_of(policy.allow_write.begin(), policy.allow_write.end(),
                      [&](const std::string& root) { return is_beneath(path, root); });
+}
+
+std::optional<std::string> bwrap_argv_too_long(std::span<const std::string> argv) {
+  if (argv.size() <= kBwrapMaxArgs) return std::nullopt;
+  return fmt::format(
+      "the confined command line has {} words and bwrap takes at most {}; the path rules add three "
+      "or four per path and Landlock's read grants two per entry beside an unreadable path: name "
+      "fewer paths (a directory instead of its files)",
+      argv.size(), kBwrapMaxArgs);
 }
 
 RunnerFailureRule bwrap_failure_rule() { return {std::nullopt, {"bwrap: "}, std::nullopt}; }

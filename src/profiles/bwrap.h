@@ -4,6 +4,8 @@
 // its view hides. Pure: no I/O.
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +48,15 @@ bool bwrap_hides(std::string_view path, const SandboxPolicy& policy);
 // extra writable root under workspace-write (its /tmp is a private tmpfs). `path` is compared as
 // spelled.
 bool bwrap_host_writable(std::string_view path, const SandboxPolicy& policy);
+
+// bwrap refuses a command line of more words than this, the command's included ("Exceeded maximum
+// number of arguments", bubblewrap 0.4 to 0.11).
+inline constexpr std::size_t kBwrapMaxArgs = 9000;
+
+// Why `argv`, starting with bwrap, cannot run: more words than bwrap takes (each path rule adds
+// three or four, and Landlock's read grants two per entry around an unreadable path). nullopt
+// when it fits.
+std::optional<std::string> bwrap_argv_too_long(std::span<const std::string> argv);
 
 // In band: a "bwrap: " line, any nonzero exit.
 RunnerFailureRule bwrap_failure_rule();

@@ -141,6 +141,20 @@ struct Planner {
       ::mkdir(hooks.c_str(), 0755);
     }
     protect(hooks, true);
+    // A hook with a second name elsewhere could be rewritten through it: refused like config.
+    if (DIR* dir = ::opendir(hooks.c_str())) {
+      while (const dirent* entry = ::readdir(dir)) {
+        const std::string hook = hooks + "/" + entry->d_name;
+        const auto info = lstat_of(hook);
+        if (info && S_ISREG(info->st_mode) && info->st_nlink > 1 && !error) {
+          error = fmt::format(
+              "the hook {} has {} hard links; a write through another name would change what git "
+              "runs. Replace it with a copy and run again",
+              text::quoted(hook), info->st_nlink);
+        }
+      }
+      ::closedir(dir);
+    }
     for (const std::string& value : git_config_values(config, "core", "hookspath")) {
       std::string path = value;
       if (path.starts_with("~/") && !context.home.empty()) path = context.home + path.substr(1);
@@ -455,6 +469,16 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
   }
   dedupe(plan.unreadable);
   sort_by_depth(plan.unreadable);
+  // A path beneath another unreadable one is hidden with it; listing it again would make bwrap
+  // mount inside a directory nobody may enter and Landlock grant its hidden siblings.
+  std::vector<PlannedPath> outermost;
+  for (PlannedPath& p : plan.unreadable) {
+    const bool covered = std::any_of(outermost.begin(), outermost.end(), [&](const PlannedPath& o) {
+      return o.directory && is_beneath(p.path, o.path);
+    });
+    if (!covered) outermost.push_back(std::move(p));
+  }
+  plan.unreadable = std::move(outermost);
   dedupe(out.protected_paths);
   for (const PlannedPath& p : plan.unreadable) effective.deny_read.push_back(p.path);
   if (!plan.unreadable.empty()) plan_read_grants(plan);

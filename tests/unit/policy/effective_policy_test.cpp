@@ -109,6 +109,25 @@ TEST_F(EffectivePolicyTest, ReadOnlyModeHasNoCarveOutsButHidesSecrets) {
   EXPECT_TRUE(contains(e.plan.unlisted, home_));
 }
 
+TEST_F(EffectivePolicyTest, APathBeneathAnUnreadableDirectoryIsHiddenWithIt) {
+  ::mkdir((home_ + "/.ssh").c_str(), 0700);
+  testing::write_file(home_ + "/.ssh/id", "k");
+  SandboxPolicy p = policy(ConfinedSandboxMode::kReadOnly);
+  p.deny_read = {home_ + "/.ssh/id"};
+  const EffectivePolicy e = resolve(p, context());
+  EXPECT_EQ(paths_of(e.plan.unreadable), (std::vector<std::string>{home_ + "/.ssh"}));
+}
+
+TEST_F(EffectivePolicyTest, AHookWithAPlantedHardLinkIsRefused) {
+  ::mkdir((workspace_ + "/.git/hooks").c_str(), 0755);
+  testing::write_file(workspace_ + "/.git/hooks/pre-commit", "#!/bin/sh\n");
+  ASSERT_EQ(::link((workspace_ + "/.git/hooks/pre-commit").c_str(), (workspace_ + "/x").c_str()),
+            0);
+  auto result = effective_policy(policy(), context());
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().message.find("hard links"), std::string::npos);
+}
+
 TEST_F(EffectivePolicyTest, SymlinksAreNeverGrantedSinceAccessIsCheckedAtTheTarget) {
   ::mkdir((home_ + "/.ssh").c_str(), 0700);
   ASSERT_EQ(::symlink("/", (home_ + "/to-root").c_str()), 0);

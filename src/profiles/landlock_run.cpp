@@ -17,15 +17,14 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
   const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
   std::vector<std::string> args;
   args.reserve(16 + 2 * (plan.read_grants.size() + plan.writable.size()));
-  if (plan.unreadable.empty()) {
+  // Inside bwrap an unreadable path is already a mode-0000 tmpfs or a nodev /dev/null, so a read
+  // fails with EACCES there; the inner layer keeps `--ro /` and the ancestors stay listable.
+  if (plan.unreadable.empty() || place == LandlockPlace::kInsideBwrap) {
     args.insert(args.end(), {"--ro", "/"});
   } else {
     // Grants only add access: a path is unreadable by granting everything around it instead of
-    // the whole tree. Inside bwrap under workspace-write, /tmp is its private tmpfs and holds none
-    // of the host's entries (a grant of a missing path would fail the launcher).
-    const bool private_tmp = place == LandlockPlace::kInsideBwrap && workspace_write;
+    // the whole tree.
     for (const std::string& path : plan.read_grants) {
-      if (private_tmp && is_beneath(path, "/tmp")) continue;
       // --ro-try: an entry removed between the listing and the launcher's start grants nothing
       // instead of failing the run.
       args.insert(args.end(), {"--ro-try", path});

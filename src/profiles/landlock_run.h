@@ -37,9 +37,9 @@ enum class LandlockPlace { kHost, kInsideBwrap };
 
 // landlock-run: `--ro / --rw /dev/null`, inside bwrap also `--rw /dev/pts --rw /dev/shm
 // --rw /dev/tty`, under workspace-write `--rw /tmp --rw WS` and `--rw ROOT` per extra writable
-// root, then the hardening options this kernel supports. With unreadable paths in the plan,
-// `--ro /` becomes `--ro` per plan.read_grants (inside bwrap less those beneath its private /tmp,
-// which its view does not hold).
+// root, then the hardening options this kernel supports. With unreadable paths in the plan and
+// on the host, `--ro /` becomes `--ro-try` per plan.read_grants (inside bwrap, bwrap's mounts
+// already refuse those reads with EACCES, and `--ro /` stays).
 std::vector<std::string> landlock_args(const SandboxPolicy& policy,
                                        const LandlockFeatures& features,
                                        LandlockPlace place = LandlockPlace::kHost,

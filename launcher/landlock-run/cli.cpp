@@ -24,6 +24,10 @@ bool add_ro(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, false};
   return true;
 }
+bool add_ro_try(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false, true};
+  return true;
+}
 bool add_rw(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, true};
   return true;
@@ -50,6 +54,7 @@ bool set_max_abi(Options& o, const char*, int n) {
 constexpr FlagSpec kFlags[] = {
     {"--ro", Arity::kPath, add_ro},
     {"--rw", Arity::kPath, add_rw},
+    {"--ro-try", Arity::kPath, add_ro_try},
     {"--deny-network", Arity::kFlag, set_deny_network},
     {"--deny-metadata", Arity::kFlag, set_deny_metadata},
     {"--scope-ipc", Arity::kFlag, set_scope_ipc},
@@ -136,7 +141,8 @@ Options parse_args(int argc, const char* const* argv, Grant* grant_storage) {
 
 int format_usage_error(const Options& options, char* out, size_t size) {
   const char* arg = options.error_arg != nullptr ? options.error_arg : "";
-  const bool wants_path = strcmp(arg, "--ro") == 0 || strcmp(arg, "--rw") == 0;
+  const bool wants_path =
+      strcmp(arg, "--ro") == 0 || strcmp(arg, "--rw") == 0 || strcmp(arg, "--ro-try") == 0;
   switch (options.error) {
     case UsageError::kProbeNotAlone:
       return snprintf(out, size, "usage error: %s takes no other arguments", arg);

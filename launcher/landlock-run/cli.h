@@ -29,6 +29,10 @@ enum class UsageError {
 struct Grant {
   const char* path;
   bool read_write;
+  // --ro-try: a path that no longer exists grants nothing instead of failing the run (a read
+  // grant of a missing path would grant nothing anyway; the caller lists a directory's entries,
+  // and one may vanish before the launcher starts).
+  bool if_exists = false;
 };
 
 struct Options {

@@ -133,6 +133,7 @@ int build_ruleset(const Options& options, int abi) {
       if (grant.read_write != read_write) continue;
       RuleStage stage = RuleStage::kOpen;
       const int rc = add_path_rule(ruleset, grant.path, attr.handled_access_fs, read_write, &stage);
+      if (rc == -ENOENT && stage == RuleStage::kOpen && grant.if_exists) continue;
       if (rc < 0 && stage == RuleStage::kOpen) {
         fail("cannot open rule path: %s: %s", grant.path, strerror(-rc));
       }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/invocation.h"
+#include "cli/path_rules.h"
 #include "cli/setup.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/local_provider.h"
@@ -96,7 +97,8 @@ int confine(const Options& options) {
         options.workspace, {}, recorded_workspaces(spelled_workspace_roots(options.workspace)));
     const std::vector<std::string> untrusted = untrusted_roots(workspace);
     const Setup setup = load_setup(options.config_path, untrusted);
-    const SandboxPolicy policy = confined_policy(requested, setup.mode, workspace);
+    SandboxPolicy policy = confined_policy(requested, setup.mode, workspace);
+    add_path_rules(policy, options, setup.path_rules);
     require_trusted_self(untrusted, policy.mode);
     // confine starts nothing, but its caller spawns the argv it prints: record it first.
     record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);
@@ -105,7 +107,9 @@ int confine(const Options& options) {
     const std::string cwd = options.cwd.empty() ? working_directory() : options.cwd;
     const ConfinedArgv confined =
         provider.confine(ConfineRequest{options.argv, policy, cwd, options.status_channels});
-    fmt::print("{}\n", json::dump(json::to_value(confined)).value());
+    nlohmann::json printed = json::to_value(confined);
+    printed["policy"] = effective_policy_view(policy);
+    fmt::print("{}\n", json::dump(printed).value());
     return 0;
   } catch (const SandboxError& error) {
     return fail(error.what());
@@ -119,6 +123,16 @@ int probe(const Options& options) {
     LocalSandboxProvider provider(setup.provider);  // a probe always probes: no cache
     const ProbeSummary summary = provider.probe_all();
     if (options.json) {
+      // The path rules a call from here would have by default (this directory as workspace).
+      nlohmann::json policy_view = nullptr;
+      try {
+        SandboxPolicy view{to_confined_mode(setup.mode).value_or(ConfinedSandboxMode::kReadOnly),
+                           working_directory()};
+        add_path_rules(view, options, setup.path_rules);
+        policy_view = effective_policy_view(view);
+      } catch (const SandboxError&) {
+        policy_view = nullptr;  // no usable working directory: nothing to show
+      }
       nlohmann::json backends = nlohmann::json::array();
       for (const BackendReport& report : summary.backends) backends.push_back(report_json(report));
       const nlohmann::json selected =
@@ -126,7 +140,8 @@ int probe(const Options& options) {
       nlohmann::json value = {{"platform", summary.platform},
                               {"backends", backends},
                               {"selected", selected},
-                              {"modes", modes_json(summary.modes)}};
+                              {"modes", modes_json(summary.modes)},
+                              {"policy", policy_view}};
       if (!summary.runner_command.empty()) value["runnerCommand"] = summary.runner_command;
       fmt::print("{}\n", value.dump());
     } else {

@@ -15,6 +15,11 @@ struct Options {
   std::string workspace;  // empty: the working directory
   std::string network = "inherit";
   std::string config_path;
+  // --allow-write, --deny-write, --deny-read (repeatable paths), --allow-cache (names, commas)
+  std::vector<std::string> allow_write;
+  std::vector<std::string> deny_write;
+  std::vector<std::string> deny_read;
+  std::vector<std::string> allow_cache;
   bool json = false;
   std::vector<std::string> argv;
   // confine only

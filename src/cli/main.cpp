@@ -16,6 +16,14 @@ void add_policy_options(CLI::App& command, Options& options) {
   command.add_option("--workspace", options.workspace, "absolute workspace root (default: cwd)");
   command.add_option("--network", options.network, "inherit | deny");
   command.add_option("--config", options.config_path, "JSON config file");
+  command.add_option("--allow-write", options.allow_write,
+                     "PATH: an extra writable directory (workspace-write; repeatable)");
+  command.add_option("--deny-write", options.deny_write,
+                     "PATH: read-only inside a writable root (repeatable; !PATH lifts a default)");
+  command.add_option("--deny-read", options.deny_read,
+                     "PATH: unreadable in every mode (repeatable; !PATH lifts a default)");
+  command.add_option("--allow-cache", options.allow_cache,
+                     "NAMES: package caches made writable, e.g. npm,pip,cargo,go");
 }
 
 int run(int argc, char** argv) {

@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/invocation.h"
 #include "cli/run_context.h"
+#include "cli/path_rules.h"
 #include "cli/run_io.h"
 #include "cli/setup.h"
 #include "consumer/bash_executor.h"
@@ -228,11 +229,19 @@ std::optional<SandboxMode> approved_retry(const RunInvocation& run, const RunOut
   }
 }
 
-void report(const RunInvocation& run, const RunOutcome& outcome, int interrupted) {
+// The effective policy after defaults, as run --json shows it (`policy`).
+nlohmann::json run_policy_view(const SandboxExecutionPolicy& policy) {
+  if (const auto confined = to_sandbox_policy(policy)) return effective_policy_view(*confined);
+  return nlohmann::json{{"mode", wire_name(policy.mode)}, {"workspaceRoot", policy.workspace_root}};
+}
+
+void report(const RunInvocation& run, const RunOutcome& outcome, int interrupted,
+            const nlohmann::json& policy_view) {
   const std::optional<std::string> failure = consumer::start_failure(outcome);
   if (run.json) {
-    fmt::print("{}\n", consumer::result_json(outcome, interrupted)
-                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    nlohmann::json result = consumer::result_json(outcome, interrupted);
+    result["policy"] = policy_view;
+    fmt::print("{}\n", result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else if (run.agent) {
     const bool advertised = !wider_modes(outcome.sandbox.mode).empty();
     const auto timeout_ms = static_cast<long long>(run.timeout_ms);
@@ -299,7 +308,10 @@ int run(const Options& options) {
     call = call_context(run);
     const Setup setup = load_setup(run.config_path, call->untrusted);
     const Interrupts interrupts;
-    RunSpec spec = make_spec(run, resolve_policy(run, setup, *call), interrupts);
+    SandboxExecutionPolicy policy = resolve_policy(run, setup, *call);
+    add_path_rules(policy, options, setup.path_rules);
+    const nlohmann::json policy_view = run_policy_view(policy);
+    RunSpec spec = make_spec(run, std::move(policy), interrupts);
     mode = spec.policy.mode;
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
       require_trusted_self(call->untrusted, *confined);
@@ -339,7 +351,7 @@ int run(const Options& options) {
       return runner_failed(run, spec.policy.mode, *refused, interrupts.signal());
     }
     const int interrupted = interrupts.signal();
-    report(run, outcome, interrupted);
+    report(run, outcome, interrupted, policy_view);
     if (run.learn) print_learned(outcome);
     return interrupted != 0 ? 128 + interrupted : consumer::exit_status(outcome.status);
   } catch (const SandboxError& error) {

@@ -20,12 +20,13 @@ bool has_nul(std::string_view text) { return text.find('\0') != std::string_view
 
 constexpr std::string_view kKnownKeys =
     "mode, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, "
-    "bwrapPath";
+    "bwrapPath, allowWrite, denyWrite, denyRead, allowCache";
 
 Result<void> check_known_keys(const nlohmann::json& document) {
   for (const auto& [key, value] : document.items()) {
     if (key != "mode" && key != "runnerCommand" && key != "runnerFailureSignatures" &&
-        key != "probeTimeoutMs" && key != "bwrapPath" && key != "runnerAcceptsHardening") {
+        key != "probeTimeoutMs" && key != "bwrapPath" && key != "runnerAcceptsHardening" &&
+        key != "allowWrite" && key != "denyWrite" && key != "denyRead" && key != "allowCache") {
       return InvalidInput{
           fmt::format("config: unknown key \"{}\"; known keys: {}", key, kKnownKeys)};
     }
@@ -141,6 +142,18 @@ Result<LocalSandboxConfig> config_from_document(const nlohmann::json& value) {
       })
       .and_then([&] { return validate_config(config); })
       .transform([&] { return std::move(config); });
+}
+
+Result<ConfigPathRules> path_rules_from_document(const nlohmann::json& value) {
+  if (!value.is_object()) {
+    return InvalidInput{"config JSON must be an object", ErrorCode::kMalformed};
+  }
+  ConfigPathRules rules;
+  return read_strings(value, "allowWrite", rules.allow_write)
+      .and_then([&] { return read_strings(value, "denyWrite", rules.deny_write); })
+      .and_then([&] { return read_strings(value, "denyRead", rules.deny_read); })
+      .and_then([&] { return read_strings(value, "allowCache", rules.allow_cache); })
+      .transform([&] { return std::move(rules); });
 }
 
 }  // namespace local

@@ -17,6 +17,7 @@
 #include "local/probes.h"
 #include "local/runners.h"
 #include "local/verdict_codec.h"
+#include "policy/effective_policy.h"
 
 namespace dsh::sandbox {
 
@@ -310,7 +311,14 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite && !policy.resolved_workspace) {
     policy.workspace_root = resolve_workspace_root(policy.workspace_root);
   }
-  const std::vector<std::string> untrusted = untrusted_roots(policy, {}, s.temp_dir);
+  // The path rules made effective once (canonical, with their defaults), and the plan every
+  // generator below reads; extra writable roots are as untrusted as the workspace.
+  auto resolved = policy::effective_policy(policy, policy::process_path_context());
+  if (!resolved) throw InvalidSandboxInputError(resolved.error().message);
+  policy = resolved.value().policy;
+  const profiles::FsPlan& plan = resolved.value().plan;
+  const std::vector<std::string> untrusted =
+      untrusted_roots(policy, policy.allow_write, s.temp_dir);
   if (!s.config.runner_command.empty()) {
     // A missing program outside every untrusted root fails at execution, as a runner failure.
     if (const auto distrust = s.runner_distrust(s.config.runner_command.front(), untrusted)) {
@@ -327,7 +335,7 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
     }
     return profiles::wrap_runner_command(s.config.runner_command,
                                          s.config.runner_failure_signatures, argv, policy,
-                                         s.config.runner_accepts_hardening);
+                                         s.config.runner_accepts_hardening, plan);
   }
   s.require_trusted_chain(untrusted, policy.mode);
   const std::optional<profiles::Selection> selection = s.verdict(policy, untrusted);
@@ -340,8 +348,15 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   const std::vector<std::string> roots = selection->backend == SandboxBackend::kSeatbelt
                                              ? writable_roots(policy, s.temp_dir)
                                              : std::vector<std::string>{};
-  return profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir,
-                        {request.workdir, request.status_channels, request.denial_evidence});
+  ConfinedArgv confined =
+      profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir,
+                     {request.workdir, request.status_channels, request.denial_evidence}, plan);
+  if (selection->backend == SandboxBackend::kBwrap) {
+    if (auto too_long = profiles::bwrap_argv_too_long(confined.argv)) {
+      throw InvalidSandboxInputError(*too_long);
+    }
+  }
+  return confined;
 }
 
 ProbeSummary LocalSandboxProvider::probe_all() {

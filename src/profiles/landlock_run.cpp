@@ -2,17 +2,39 @@
 // landlock-run grants plus the launcher's hardening options this kernel supports.
 #include "profiles/landlock_run.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "dsh/sandbox/roots.h"
 #include "profiles/denial_line.h"
 
 namespace dsh::sandbox::profiles {
 
 std::vector<std::string> landlock_args(const SandboxPolicy& policy,
-                                       const LandlockFeatures& features, LandlockPlace place) {
+                                       const LandlockFeatures& features, LandlockPlace place,
+                                       const FsPlan& plan) {
+  const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
+  std::vector<std::string> args;
+  args.reserve(16 + 2 * (plan.read_grants.size() + plan.writable.size()));
+  // Inside bwrap an unreadable path is already a mode-0000 tmpfs or a nodev /dev/null, so a read
+  // fails with EACCES there; the inner layer keeps `--ro /` and the ancestors stay listable.
+  if (plan.unreadable.empty() || place == LandlockPlace::kInsideBwrap) {
+    args.insert(args.end(), {"--ro", "/"});
+  } else {
+    // Grants only add access: a path is unreadable by granting everything around it instead of
+    // the whole tree.
+    for (const std::string& path : plan.read_grants) {
+      // --ro-try: an entry removed between the listing and the launcher's start grants nothing
+      // instead of failing the run.
+      args.insert(args.end(), {"--ro-try", path});
+    }
+  }
   // /dev/null is granted as a file, never /dev: on the host /dev/shm is a world-writable tmpfs
   // holding other programs' POSIX shared memory and semaphores, and /dev/pts the person's other
   // terminals (opening a pty's peer, even through TIOCGPTPEER, is checked against its path).
-  std::vector<std::string> args = {"--ro", "/", "--rw", "/dev/null"};
+  args.insert(args.end(), {"--rw", "/dev/null"});
   if (place == LandlockPlace::kInsideBwrap) {
     // bwrap's /dev is a private tmpfs: its /dev/shm directory and its devpts instance (a fresh
     // one, /dev/ptmx links into it) hold only what this run creates, and /dev/tty is the
@@ -20,10 +42,10 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
     // --rw grant includes IOCTL_DEV (ABI 5), which terminal programs need.
     args.insert(args.end(), {"--rw", "/dev/pts", "--rw", "/dev/shm", "--rw", "/dev/tty"});
   }
-  const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
   if (workspace_write) {
     // The host /tmp, shared and persistent, as spelled (not canonicalized), as the reference.
     args.insert(args.end(), {"--rw", "/tmp", "--rw", policy.workspace_root});
+    for (const std::string& root : plan.writable) args.insert(args.end(), {"--rw", root});
   }
   if (features.scope_ipc) args.emplace_back("--scope-ipc");
   // Read-only promises no changes at all, metadata included; workspace-write needs chmod and
@@ -45,8 +67,10 @@ StatusChannel landlock_status_channel() {
 }
 
 bool landlock_host_writable(std::string_view path, const SandboxPolicy& policy) {
-  return policy.mode == ConfinedSandboxMode::kWorkspaceWrite &&
-         (is_beneath(path, policy.workspace_root) || is_beneath(path, "/tmp"));
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return false;
+  if (is_beneath(path, policy.workspace_root) || is_beneath(path, "/tmp")) return true;
+  return std::any_of(policy.allow_write.begin(), policy.allow_write.end(),
+                     [&](const std::string& root) { return is_beneath(path, root); });
 }
 
 namespace {
@@ -68,8 +92,25 @@ RunnerFailureRule landlock_failure_rule() {
 // "partially enforced", not which ABI, and offers none of the seccomp filters: its gaps are
 // named as that, never as an ABI it may not have.
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
-                                             const LandlockFeatures& features) {
+                                             const LandlockFeatures& features, const FsPlan& plan) {
   std::vector<std::string> gaps;
+  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
+    // Every carve-out lies inside a writable root (the plan keeps no other), and an unreadable
+    // path there is covered by that root's read-write grant.
+    for (const PlannedPath& path : plan.read_only) {
+      gaps.push_back(
+          fmt::format("read-only carve-out {} inside a writable root (Landlock grants "
+                      "only add access)",
+                      path.path));
+    }
+    for (const PlannedPath& path : plan.unreadable) {
+      if (landlock_host_writable(path.path, policy)) {
+        gaps.push_back(fmt::format(
+            "unreadable path {} inside a writable root (Landlock grants only add access)",
+            path.path));
+      }
+    }
+  }
   const bool abi_known = features.abi > 0;
   if (abi_known && features.abi < 3) gaps.emplace_back("file truncation (Landlock ABI < 3)");
   if (abi_known && features.abi < 5) {
@@ -95,6 +136,14 @@ std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
     gaps.emplace_back("write paths of a newer Landlock ABI than this kernel's");
   }
   return gaps;
+}
+
+void append_plan_refusals(const FsPlan& plan, std::vector<std::string>& refused) {
+  if (plan.unlisted.empty()) return;
+  refused.push_back(fmt::format(
+      "listing the directories that lead to an unreadable path fails with EACCES ({}): Landlock "
+      "can only leave them out of its grants; their entries stay readable by name",
+      fmt::join(plan.unlisted, ", ")));
 }
 
 void append_kernel_refusals(std::vector<std::string>& refused) {

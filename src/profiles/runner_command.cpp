@@ -38,16 +38,28 @@ std::optional<std::string> runner_command_unsupported_reason(const SandboxPolicy
 ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
                                  std::span<const std::string> failure_signatures,
                                  std::span<const std::string> argv, const SandboxPolicy& policy,
-                                 bool accepts_hardening) {
+                                 bool accepts_hardening, const FsPlan& plan) {
   ConfinedArgv confined;
   confined.argv.assign(runner_command.begin(), runner_command.end());
   const std::vector<std::string> profile =
-      accepts_hardening ? bwrap_args(policy) : documented_bwrap_args(policy);
+      accepts_hardening ? bwrap_args(policy, plan) : documented_bwrap_args(policy);
   confined.argv.insert(confined.argv.end(), profile.begin(), profile.end());
   confined.argv.emplace_back("--");
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
   // The operator's assertion covers what the profile asks for; what it does not ask for is named.
-  if (!accepts_hardening) confined.ungoverned = runner_command_ungoverned();
+  // The documented profile has no path rules: the plan's carve-outs and unreadable paths are
+  // then not applied, and each is named (extra writable roots simply stay read-only).
+  if (!accepts_hardening) {
+    confined.ungoverned = runner_command_ungoverned();
+    for (const PlannedPath& path : plan.read_only) {
+      confined.ungoverned.push_back("read-only carve-out " + path.path +
+                                    " (the documented runner profile has no path rules)");
+    }
+    for (const PlannedPath& path : plan.unreadable) {
+      confined.ungoverned.push_back("unreadable path " + path.path +
+                                    " (the documented runner profile has no path rules)");
+    }
+  }
   confined.enforcement =
       confined.ungoverned.empty() ? SandboxEnforcement::kFull : SandboxEnforcement::kPartial;
   // The mechanism is unknown, so both Linux dialects, never bare EPERM.

@@ -13,6 +13,7 @@
 
 #include "dsh/sandbox/confined_argv.h"
 #include "dsh/sandbox/policy.h"
+#include "profiles/fs_plan.h"
 
 namespace dsh::sandbox::profiles {
 
@@ -31,10 +32,11 @@ std::optional<std::string> runner_command_unsupported_reason(const SandboxPolicy
 // runner + profile + "--" + argv, layers [runner-command]. With `accepts_hardening` the profile
 // is bwrap's whole profile (bwrap_args: --unshare-ipc, --new-session, --cap-drop ALL,
 // --unshare-net under a denied network) and enforcement is full, the operator's assertion;
-// without it the documented profile, partial, naming runner_command_ungoverned().
+// without it the documented profile, partial, naming runner_command_ungoverned() and the
+// plan's carve-outs and unreadable paths it cannot apply.
 ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
                                  std::span<const std::string> failure_signatures,
                                  std::span<const std::string> argv, const SandboxPolicy& policy,
-                                 bool accepts_hardening = false);
+                                 bool accepts_hardening = false, const FsPlan& plan = {});
 
 }  // namespace dsh::sandbox::profiles

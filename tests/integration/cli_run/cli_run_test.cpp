@@ -556,8 +556,10 @@ TEST_P(CliRunOn, JsonIsOneObjectWithTheDocumentedFieldsAndTypes) {
   EXPECT_EQ(keys,
             (vector<string>{"backend", "bounds", "denialCount", "denialSource", "denials", "denied",
                             "durationMs", "enforcement", "exitCode", "interrupted", "mode",
-                            "runnerFailed", "signal", "stderr", "stdout", "timedOut"}));
+                            "policy", "runnerFailed", "signal", "stderr", "stdout", "timedOut"}));
   EXPECT_EQ(object["mode"], "read-only");
+  EXPECT_EQ(object["policy"]["mode"], "read-only");
+  EXPECT_TRUE(object["policy"]["protected"].is_array());
   EXPECT_EQ(object["backend"], backend_name(GetParam()));
   EXPECT_TRUE(object["enforcement"] == "full" || object["enforcement"] == "partial") << result.out;
   EXPECT_TRUE(object["exitCode"].is_number_integer());

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "dsh/sandbox/local_provider.h"
+#include "local/config.h"
 
 namespace dsh::sandbox {
 namespace {
@@ -114,6 +115,23 @@ TEST(ConfigFromJson, MalformedAndMistypedDocumentsAreRefused) {
   EXPECT_FALSE(config_from_json(R"({"probeTimeoutMs":"5"})"));
   EXPECT_FALSE(config_from_json(R"({"runnerCommand":"/opt/r"})"));
   EXPECT_FALSE(config_from_json(R"({"probeTimeoutMs":0})"));
+}
+
+TEST(ConfigPathRules, TheFourKeysAreReadAndTypeChecked) {
+  const auto document = nlohmann::json::parse(
+      R"({"mode":"workspace-write","allowWrite":["~/.cache/x"],"denyWrite":["/ws/c"],)"
+      R"("denyRead":["!~/.aws"],"allowCache":["npm","pip"]})");
+  EXPECT_TRUE(config_from_json(document.dump()));
+  auto rules = local::path_rules_from_document(document);
+  ASSERT_TRUE(rules);
+  EXPECT_EQ(rules.value().allow_write, std::vector<std::string>{"~/.cache/x"});
+  EXPECT_EQ(rules.value().deny_read, std::vector<std::string>{"!~/.aws"});
+  EXPECT_EQ(rules.value().allow_cache, (std::vector<std::string>{"npm", "pip"}));
+  EXPECT_FALSE(local::path_rules_from_document(nlohmann::json::parse(R"({"allowWrite":"/x"})")));
+  auto unknown = config_from_json(R"({"allowWrites":[]})");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("allowWrite, denyWrite, denyRead, allowCache"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -23,6 +23,15 @@ using dsh::testing::TempDir;
 using dsh::testing::write_script;
 
 const Argv kCommand = {"bash", "-c", "echo hi"};
+
+// The provider adds the secrets found under $HOME to every profile; these comparisons are of the
+// profiles without path rules, so the tests run with a home that holds none.
+class HomeWithoutSecrets : public ::testing::Environment {
+ public:
+  void SetUp() override { ::setenv("HOME", "/nonexistent/dsh-unit-home", 1); }
+};
+[[maybe_unused]] ::testing::Environment* const kHome =
+    ::testing::AddGlobalTestEnvironment(new HomeWithoutSecrets);  // gtest owns it
 const SandboxPolicy kRo{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
 const std::string kNotice = "landlock-run: partial enforcement (older Landlock ABI)";
 

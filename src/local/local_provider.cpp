@@ -49,12 +49,15 @@ bool in_chain(const std::vector<SandboxBackend>& chain, SandboxBackend backend) 
 const std::vector<std::string> kProbeCommand = {"/usr/bin/true"};
 
 std::vector<ModeEnforcement> modes_from(
-    const std::function<ConfinedArgv(const SandboxPolicy&)>& confine_as) {
+    const std::function<ConfinedArgv(const SandboxPolicy&, const profiles::FsPlan&)>& confine_as) {
   std::vector<ModeEnforcement> modes;
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
-    const SandboxPolicy policy{mode, "/nonexistent-probe-workspace", std::nullopt};
-    ConfinedArgv confined = confine_as(policy);
+    const SandboxPolicy placeholder{mode, "/nonexistent-probe-workspace", std::nullopt};
+    // With the defaults a call gets (the unreadable secrets of this home), as confine has them.
+    const auto resolved = policy::effective_policy(placeholder, policy::process_path_context());
+    ConfinedArgv confined = resolved ? confine_as(resolved.value().policy, resolved.value().plan)
+                                     : confine_as(placeholder, profiles::FsPlan{});
     modes.push_back({mode, confined.enforcement, std::move(confined.ungoverned)});
   }
   return modes;
@@ -254,14 +257,15 @@ struct LocalSandboxProvider::State {
   // What confine answers per confined mode, through the composer confine itself calls: a pure
   // wrap of a placeholder command under a placeholder workspace (neither changes enforcement).
   std::vector<ModeEnforcement> modes_of(const profiles::Selection& chosen) const {
-    return modes_from([&](const SandboxPolicy& policy) {
-      return profiles::wrap(chosen, runners, kProbeCommand, policy, {}, temp_dir);
+    return modes_from([&](const SandboxPolicy& policy, const profiles::FsPlan& plan) {
+      return profiles::wrap(chosen, runners, kProbeCommand, policy, {}, temp_dir, {}, plan);
     });
   }
   std::vector<ModeEnforcement> modes_of_runner_command() const {
-    return modes_from([&](const SandboxPolicy& policy) {
+    return modes_from([&](const SandboxPolicy& policy, const profiles::FsPlan& plan) {
       return profiles::wrap_runner_command(config.runner_command, config.runner_failure_signatures,
-                                           kProbeCommand, policy, config.runner_accepts_hardening);
+                                           kProbeCommand, policy, config.runner_accepts_hardening,
+                                           plan);
     });
   }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/habits.h"
 #include "cli/invocation.h"
 #include "cli/setup.h"
 #include "dsh/sandbox/errors.h"
@@ -61,7 +62,8 @@ void print_report(const BackendReport& report) {
 
 }  // namespace
 
-int fail(const std::string& message) {
+int fail(const std::string& message, std::string_view code) {
+  if (json_errors()) fmt::print("{}\n", error_json(code, message));
   fmt::print(stderr, "dsh-sandbox: {}\n", message);
   return kFailureExit;
 }
@@ -83,9 +85,16 @@ int confine(const Options& options) {
     const ConfinedArgv confined =
         provider.confine(ConfineRequest{options.argv, policy, cwd, options.status_channels});
     fmt::print("{}\n", json::dump(json::to_value(confined)).value());
+    if (options.verbose) {
+      fmt::print(stderr,
+                 "dsh-sandbox: mode {}: backend {} ({} enforcement), the first backend of this "
+                 "host's chain that works here (bwrap, then Landlock; `dsh-sandbox probe` shows "
+                 "each and why not)\n",
+                 wire_name(policy.mode), confined.backend, wire_name(confined.enforcement));
+    }
     return 0;
   } catch (const SandboxError& error) {
-    return fail(error.what());
+    return fail(error.what(), error.code());
   }
 }
 
@@ -111,7 +120,7 @@ int probe(const Options& options) {
     }
     return summary.selected.empty() ? kFailureExit : 0;
   } catch (const SandboxError& error) {
-    return fail(error.what());
+    return fail(error.what(), error.code());
   }
 }
 

@@ -37,6 +37,10 @@ struct RunInvocation {
   StdinMode stdin_mode = StdinMode::kAuto;
   double timeout_ms = 0;
   exec::ResourceBounds bounds;
+  bool json_lines = false;             // --json-lines
+  bool verbose = false;                // --verbose
+  std::vector<std::string> env_pass;   // --env NAME
+  std::vector<std::string> env_unset;  // --unset-env NAME
 };
 
 // The mode and network names, parsed; the error names the valid ones.

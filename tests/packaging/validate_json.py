@@ -102,16 +102,24 @@ def main():
         single("confine status channels", "confine",
                ["confine", "--status-channels", *ws, "--", "ls"], workspace, 0)
         single("probe", "probe", ["probe", "--json"], workspace, 0)
+        # Each refused call runs nothing: the marker it would create stays absent.
+        marker = os.path.join(workspace, "ran")
+        touch = ["--", "touch", marker]
         for case, args in (
-                ("error unknown flag", ["run", "--json", "--netwrok", "deny", "--", "true"]),
-                ("error timeout", ["run", "--json", "--timeout", "601", "--", "true"]),
-                ("error mode", ["run", "--json", "--mode", "bogus", "--", "true"]),
+                ("error unknown flag", ["run", "--json", "--netwrok", "deny", *touch]),
+                ("error timeout", ["run", "--json", "--timeout", "601", *touch]),
+                ("error mode", ["run", "--json", "--mode", "bogus", *touch]),
                 ("error danger network", ["run", "--json", "--mode", "danger-full-access",
-                                          "--network", "deny", "--", "true"]),
-                ("error json-lines", ["run", "--json-lines", "--env", "DSH_NOT_SET_X", "--", "true"])):
-            value = single(case, "error", args + [], workspace, 125)
-            if value is not None and "timeout" in case and "600" not in value["error"]["message"]:
+                                          "--network", "deny", *touch]),
+                ("error json-lines", ["run", "--json-lines", "--env", "DSH_NOT_SET_X", *touch]),
+                ("error probe config", ["probe", "--json", "--config", "/nonexistent.json"])):
+            value = single(case, "error", args, workspace, 125)
+            if os.path.exists(marker):
+                FAILURES.append(f"{case}: the command ran")
+            if value is not None and case == "error timeout" and "600" not in value["error"]["message"]:
                 FAILURES.append("error timeout: the message does not name the maximum")
+            if value is not None and case == "error unknown flag" and "--network?" not in value["error"]["message"]:
+                FAILURES.append("error unknown flag: no suggestion")
     finally:
         shutil.rmtree(base, ignore_errors=True)
     for failure in FAILURES:

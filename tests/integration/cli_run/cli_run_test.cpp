@@ -554,8 +554,9 @@ TEST_P(CliRunOn, JsonIsOneObjectWithTheDocumentedFieldsAndTypes) {
   for (const auto& [key, value] : object.items()) keys.push_back(key);
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(keys, (vector<string>{"backend", "bounds", "denied", "durationMs", "enforcement",
-                                  "exitCode", "interrupted", "mode", "runnerFailed", "signal",
-                                  "stderr", "stdout", "timedOut"}));
+                                  "exitCode", "interrupted", "mode", "network", "notStarted",
+                                  "runnerFailed", "schemaVersion", "signal", "stderr", "stdout",
+                                  "timedOut", "truncated", "workspaceRoot"}));
   EXPECT_EQ(object["mode"], "read-only");
   EXPECT_EQ(object["backend"], backend_name(GetParam()));
   EXPECT_TRUE(object["enforcement"] == "full" || object["enforcement"] == "partial") << result.out;

@@ -35,10 +35,12 @@ std::vector<std::pair<std::string, bool>> option_names(const CLI::App& command) 
   std::vector<std::pair<std::string, bool>> names;
   for (const CLI::Option* option : command.get_options()) {
     const bool takes_value = option->get_items_expected_max() > 0;
-    for (const std::string& name : option->get_lnames())
+    for (const std::string& name : option->get_lnames()) {
       names.emplace_back("--" + name, takes_value);
-    for (const std::string& name : option->get_snames())
+    }
+    for (const std::string& name : option->get_snames()) {
       names.emplace_back("-" + name, takes_value);
+    }
   }
   return names;
 }
@@ -107,6 +109,7 @@ std::optional<std::string> unknown_flag(const CLI::App& app, const std::vector<s
     }
     if (!name.starts_with("--") && name.size() > 2) continue;  // -abc: CLI11 judges it
     std::vector<std::string> spellings;
+    spellings.reserve(names.size());
     for (const auto& entry : names) spellings.push_back(entry.first);
     std::string message = "unknown option " + name;
     if (command != &app) message += " for " + command->get_name();

@@ -90,7 +90,6 @@ RunResult result_of(const consumer::RunOutcome& outcome) {
 }  // namespace
 
 SandboxExecutor::SandboxExecutor(SandboxProvider& provider) : provider_(provider) {}
-SandboxExecutor::~SandboxExecutor() = default;
 
 RunResult SandboxExecutor::run(const RunRequest& request) {
   consumer::SandboxBashExecutor executor(provider_);

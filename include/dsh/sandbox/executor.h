@@ -67,7 +67,6 @@ class SandboxExecutor {
  public:
   // `provider` must outlive the executor (a LocalSandboxProvider, usually).
   explicit SandboxExecutor(SandboxProvider& provider);
-  ~SandboxExecutor();
   SandboxExecutor(const SandboxExecutor&) = delete;
   SandboxExecutor& operator=(const SandboxExecutor&) = delete;
 

@@ -8,6 +8,7 @@ DSH_PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-dev clang-format clang-tidy
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev
   bubblewrap util-linux musl-tools tmux python3 python3-pip git
+  python3-jsonschema python3-venv python3-setuptools python3-wheel nodejs pkg-config
 )
 
 missing_packages() {

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/habits.h"
 #include "cli/invocation.h"
 #include "cli/path_rules.h"
 #include "cli/setup.h"
@@ -85,7 +86,8 @@ void print_report(const BackendReport& report) {
 
 }  // namespace
 
-int fail(const std::string& message) {
+int fail(const std::string& message, std::string_view code) {
+  if (json_errors()) fmt::print("{}\n", error_json(code, message));
   fmt::print(stderr, "dsh-sandbox: {}\n", message);
   return kFailureExit;
 }
@@ -110,9 +112,16 @@ int confine(const Options& options) {
     nlohmann::json printed = json::to_value(confined);
     printed["policy"] = effective_policy_view(policy);
     fmt::print("{}\n", json::dump(printed).value());
+    if (options.verbose) {
+      fmt::print(stderr,
+                 "dsh-sandbox: mode {}: backend {} ({} enforcement), the first backend of this "
+                 "host's chain that works here (bwrap, then Landlock; `dsh-sandbox probe` shows "
+                 "each and why not)\n",
+                 wire_name(policy.mode), confined.backend, wire_name(confined.enforcement));
+    }
     return 0;
   } catch (const SandboxError& error) {
-    return fail(error.what());
+    return fail(error.what(), error.code());
   }
 }
 
@@ -156,7 +165,7 @@ int probe(const Options& options) {
     }
     return summary.selected.empty() ? kFailureExit : 0;
   } catch (const SandboxError& error) {
-    return fail(error.what());
+    return fail(error.what(), error.code());
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dsh::sandbox::cli {
@@ -32,9 +33,13 @@ struct Options {
   bool learn = false;  // run --learn: print the narrowest policy that would have allowed it
   std::string format;  // "agent": the tool render a harness hands to a model
   std::string session_path;
-  std::string stdin_mode = "auto";  // auto | inherit | close
-  std::string max_processes;        // a count, or "unlimited"; empty: the default bound
-  std::string max_memory;           // a size (K, M, G, T suffixes), or "unlimited"
+  std::string stdin_mode = "auto";     // auto | inherit | close
+  std::string max_processes;           // a count, or "unlimited"; empty: the default bound
+  std::string max_memory;              // a size (K, M, G, T suffixes), or "unlimited"
+  std::vector<std::string> env_pass;   // --env NAME: kept through the environment scrub
+  std::vector<std::string> env_unset;  // --unset-env NAME: removed from the command's environment
+  bool json_lines = false;             // --json-lines: the streaming form
+  bool verbose = false;                // --verbose: the chosen backend and why, on stderr
 };
 
 // Prints the ConfinedArgv as JSON (the reference's field names); runs nothing.
@@ -44,8 +49,9 @@ int run(const Options& options);
 // Reports each backend of this platform's chain: usable or not, enforcement, why, how to fix.
 int probe(const Options& options);
 
-// One "dsh-sandbox: <message>" line on stderr; returns kFailureExit.
-int fail(const std::string& message);
+// One "dsh-sandbox: <message>" line on stderr; returns kFailureExit. When the call asked for
+// JSON, the error object (code: the seam's error code, or USAGE) is printed on stdout too.
+int fail(const std::string& message, std::string_view code = "SANDBOX_INVALID_INPUT");
 
 // Prints the bash tool definition (schema, texts, resolved workdir) as JSON; runs nothing.
 // `plain_executor`: the composition mounts no sandboxing executor.

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -37,6 +38,25 @@ Result<StdinMode> stdin_mode(const std::string& text) {
   if (text == "inherit") return StdinMode::kInherit;
   if (text == "close") return StdinMode::kClose;
   return InvalidInput{fmt::format("run: --stdin \"{}\": expected auto, inherit or close", text)};
+}
+
+// Above the maximum is an error, never a silent cap: the caller asked for more than it gets.
+Result<void> check_timeout(double seconds) {
+  const double max_seconds = exec::kMaxTimeoutMs / 1000;
+  if (seconds > 0 && seconds <= max_seconds) return {};
+  return InvalidInput{fmt::format("run: --timeout {}: expected more than 0 and at most {} seconds",
+                                  seconds, max_seconds)};
+}
+
+// Variable names as the environment spells them: no '=', no NUL, not empty.
+Result<void> check_env_names(const std::vector<std::string>& names, std::string_view option) {
+  for (const std::string& name : names) {
+    if (name.empty() || name.find_first_of(std::string_view("=\0", 2)) != std::string::npos) {
+      return InvalidInput{
+          fmt::format("run: {} \"{}\": expected a variable NAME (no '=')", option, name)};
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -91,7 +111,17 @@ Result<RunInvocation> run_invocation(const Options& options) {
   run.json = options.json;
   run.agent = options.format == "agent";
   run.timeout_ms = options.timeout_seconds * 1000;
+  run.json_lines = options.json_lines;
+  run.verbose = options.verbose;
+  run.env_pass = options.env_pass;
+  run.env_unset = options.env_unset;
+  if (run.json && run.json_lines) {
+    return InvalidInput{"run: --json and --json-lines: give one of them"};
+  }
   return check_format(options.format)
+      .and_then([&] { return check_timeout(options.timeout_seconds); })
+      .and_then([&] { return check_env_names(options.env_pass, "--env"); })
+      .and_then([&] { return check_env_names(options.env_unset, "--unset-env"); })
       .and_then([&] { return command_argv(options); })
       .transform([&](std::vector<std::string> argv) { run.argv = std::move(argv); })
       .and_then([&] { return policy_options(options); })

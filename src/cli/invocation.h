@@ -38,6 +38,10 @@ struct RunInvocation {
   double timeout_ms = 0;
   exec::ResourceBounds bounds;
   bool learn = false;  // never runs wider itself; prints what would have allowed the refusals
+  bool json_lines = false;             // --json-lines
+  bool verbose = false;                // --verbose
+  std::vector<std::string> env_pass;   // --env NAME
+  std::vector<std::string> env_unset;  // --unset-env NAME
 };
 
 // The mode and network names, parsed; the error names the valid ones.

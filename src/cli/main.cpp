@@ -6,15 +6,19 @@
 
 #include "cli/commands.h"
 #include "cli/jobs_and_shell.h"
+#include "cli/habits.h"
 
 namespace {
 
 using dsh::sandbox::cli::Options;
 
 void add_policy_options(CLI::App& command, Options& options) {
-  command.add_option("--mode", options.mode, "read-only | workspace-write | danger-full-access");
+  command.add_option("--mode", options.mode,
+                     "read-only | workspace-write | danger-full-access (default: the session's, "
+                     "else the config's, else read-only)");
   command.add_option("--workspace", options.workspace, "absolute workspace root (default: cwd)");
-  command.add_option("--network", options.network, "inherit | deny");
+  command.add_option("--network", options.network,
+                     "inherit | deny (default inherit; deny with danger-full-access is an error)");
   command.add_option("--config", options.config_path, "JSON config file");
   command.add_option("--allow-write", options.allow_write,
                      "PATH: an extra writable directory (workspace-write; repeatable)");
@@ -24,11 +28,14 @@ void add_policy_options(CLI::App& command, Options& options) {
                      "PATH: unreadable in every mode (repeatable; !PATH lifts a default)");
   command.add_option("--allow-cache", options.allow_cache,
                      "NAMES: package caches made writable, e.g. npm,pip,cargo,go");
+  command.add_flag("--verbose", options.verbose, "say on stderr which backend was chosen and why");
 }
 
 int run(int argc, char** argv) {
   Options options;
   CLI::App app{"dsh-sandbox: run commands you did not write, confined"};
+  app.footer(dsh::sandbox::cli::help_footer());
+  app.set_version_flag("--version", dsh::sandbox::cli::version_text());
   app.require_subcommand(1);
   CLI::App* confine = app.add_subcommand("confine", "print the confined argv as JSON; run nothing");
   add_policy_options(*confine, options);
@@ -57,6 +64,13 @@ int run(int argc, char** argv) {
                   "tasks of the command's tree (default 4096) | unlimited");
   run->add_option("--max-memory", options.max_memory,
                   "memory of the tree, e.g. 2G (default: half of RAM) | unlimited");
+  run->add_flag("--json-lines", options.json_lines,
+                "stream JSON lines: started, stdout, stderr, denial, exit");
+  // One NAME per flag, repeatable: a list option would swallow the words that follow it.
+  run->add_option("--env", options.env_pass, "NAME: pass this variable through the scrub")
+      ->allow_extra_args(false);
+  run->add_option("--unset-env", options.env_unset, "NAME: remove this variable")
+      ->allow_extra_args(false);
   run->add_option("argv", options.argv, "-- ARGV...");
   CLI::App* probe = app.add_subcommand("probe", "report each backend of this host's chain");
   probe->add_option("--config", options.config_path, "JSON config file");
@@ -72,11 +86,16 @@ int run(int argc, char** argv) {
   std::string workdir;
   schema->add_option("--workdir", workdir,
                      "a model workdir to resolve (relative: against the root)");
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  dsh::sandbox::cli::set_json_errors(dsh::sandbox::cli::wants_json(args));
+  if (const auto unknown = dsh::sandbox::cli::unknown_flag(app, args)) {
+    return dsh::sandbox::cli::fail(*unknown + "; see dsh-sandbox --help", "USAGE");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == 0) return app.exit(error);  // --help
-    return dsh::sandbox::cli::fail(std::string(error.what()) + "; see dsh-sandbox --help");
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+    return dsh::sandbox::cli::fail(std::string(error.what()) + "; see dsh-sandbox --help", "USAGE");
   }
   if (const auto status = jobs_and_shell.dispatch()) return *status;
   if (run->parsed()) return dsh::sandbox::cli::run(options);

@@ -22,10 +22,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/habits.h"
 #include "cli/invocation.h"
 #include "cli/run_context.h"
 #include "cli/path_rules.h"
 #include "cli/run_io.h"
+#include "cli/run_options.h"
 #include "cli/setup.h"
 #include "consumer/bash_executor.h"
 #include "consumer/denials.h"
@@ -170,14 +172,37 @@ RunSpec make_spec(const RunInvocation& run, SandboxExecutionPolicy policy,
   spec.process.bounds = run.bounds;
   // Only the agent render hands the spill files' paths on; every other form removes them.
   spec.process.keep_spill = run.agent;
+  apply_environment_options(run, spec.process);
+  // Unconfined, nothing could enforce a network policy: refuse it rather than ignore it.
+  if (spec.policy.mode == SandboxMode::kDangerFullAccess &&
+      spec.policy.network != NetworkPolicy::kInherit) {
+    throw InvalidSandboxInputError(fmt::format(
+        "run: --network {}: danger-full-access runs the command unconfined, so nothing would "
+        "enforce it; use --mode read-only or workspace-write, or drop --network",
+        wire_name(spec.policy.network)));
+  }
   return spec;
 }
 
 // One run; for a person, its output live on run's own stdout and stderr, which no reader can
 // make wait past the deadline.
+JsonLines& json_lines() {
+  static JsonLines lines;
+  return lines;
+}
+
 RunOutcome run_once(const RunInvocation& run, consumer::SandboxBashExecutor& executor,
                     RunSpec& spec) {
   if (run.json || run.agent) return executor.run(spec);
+  if (run.json_lines) {
+    json_lines().started(spec);
+    spec.process.on_stdout = [](std::string_view chunk) { json_lines().output("stdout", chunk); };
+    spec.process.on_stderr = [](std::string_view chunk) { json_lines().output("stderr", chunk); };
+    RunOutcome outcome = executor.run(spec);
+    spec.process.on_stdout = nullptr;
+    spec.process.on_stderr = nullptr;
+    return outcome;
+  }
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(*spec.process.timeout_ms)));
@@ -235,13 +260,19 @@ nlohmann::json run_policy_view(const SandboxExecutionPolicy& policy) {
   return nlohmann::json{{"mode", wire_name(policy.mode)}, {"workspaceRoot", policy.workspace_root}};
 }
 
-void report(const RunInvocation& run, const RunOutcome& outcome, int interrupted,
-            const nlohmann::json& policy_view) {
+void report(const RunInvocation& run, const RunSpec& spec, const RunOutcome& outcome,
+            int interrupted, const nlohmann::json& policy_view) {
   const std::optional<std::string> failure = consumer::start_failure(outcome);
-  if (run.json) {
+  if (run.verbose) fmt::print(stderr, "dsh-sandbox: {}\n", backend_explanation(outcome));
+  if (run.json || run.json_lines) {
     nlohmann::json result = consumer::result_json(outcome, interrupted);
+    add_contract_fields(result, spec, outcome);
     result["policy"] = policy_view;
-    fmt::print("{}\n", result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (run.json_lines) {
+      json_lines().finished(result, outcome);
+    } else {
+      fmt::print("{}\n", result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
   } else if (run.agent) {
     const bool advertised = !wider_modes(outcome.sandbox.mode).empty();
     const auto timeout_ms = static_cast<long long>(run.timeout_ms);
@@ -271,22 +302,29 @@ void print_learned(const RunOutcome& outcome) {
 
 // For a person: the denial marker right after the command's own stderr, before any question.
 void mark_denial(const RunInvocation& run, const RunOutcome& outcome) {
-  if (!run.json && !run.agent && outcome.sandbox.denied) {
+  if (!run.json && !run.json_lines && !run.agent && outcome.sandbox.denied) {
     fmt::print(stderr, "{}\n", sandbox_denial_marker(outcome.sandbox.mode));
   }
 }
 
 // The command did not run: 125 and one line, plus the machine-readable forms when asked for.
-int runner_failed(const RunInvocation& run, SandboxMode mode, const SandboxUnavailableError& error,
-                  int interrupted) {
+int runner_failed(const RunInvocation& run, const RunSpec& spec,
+                  const SandboxUnavailableError& error, int interrupted) {
   if (run.agent) fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
-  if (run.json) {
+  if (run.json || run.json_lines) {
     RunOutcome not_run;
     not_run.status = status::RunnerFailed{error.detail().value_or("")};
-    not_run.sandbox.mode = mode;
-    fmt::print("{}\n", consumer::result_json(not_run, interrupted).dump());
+    not_run.sandbox.mode = spec.policy.mode;
+    nlohmann::json result = consumer::result_json(not_run, interrupted);
+    add_contract_fields(result, spec, not_run);
+    if (run.json_lines) {
+      json_lines().finished(result, not_run);
+    } else {
+      fmt::print("{}\n", result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
   }
-  return fail(error.what());
+  if (run.json || run.json_lines) set_json_errors(false);  // the result object says it already
+  return fail(error.what(), error.code());
 }
 
 // A runner failure as the seam's error, for the refusal's audit line and its message.
@@ -348,15 +386,15 @@ int run(const Options& options) {
       // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
       provider.invalidate_verdict();
       audit_refusal(&*call, argv, spec.policy.mode, *refused);
-      return runner_failed(run, spec.policy.mode, *refused, interrupts.signal());
+      return runner_failed(run, spec, *refused, interrupts.signal());
     }
     const int interrupted = interrupts.signal();
-    report(run, outcome, interrupted, policy_view);
+    report(run, spec, outcome, interrupted, policy_view);
     if (run.learn) print_learned(outcome);
     return interrupted != 0 ? 128 + interrupted : consumer::exit_status(outcome.status);
   } catch (const SandboxError& error) {
     audit_refusal(call ? &*call : nullptr, argv, mode, error);
-    return fail(error.what());
+    return fail(error.what(), error.code());
   }
 }
 

@@ -556,7 +556,9 @@ TEST_P(CliRunOn, JsonIsOneObjectWithTheDocumentedFieldsAndTypes) {
   EXPECT_EQ(keys,
             (vector<string>{"backend", "bounds", "denialCount", "denialSource", "denials", "denied",
                             "durationMs", "enforcement", "exitCode", "interrupted", "mode",
-                            "policy", "runnerFailed", "signal", "stderr", "stdout", "timedOut"}));
+                            "network", "notStarted", "policy", "runnerFailed", "schemaVersion",
+                            "signal", "stderr", "stdout", "timedOut", "truncated",
+                            "workspaceRoot"}));
   EXPECT_EQ(object["mode"], "read-only");
   EXPECT_EQ(object["policy"]["mode"], "read-only");
   EXPECT_TRUE(object["policy"]["protected"].is_array());

@@ -17,6 +17,9 @@ missing_packages() {
     dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' ||
       echo "$pkg"
   done
+  # npm: Debian's package only where no npm is on PATH (a NodeSource nodejs ships its own npm,
+  # and Debian's npm would conflict with it).
+  command -v npm >/dev/null 2>&1 || echo npm
 }
 
 # Installs missing packages when run as root; otherwise prints the exact apt-get line and fails.

@@ -37,9 +37,9 @@ struct RunInvocation {
   StdinMode stdin_mode = StdinMode::kAuto;
   double timeout_ms = 0;
   exec::ResourceBounds bounds;
-  bool learn = false;  // never runs wider itself; prints what would have allowed the refusals
-  bool json_lines = false;             // --json-lines
-  bool verbose = false;                // --verbose
+  bool learn = false;       // never runs wider itself; prints what would have allowed the refusals
+  bool json_lines = false;  // --json-lines
+  bool verbose = false;     // --verbose
   std::vector<std::string> env_pass;   // --env NAME
   std::vector<std::string> env_unset;  // --unset-env NAME
 };

@@ -5,8 +5,8 @@
 #include <exception>
 
 #include "cli/commands.h"
-#include "cli/jobs_and_shell.h"
 #include "cli/habits.h"
+#include "cli/jobs_and_shell.h"
 
 namespace {
 

@@ -554,11 +554,11 @@ TEST_P(CliRunOn, JsonIsOneObjectWithTheDocumentedFieldsAndTypes) {
   for (const auto& [key, value] : object.items()) keys.push_back(key);
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(keys,
-            (vector<string>{"backend", "bounds", "denialCount", "denialSource", "denials", "denied",
-                            "durationMs", "enforcement", "exitCode", "interrupted", "mode",
-                            "network", "notStarted", "policy", "runnerFailed", "schemaVersion",
-                            "signal", "stderr", "stdout", "timedOut", "truncated",
-                            "workspaceRoot"}));
+            (vector<string>{
+                "backend",    "bounds",      "denialCount",  "denialSource",  "denials", "denied",
+                "durationMs", "enforcement", "exitCode",     "interrupted",   "mode",    "network",
+                "notStarted", "policy",      "runnerFailed", "schemaVersion", "signal",  "stderr",
+                "stdout",     "timedOut",    "truncated",    "workspaceRoot"}));
   EXPECT_EQ(object["mode"], "read-only");
   EXPECT_EQ(object["policy"]["mode"], "read-only");
   EXPECT_TRUE(object["policy"]["protected"].is_array());

@@ -94,21 +94,23 @@ std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertis
   return render_for_agent(outcome, escalation_advertised, timeout_ms, output_nonce());
 }
 
+void append_fenced(std::string& text, std::string_view stream, const std::string& bytes,
+                   std::string_view nonce) {
+  if (bytes.empty()) return;
+  text += fmt::format("<{} {}>\n", stream, nonce);
+  text += bytes;
+  if (!bytes.ends_with('\n')) text += '\n';
+  text += fmt::format("</{} {}>\n", stream, nonce);
+}
+
 std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertised,
                              long long timeout_ms, std::string_view nonce) {
   std::string text;
   // The command's bytes, fenced: everything between the opening and the closing line is the
   // command's, and only lines after the last closing fence are the sandbox's. The nonce is drawn
   // after the command ended, so the command cannot print a closing line that matches.
-  const auto fence = [&text, nonce](std::string_view stream, const std::string& bytes) {
-    if (bytes.empty()) return;
-    text += fmt::format("<{} {}>\n", stream, nonce);
-    text += bytes;
-    if (!bytes.ends_with('\n')) text += '\n';
-    text += fmt::format("</{} {}>\n", stream, nonce);
-  };
-  fence("stdout", outcome.out.tail);
-  fence("stderr", outcome.err.tail);
+  append_fenced(text, "stdout", outcome.out.tail, nonce);
+  append_fenced(text, "stderr", outcome.err.tail, nonce);
   if (text.empty()) text = "(no output)\n";
   text += truncation_suffix(outcome);
   if (outcome.sandbox.denied) {

@@ -38,13 +38,6 @@ std::string status_line(const JobView& job) {
 std::string render_job_output(const JobView& job, bool escalation_advertised,
                               std::string_view nonce) {
   std::string text;
-  const auto fence = [&text, nonce](std::string_view stream, const std::string& bytes) {
-    if (bytes.empty()) return;
-    text += fmt::format("<{} {}>\n", stream, nonce);
-    text += bytes;
-    if (!bytes.ends_with('\n')) text += '\n';
-    text += fmt::format("</{} {}>\n", stream, nonce);
-  };
   std::string err = job.err;
   // The spawn error is the sandbox's own line about the command, shown where the command's
   // stderr would be (the reference puts it under [stderr]).
@@ -52,8 +45,8 @@ std::string render_job_output(const JobView& job, bool escalation_advertised,
     if (!err.empty() && !err.ends_with('\n')) err += '\n';
     err += "spawn failed: " + *job.spawn_failed + "\n";
   }
-  fence("stdout", job.out);
-  fence("stderr", err);
+  consumer::append_fenced(text, "stdout", job.out, nonce);
+  consumer::append_fenced(text, "stderr", err, nonce);
   if (text.empty()) text = "(no output)\n";
   if (job.lossy) {
     std::string paths;

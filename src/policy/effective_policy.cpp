@@ -29,7 +29,7 @@ namespace {
 using profiles::PlannedPath;
 
 // A git pointer or config file is a few lines; anything larger is not one.
-constexpr std::size_t kMaxGitFileBytes = 64 * 1024;
+constexpr std::size_t kMaxGitFileBytes = std::size_t{64} * 1024;
 
 std::optional<struct stat> lstat_of(const std::string& path) {
   struct stat info {};
@@ -143,7 +143,7 @@ struct Planner {
     protect(hooks, true);
     // A hook with a second name elsewhere could be rewritten through it: refused like config.
     if (DIR* dir = ::opendir(hooks.c_str())) {
-      while (const dirent* entry = ::readdir(dir)) {
+      while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
         const std::string hook = hooks + "/" + entry->d_name;
         const auto info = lstat_of(hook);
         if (info && S_ISREG(info->st_mode) && info->st_nlink > 1 && !error) {
@@ -164,10 +164,10 @@ struct Planner {
     // Submodules' git directories: the same state, one level down.
     const std::string modules = gitdir + "/modules";
     if (DIR* dir = ::opendir(modules.c_str())) {
-      while (const dirent* entry = ::readdir(dir)) {
+      while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
         const std::string name = entry->d_name;
         if (name == "." || name == "..") continue;
-        const std::string sub = modules + "/" + name;
+        const std::string sub = std::string(modules).append("/").append(name);
         const auto sub_info = lstat_of(sub);
         if (!sub_info || !S_ISDIR(sub_info->st_mode)) continue;
         if (under_writable(sub)) pinned.push_back(sub);
@@ -211,14 +211,16 @@ struct Planner {
       for (const std::string& value :
            git_config_values(read_small(gitdir + "/config"), "core", "hookspath")) {
         if (value.empty() || value.starts_with('/') || value.starts_with('~')) continue;
-        if (auto canonical = existing_canonical(root + "/" + value)) protect(*canonical, true);
+        if (auto canonical = existing_canonical(std::string(root).append("/").append(value))) {
+          protect(*canonical, true);
+        }
       }
     }
     // Submodule worktrees' .git files, from .gitmodules' path entries.
     for (const std::string& path :
          git_config_values(read_small(root + "/.gitmodules"), "submodule", "path")) {
       if (path.empty() || path.starts_with('/') || path.find("..") != std::string::npos) continue;
-      const std::string sub_git = root + "/" + path + "/.git";
+      const std::string sub_git = std::string(root).append("/").append(path).append("/.git");
       if (const auto sub_info = lstat_of(sub_git); sub_info && S_ISREG(sub_info->st_mode)) {
         protect(sub_git, true);
       }
@@ -234,7 +236,7 @@ std::vector<std::string> expand_last_component(const std::string& path) {
   const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
   std::vector<std::string> matches;
   if (DIR* dir = ::opendir(parent.c_str())) {
-    while (const dirent* entry = ::readdir(dir)) {
+    while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
       const std::string name = entry->d_name;
       if (name == "." || name == "..") continue;
       if (::fnmatch(last.c_str(), name.c_str(), FNM_PERIOD) == 0) {
@@ -303,7 +305,7 @@ void plan_read_grants(profiles::FsPlan& plan) {
   for (const std::string& ancestor : ancestors) {
     DIR* dir = ::opendir(ancestor.c_str());
     if (dir == nullptr) continue;
-    while (const dirent* entry = ::readdir(dir)) {
+    while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
       const std::string name = entry->d_name;
       if (name == "." || name == "..") continue;
       const std::string child = (ancestor == "/" ? "" : ancestor) + "/" + name;
@@ -324,7 +326,7 @@ void plan_read_grants(profiles::FsPlan& plan) {
 }  // namespace
 
 PathContext process_path_context() {
-  const char* home = std::getenv("HOME");
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): read once, no setenv
   std::string h = home != nullptr && home[0] == '/' ? lexically_normalize(home) : std::string();
   if (h == "/") h.clear();  // a home of "/" would make every path a home path
   return {std::move(h), process_env()};

@@ -7,6 +7,7 @@ namespace dsh::sandbox::policy {
 
 namespace {
 
+// NOLINTNEXTLINE(modernize-avoid-c-arrays)
 constexpr std::string_view kSecrets[] = {
     ".ssh",
     ".aws",
@@ -36,6 +37,7 @@ constexpr std::string_view kSecrets[] = {
     ".config/op",
 };
 
+// NOLINTNEXTLINE(modernize-avoid-c-arrays)
 constexpr std::string_view kStartupFiles[] = {
     ".profile",
     ".bashrc",
@@ -69,7 +71,7 @@ std::string absolute_env(const EnvLookup& env, std::string_view name) {
   return value.starts_with('/') ? value : std::string();
 }
 
-std::string or_default(std::string value, std::string fallback) {
+std::string or_default(const std::string& value, const std::string& fallback) {
   return value.empty() ? fallback : value;
 }
 
@@ -81,6 +83,7 @@ std::span<const std::string_view> home_startup_files() { return kStartupFiles; }
 
 EnvLookup process_env() {
   return [](std::string_view name) {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read once, nothing here calls setenv
     const char* value = std::getenv(std::string(name).c_str());
     return value == nullptr ? std::string() : std::string(value);
   };

@@ -14,6 +14,7 @@ namespace {
 
 bool has_nul(std::string_view value) { return value.find('\0') != std::string_view::npos; }
 
+// NOLINTNEXTLINE(modernize-avoid-c-arrays)
 constexpr std::string_view kCachePresets[] = {"npm",   "yarn", "pnpm",  "bun",    "pip",   "uv",
                                               "cargo", "go",   "maven", "gradle", "ccache"};
 

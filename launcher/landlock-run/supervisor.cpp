@@ -124,7 +124,7 @@ bool base_directory(int pid, int dirfd, char* out, size_t capacity) {
 // the task, not the supervisor. Components that do not exist are kept as spelled. False when a
 // link leads out of the filesystem (a pipe or socket behind /proc/PID/fd/N: no path to govern),
 // or loops.
-bool resolve(int pid, const char* path, bool follow_last, char* out, size_t capacity) {
+bool walk(int pid, const char* path, bool follow_last, char* out, size_t capacity) {
   char pending[kPathMax];  // what is left to walk, absolute
   if (strlen(path) >= sizeof(pending)) return false;
   strcpy(pending, path);
@@ -184,6 +184,76 @@ bool resolve(int pid, const char* path, bool follow_last, char* out, size_t capa
     if (strlen(done) >= capacity) return false;
     return join_lexically("/", done, out, capacity);
   }
+}
+
+// The canonical name of the directory `link` leads to, as procfs prints it: `link` is
+// /proc/self/fd/N for a descriptor the supervisor opened, or the task's /proc/PID/cwd or
+// /proc/PID/fd/N. False for what names no usable directory: a pipe, a directory deleted meanwhile
+// (" (deleted)"), or one inside /proc, whose self links would name the supervisor.
+bool directory_name(const char* link, char* out, size_t capacity) {
+  const ssize_t n = readlink(link, out, capacity - 1);
+  if (n <= 0 || out[0] != '/') return false;
+  out[n] = '\0';
+  constexpr char kDeleted[] = " (deleted)";
+  constexpr size_t kDeletedLength = sizeof(kDeleted) - 1;
+  if (static_cast<size_t>(n) >= kDeletedLength &&
+      strcmp(out + n - kDeletedLength, kDeleted) == 0) {
+    return false;
+  }
+  return !path_beneath(out, "/proc");
+}
+
+// The canonical name of the directory `path` (relative to the supervisor's cwd, or absolute)
+// leads to, from one kernel lookup: open it O_PATH (Linux 2.6.39) and read the name back.
+bool opened_directory_name(const char* path, char* out, size_t capacity) {
+  const int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char self[64];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  const bool named = directory_name(self, out, capacity);
+  close(fd);
+  return named;
+}
+
+// `directory`/`last`, with `last` followed when it is a link and the call follows it.
+bool join_last(int pid, const char* directory, const char* last, bool follow_last, char* out,
+               size_t capacity) {
+  const bool root = directory[0] == '/' && directory[1] == '\0';
+  const int written = snprintf(out, capacity, "%s/%s", root ? "" : directory, last);
+  if (written < 0 || static_cast<size_t>(written) >= capacity) return false;
+  if (follow_last) {
+    struct stat st;
+    if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
+      char link_path[kPathMax];
+      strcpy(link_path, out);
+      return walk(pid, link_path, true, out, capacity);
+    }
+  }
+  return true;
+}
+
+bool is_dot_or_dotdot(const char* name) {
+  return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
+// `path` (absolute, folded) resolved as the task sees it. The supervisor shares the task's mount
+// namespace and root, so the kernel can resolve the parent directory in one lookup where the walk
+// above lstats each prefix anew; the walk remains for /proc, a parent that does not exist
+// (components kept as spelled), and a directory deleted meanwhile.
+bool resolve(int pid, const char* path, bool follow_last, char* out, size_t capacity) {
+  const char* slash = strrchr(path, '/');
+  if (slash == nullptr || slash[1] == '\0' || path_beneath(path, "/proc")) {
+    return walk(pid, path, follow_last, out, capacity);
+  }
+  char parent[kPathMax];
+  const size_t parent_length = static_cast<size_t>(slash - path);
+  memcpy(parent, path, parent_length);
+  parent[parent_length] = '\0';
+  char directory[kPathMax];
+  if (!opened_directory_name(parent_length == 0 ? "/" : parent, directory, sizeof(directory))) {
+    return walk(pid, path, follow_last, out, capacity);
+  }
+  return join_last(pid, directory, slash + 1, follow_last, out, capacity);
 }
 
 bool exists(const char* path) {
@@ -322,15 +392,23 @@ bool write_call(int nr, const unsigned long long* args, int pid, WriteCall* call
   }
 }
 
-// The path a call names, absolute and folded, as the task sees it. False when unreadable.
+// The path a call names, absolute and folded, as the task sees it. False when unreadable. The
+// base of a relative path is read here, while the call is pending (its dirfd may be closed once
+// it returns); procfs gives it canonical, so a single relative component has a canonical parent
+// and needs no further lookup (`parent_canonical`).
 bool call_path(int pid, const unsigned long long* args, const PathArg& arg, char* out,
-               size_t capacity) {
+               size_t capacity, bool* parent_canonical = nullptr) {
   char raw[kPathMax];
+  if (parent_canonical != nullptr) *parent_canonical = false;
   if (arg.path_arg < 0 || !read_string(pid, args[arg.path_arg], raw, sizeof(raw))) return false;
   if (raw[0] == '/') return join_lexically("/", raw, out, capacity);
   const int dirfd = arg.dirfd_arg < 0 ? kAtFdcwd : static_cast<int>(args[arg.dirfd_arg]);
   char base[kPathMax];
   if (!base_directory(pid, dirfd, base, sizeof(base))) return false;
+  if (parent_canonical != nullptr) {
+    *parent_canonical = raw[0] != '\0' && strchr(raw, '/') == nullptr &&
+                        !is_dot_or_dotdot(raw) && !path_beneath(base, "/proc");
+  }
   return join_lexically(base, raw, out, capacity);
 }
 
@@ -415,9 +493,25 @@ bool still_valid(int listener, uint64_t id) {
 
 // Records a write-intent path when it lies outside every writable root.
 void check_write(const SupervisorConfig& config, Recorder& recorder, int pid, const char* op,
-                 const char* path, bool follow_last, WriteCall::Exists must) {
+                 const char* path, bool parent_canonical, bool follow_last,
+                 WriteCall::Exists must) {
   char resolved[kPathMax];
-  if (!resolve(pid, path, follow_last, resolved, sizeof(resolved))) return;
+  if (parent_canonical) {
+    char directory[kPathMax];
+    strcpy(directory, path);
+    char* slash = strrchr(directory, '/');
+    if (slash == directory) {
+      directory[1] = '\0';
+    } else {
+      *slash = '\0';
+    }
+    if (!join_last(pid, directory, strrchr(path, '/') + 1, follow_last, resolved,
+                   sizeof(resolved))) {
+      return;
+    }
+  } else if (!resolve(pid, path, follow_last, resolved, sizeof(resolved))) {
+    return;
+  }
   if (writable(config, resolved)) return;
   if (strcmp(resolved, "/dev/tty") == 0 && !has_controlling_terminal(pid)) return;
   if (must == WriteCall::Exists::kMust && !exists(resolved)) return;
@@ -464,18 +558,24 @@ void handle(int listener, const SupervisorConfig& config, Recorder& recorder,
   char target[kPathMax];
   char source[kPathMax];
   const bool is_write = write_call(notif.data.nr, args, pid, &call);
-  const bool have_target = is_write && call_path(pid, args, call.target, target, sizeof(target));
-  const bool have_source = is_write && call.source.path_arg >= 0 &&
-                           call_path(pid, args, call.source, source, sizeof(source));
+  bool target_parent_canonical = false;
+  bool source_parent_canonical = false;
+  const bool have_target = is_write && call_path(pid, args, call.target, target, sizeof(target),
+                                                 &target_parent_canonical);
+  const bool have_source =
+      is_write && call.source.path_arg >= 0 &&
+      call_path(pid, args, call.source, source, sizeof(source), &source_parent_canonical);
   // The memory read above belonged to this call only if the notification is still pending.
   const bool valid = still_valid(listener, notif.id);
   respond(listener, notif.id, 0, true);
   if (!valid) return;
   if (have_source) {
-    check_write(config, recorder, pid, call.op, source, false, WriteCall::Exists::kMust);
+    check_write(config, recorder, pid, call.op, source, source_parent_canonical, false,
+                WriteCall::Exists::kMust);
   }
   if (have_target)
-    check_write(config, recorder, pid, call.op, target, call.follow_last, call.exists);
+    check_write(config, recorder, pid, call.op, target, target_parent_canonical,
+                call.follow_last, call.exists);
 }
 
 }  // namespace

@@ -109,6 +109,31 @@ TEST_P(Evidence, ManyRefusedCallsKeepTheRecordsBoundedWithTheirTotal) {
   EXPECT_LE(object["denialCount"].get<std::uint64_t>(), 100010U);
 }
 
+// The record names the file the kernel refused, however the command spelled it: relative to its
+// cwd, through a link in the workspace that leads out, through a final link it follows, and
+// relative to a directory descriptor. Writes that stay in the workspace leave no record.
+TEST_P(Evidence, ARecordNamesTheRefusedFileHoweverTheCommandSpelledIt) {
+  const std::string ws = workspace_.path();
+  const std::string cwd_relative = unique("dsh-cwd");
+  const std::string via_dir = unique("dsh-via-dir");
+  const std::string via_last = unique("dsh-via-last");
+  const std::string via_dirfd = unique("dsh-dirfd");
+  const json object = run(
+      "cd /etc && (echo x > " + cwd_relative + "); cd " + ws + "; ln -s /etc out; ln -s /etc/" +
+      via_last + " last; echo x > inside; (echo x > out/" + via_dir + "); (echo x > last); " +
+      "python3 -c \"import os; d = os.open('/etc', os.O_RDONLY); os.open('" + via_dirfd +
+      "', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d)\"; exit 1");
+  for (const std::string& name : {cwd_relative, via_dir, via_last, via_dirfd}) {
+    EXPECT_FALSE(std::filesystem::exists("/etc/" + name)) << name;
+    EXPECT_TRUE(names(object, "create", "/etc/" + name, "outside-writable-roots"))
+        << name << " " << object["denials"].dump();
+  }
+  EXPECT_TRUE(std::filesystem::exists(workspace_ / "inside"));
+  for (const json& denial : object["denials"]) {
+    EXPECT_NE(denial["path"].get<std::string>().rfind(ws, 0), 0U) << denial.dump();
+  }
+}
+
 // A background job's refusals land in that job's outcome, as a foreground run's do.
 TEST_P(Evidence, ADenialInABackgroundJobLandsInItsOutcome) {
   const std::string target = "/etc/" + unique("dsh-job");

@@ -39,13 +39,34 @@ MK
 ws="$work/ws"
 mkdir -p "$ws"
 ll() { echo "$launcher --ro / --rw /dev/null --rw /tmp --rw $ws $1 --"; }
-extract="rm -rf $ws/x && mkdir $ws/x && tar -C $ws/x -xf $work/files.tar"
-build_cmd="rm -rf $ws/p && cp -r $work/proj $ws/p && make -s -C $ws/p -j2"
+# The removal of the previous tree is --prepare, outside the measurement: its unlinks would be
+# notified too, but the workload measured is the extraction.
+extract="mkdir $ws/x && tar -C $ws/x -xf $work/files.tar"
+build_cmd="cp -r $work/proj $ws/p && make -s -C $ws/p -j2"
 
+uptime
 hyperfine --runs "$runs" --warmup 2 -N \
+  --prepare "rm -rf $ws/x $ws/p" \
   -n "extract, no evidence" "$(ll '') sh -c '$extract'" \
   -n "extract, evidence" "$(ll --evidence) sh -c '$extract'" \
   -n "make -j2, no evidence" "$(ll '') sh -c '$build_cmd'" \
   -n "make -j2, evidence" "$(ll --evidence) sh -c '$build_cmd'" \
-  --export-markdown "$work/result.md"
+  --export-markdown "$work/result.md" --export-json "$work/result.json"
 cat "$work/result.md"
+uptime
+# Wall time on a shared host carries every other process's load; the CPU time the command tree
+# and the supervisor spent (user + system: hyperfine's rusage of the launcher and its children,
+# a mean over the runs) is the work evidence adds, and moves far less with the load.
+python3 - "$work/result.json" <<'PY'
+import json, statistics, sys
+results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+def figures(name):
+    r = results[name]
+    return statistics.median(r["times"]), r["user"] + r["system"]
+print("| workload | wall median, no evidence | with | ratio | CPU, no evidence | with | ratio |")
+print("|---|---|---|---|---|---|---|")
+for work in ("extract", "make -j2"):
+    w0, c0 = figures(work + ", no evidence")
+    w1, c1 = figures(work + ", evidence")
+    print(f"| {work} | {w0:.3f} s | {w1:.3f} s | {w1 / w0:.2f} | {c0:.3f} s | {c1:.3f} s | {c1 / c0:.2f} |")
+PY

@@ -196,8 +196,7 @@ bool directory_name(const char* link, char* out, size_t capacity) {
   out[n] = '\0';
   constexpr char kDeleted[] = " (deleted)";
   constexpr size_t kDeletedLength = sizeof(kDeleted) - 1;
-  if (static_cast<size_t>(n) >= kDeletedLength &&
-      strcmp(out + n - kDeletedLength, kDeleted) == 0) {
+  if (static_cast<size_t>(n) >= kDeletedLength && strcmp(out + n - kDeletedLength, kDeleted) == 0) {
     return false;
   }
   return !path_beneath(out, "/proc");
@@ -406,8 +405,8 @@ bool call_path(int pid, const unsigned long long* args, const PathArg& arg, char
   char base[kPathMax];
   if (!base_directory(pid, dirfd, base, sizeof(base))) return false;
   if (parent_canonical != nullptr) {
-    *parent_canonical = raw[0] != '\0' && strchr(raw, '/') == nullptr &&
-                        !is_dot_or_dotdot(raw) && !path_beneath(base, "/proc");
+    *parent_canonical = raw[0] != '\0' && strchr(raw, '/') == nullptr && !is_dot_or_dotdot(raw) &&
+                        !path_beneath(base, "/proc");
   }
   return join_lexically(base, raw, out, capacity);
 }
@@ -574,8 +573,8 @@ void handle(int listener, const SupervisorConfig& config, Recorder& recorder,
                 WriteCall::Exists::kMust);
   }
   if (have_target)
-    check_write(config, recorder, pid, call.op, target, target_parent_canonical,
-                call.follow_last, call.exists);
+    check_write(config, recorder, pid, call.op, target, target_parent_canonical, call.follow_last,
+                call.exists);
 }
 
 }  // namespace

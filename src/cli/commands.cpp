@@ -107,8 +107,8 @@ int confine(const Options& options) {
     LocalSandboxProvider provider = make_provider(setup.provider);
     // The directory the caller will spawn the argv in: bwrap enters it (--chdir) or refuses.
     const std::string cwd = options.cwd.empty() ? working_directory() : options.cwd;
-    const ConfinedArgv confined =
-        provider.confine(ConfineRequest{options.argv, policy, cwd, options.status_channels});
+    const ConfinedArgv confined = provider.confine(
+        ConfineRequest{options.argv, policy, cwd, options.status_channels, !options.no_evidence});
     nlohmann::json printed = json::to_value(confined);
     printed["policy"] = effective_policy_view(policy);
     fmt::print("{}\n", json::dump(printed).value());

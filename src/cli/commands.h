@@ -40,6 +40,7 @@ struct Options {
   std::vector<std::string> env_unset;  // --unset-env NAME: removed from the command's environment
   bool json_lines = false;             // --json-lines: the streaming form
   bool verbose = false;                // --verbose: the chosen backend and why, on stderr
+  bool no_evidence = false;            // --no-evidence: no denial records (run, confine)
 };
 
 // Prints the ConfinedArgv as JSON (the reference's field names); runs nothing.

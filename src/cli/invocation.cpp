@@ -115,8 +115,18 @@ Result<RunInvocation> run_invocation(const Options& options) {
   run.verbose = options.verbose;
   run.env_pass = options.env_pass;
   run.env_unset = options.env_unset;
+  run.evidence = !options.no_evidence;
   if (run.json && run.json_lines) {
     return InvalidInput{"run: --json and --json-lines: give one of them"};
+  }
+  // Both read the kernel's records of what was refused; without them they would say nothing.
+  if (options.no_evidence && options.learn) {
+    return InvalidInput{"run: --learn needs the records --no-evidence turns off; drop one of them"};
+  }
+  if (options.no_evidence && options.escalate == "ask") {
+    return InvalidInput{
+        "run: --escalate ask asks only on recorded refusals, which --no-evidence turns off; drop "
+        "one of them"};
   }
   return check_format(options.format)
       .and_then([&] { return check_timeout(options.timeout_seconds); })

@@ -40,6 +40,7 @@ struct RunInvocation {
   bool learn = false;       // never runs wider itself; prints what would have allowed the refusals
   bool json_lines = false;  // --json-lines
   bool verbose = false;     // --verbose
+  bool evidence = true;     // false: --no-evidence, classification from stderr only
   std::vector<std::string> env_pass;   // --env NAME
   std::vector<std::string> env_unset;  // --unset-env NAME
 };

@@ -29,6 +29,8 @@ void add_policy_options(CLI::App& command, Options& options) {
   command.add_option("--allow-cache", options.allow_cache,
                      "NAMES: package caches made writable, e.g. npm,pip,cargo,go");
   command.add_flag("--verbose", options.verbose, "say on stderr which backend was chosen and why");
+  command.add_flag("--no-evidence", options.no_evidence,
+                   "no kernel records of refused operations (denials inferred from stderr)");
 }
 
 int run(int argc, char** argv) {

@@ -170,6 +170,7 @@ RunSpec make_spec(const RunInvocation& run, SandboxExecutionPolicy policy,
   spec.process.abort = interrupts.abort();
   spec.process.stdin_fd = command_stdin(run.stdin_mode);
   spec.process.bounds = run.bounds;
+  spec.denial_evidence = run.evidence;
   // Only the agent render hands the spill files' paths on; every other form removes them.
   spec.process.keep_spill = run.agent;
   apply_environment_options(run, spec.process);

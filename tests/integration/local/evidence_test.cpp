@@ -118,11 +118,11 @@ TEST_P(Evidence, ARecordNamesTheRefusedFileHoweverTheCommandSpelledIt) {
   const std::string via_dir = unique("dsh-via-dir");
   const std::string via_last = unique("dsh-via-last");
   const std::string via_dirfd = unique("dsh-dirfd");
-  const json object = run(
-      "cd /etc && (echo x > " + cwd_relative + "); cd " + ws + "; ln -s /etc out; ln -s /etc/" +
-      via_last + " last; echo x > inside; (echo x > out/" + via_dir + "); (echo x > last); " +
-      "python3 -c \"import os; d = os.open('/etc', os.O_RDONLY); os.open('" + via_dirfd +
-      "', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d)\"; exit 1");
+  const json object =
+      run("cd /etc && (echo x > " + cwd_relative + "); cd " + ws + "; ln -s /etc out; ln -s /etc/" +
+          via_last + " last; echo x > inside; (echo x > out/" + via_dir + "); (echo x > last); " +
+          "python3 -c \"import os; d = os.open('/etc', os.O_RDONLY); os.open('" + via_dirfd +
+          "', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d)\"; exit 1");
   for (const std::string& name : {cwd_relative, via_dir, via_last, via_dirfd}) {
     EXPECT_FALSE(std::filesystem::exists("/etc/" + name)) << name;
     EXPECT_TRUE(names(object, "create", "/etc/" + name, "outside-writable-roots"))
@@ -132,6 +132,26 @@ TEST_P(Evidence, ARecordNamesTheRefusedFileHoweverTheCommandSpelledIt) {
   for (const json& denial : object["denials"]) {
     EXPECT_NE(denial["path"].get<std::string>().rfind(ws, 0), 0U) << denial.dump();
   }
+}
+
+// Switched off per call, the launcher runs as one process and the denial is read from stderr,
+// which the result says.
+TEST_P(Evidence, NoEvidenceFallsBackToStderrAndSaysSo) {
+  const std::string target = "/etc/" + unique("dsh-no-evidence");
+  std::vector<std::string> args = {"run",       "--json",      "--no-evidence",  "--mode",
+                                   "read-only", "--workspace", workspace_.path()};
+  if (GetParam() == Backend::kLandlock) {
+    const std::string config = config_dir_ / "config.json";
+    llrt::write_file(config, R"({"bwrapPath": ")" + missing_bwrap_path() + R"("})");
+    args.insert(args.end(), {"--config", config});
+  }
+  args.insert(args.end(), {"-c", "echo x > " + target});
+  const RunResult result = run_cli(args);
+  const json object = parse_json(result.out);
+  EXPECT_FALSE(std::filesystem::exists(target));
+  EXPECT_EQ(object["denialSource"], "stderr") << result.describe();
+  EXPECT_TRUE(object["denials"].empty()) << object.dump();
+  EXPECT_TRUE(object["denied"].get<bool>()) << object.dump();
 }
 
 // A background job's refusals land in that job's outcome, as a foreground run's do.

@@ -79,5 +79,29 @@ TEST(Invocation, EnvNamesAreChecked) {
   EXPECT_TRUE(run_invocation(options).has_value());
 }
 
+TEST(Invocation, NoEvidenceTurnsTheRecordsOffAndRefusesWhatNeedsThem) {
+  Options options;
+  options.argv = {"true"};
+  options.no_evidence = true;
+  const auto run = run_invocation(options);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_FALSE(run.value().evidence);
+  options.learn = true;
+  const auto learn = run_invocation(options);
+  ASSERT_FALSE(learn.has_value());
+  EXPECT_NE(learn.error().message.find("--learn needs the records --no-evidence turns off"),
+            std::string::npos);
+  options.learn = false;
+  options.escalate = "ask";
+  const auto ask = run_invocation(options);
+  ASSERT_FALSE(ask.has_value());
+  EXPECT_NE(ask.error().message.find("--escalate ask asks only on recorded refusals"),
+            std::string::npos);
+  options.no_evidence = false;
+  const auto with_evidence = run_invocation(options);
+  ASSERT_TRUE(with_evidence.has_value());
+  EXPECT_TRUE(with_evidence.value().evidence);
+}
+
 }  // namespace
 }  // namespace dsh::sandbox::cli

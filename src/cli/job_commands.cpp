@@ -68,6 +68,7 @@ int start_job(const Options& options) {
     consumer::RunSpec spec;
     spec.argv = run.argv;
     spec.policy = resolve_policy(run, setup, call);
+    spec.process.workdir = call_workdir(run, spec.policy, call);
     spec.process.bounds = run.bounds;
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
       require_trusted_self(call.untrusted, *confined);
@@ -78,7 +79,7 @@ int start_job(const Options& options) {
     // only the runner's spawn, in the job supervisor, is the job's outcome.
     if (const auto policy = to_sandbox_policy(spec.policy)) {
       try {
-        (void)provider.confine(spec.argv, *policy);
+        (void)provider.confine(ConfineRequest{spec.argv, *policy, spec.process.workdir});
       } catch (const SandboxUnavailableError&) {
         provider.invalidate_verdict();
         throw;

@@ -22,6 +22,8 @@ JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
   start_->add_option("--session", options_.session_path,
                      "JSONL session log; the job ends when the session does (its log removed, "
                      "or job-kill --session)");
+  start_->add_option("--workdir", options_.workdir,
+                     "where the command runs (default: the workspace root; relative: against it)");
   start_->add_option("--max-processes", options_.max_processes,
                      "tasks of the command's tree (default 4096) | unlimited");
   start_->add_option("--max-memory", options_.max_memory,

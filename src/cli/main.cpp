@@ -54,6 +54,8 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"ask", "never"}));
   run->add_option("--format", options.format, "agent: the render a harness hands to a model");
   run->add_option("--session", options.session_path, "JSONL session log");
+  run->add_option("--workdir", options.workdir,
+                  "where the command runs (default: the workspace root; relative: against it)");
   run->add_flag("--json", options.json, "print one result object");
   run->add_flag("--learn", options.learn,
                 "print the narrowest policy that would have allowed what was refused");

@@ -32,6 +32,7 @@
 #include "consumer/bash_executor.h"
 #include "consumer/denials.h"
 #include "consumer/render.h"
+#include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/policy_service.h"
@@ -105,6 +106,15 @@ SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& set
   return policy;
 }
 
+std::string call_workdir(const RunInvocation& run, const SandboxExecutionPolicy& policy,
+                         const CallContext& call) {
+  std::optional<std::string_view> session_cwd;
+  if (call.session && call.session->cwd()) session_cwd = *call.session->cwd();
+  return consumer::resolve_tool_workdir(
+      policy.workspace_root, session_cwd,
+      run.workdir.empty() ? std::nullopt : std::optional<std::string_view>(run.workdir));
+}
+
 namespace {
 
 // One audit line per run; a log that cannot take it must not turn a finished run into an error.
@@ -161,10 +171,11 @@ int command_stdin(StdinMode mode) {
   return terminal ? -1 : STDIN_FILENO;
 }
 
-RunSpec make_spec(const RunInvocation& run, SandboxExecutionPolicy policy,
+RunSpec make_spec(const RunInvocation& run, const CallContext& call, SandboxExecutionPolicy policy,
                   const Interrupts& interrupts) {
   RunSpec spec;
   spec.argv = run.argv;
+  spec.process.workdir = call_workdir(run, policy, call);
   spec.policy = std::move(policy);
   spec.process.timeout_ms = run.timeout_ms;
   spec.process.abort = interrupts.abort();
@@ -349,7 +360,7 @@ int run(const Options& options) {
     SandboxExecutionPolicy policy = resolve_policy(run, setup, *call);
     add_path_rules(policy, options, setup.path_rules);
     const nlohmann::json policy_view = run_policy_view(policy);
-    RunSpec spec = make_spec(run, std::move(policy), interrupts);
+    RunSpec spec = make_spec(run, *call, std::move(policy), interrupts);
     mode = spec.policy.mode;
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
       require_trusted_self(call->untrusted, *confined);

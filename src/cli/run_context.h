@@ -31,4 +31,11 @@ CallContext call_context(const RunInvocation& run);
 SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& setup,
                                       const CallContext& call);
 
+// Where the command runs: the tool layer's rule (consumer/tool_schema.h), the same for run and
+// start. No --workdir: the policy's root (the resolved workspace, which is the session's
+// recorded cwd when the session names one and --workspace does not); a relative --workdir
+// against that root; an absolute one as given.
+std::string call_workdir(const RunInvocation& run, const SandboxExecutionPolicy& policy,
+                         const CallContext& call);
+
 }  // namespace dsh::sandbox::cli

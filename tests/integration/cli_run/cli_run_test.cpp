@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -346,18 +347,54 @@ TEST_P(CliRunOn, AProgramTheKernelRefusesToExecuteExits127Or126) {
   }
 }
 
-// The caller's directory is where the command runs, or it does not run. bwrap's own /dev hides
-// /dev/shm: bwrap would fall back to $HOME unless told --chdir; Landlock hides nothing.
-TEST_P(CliRunOn, TheCommandRunsInTheCallersDirectoryOrNotAtAll) {
+// Where the command runs is the tool layer's rule: with no --workdir the policy's root (not the
+// caller's directory), a relative --workdir against that root, an absolute one as given.
+TEST_P(CliRunOn, WithoutWorkdirTheCommandRunsInTheWorkspaceRoot) {
   const string ws = dir_.mkdir("ws");
-  const string elsewhere = "/dev/shm/" + unique("dsh-cli-run-cwd");
-  ASSERT_EQ(::mkdir(elsewhere.c_str(), 0700), 0) << elsewhere << ": " << std::strerror(errno);
+  const string elsewhere = dir_.mkdir("elsewhere");
   CliResult result;
   {
     const testing::CwdGuard in(elsewhere);
-    result = cli(plus(Run(), {"--mode", "workspace-write", "--workspace", ws, "--", "/bin/sh", "-c",
-                              "pwd > " + ws + "/marker"}));
+    result = cli(plus(Run(), {"--workspace", ws, "--", "/bin/sh", "-c", "pwd -P"}));
   }
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, std::filesystem::canonical(ws).string() + "\n") << result.describe();
+}
+
+TEST_P(CliRunOn, ARelativeWorkdirIsResolvedAgainstTheRoot) {
+  const string ws = dir_.mkdir("ws");
+  dir_.mkdir("ws/sub");
+  dir_.mkdir("elsewhere");
+  dir_.mkdir("elsewhere/sub");  // what the caller's directory would have given
+  CliResult result;
+  CliResult missing;
+  {
+    const testing::CwdGuard in(dir_ / "elsewhere");
+    result = cli(plus(
+        Run(), {"--workspace", ws, "--workdir", "sub/../sub", "--", "/bin/sh", "-c", "pwd -P"}));
+    missing = cli(plus(Run(), {"--workspace", ws, "--workdir", "gone", "--", "true"}));
+  }
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, std::filesystem::canonical(ws).string() + "/sub\n") << result.describe();
+  // A missing workdir is an ordinary start failure (127, the directory named), never the
+  // sandbox's: the contract's "a missing cwd must stay an ordinary error".
+  EXPECT_TRUE(missing.exited_with(127)) << missing.describe();
+  EXPECT_NE(missing.err.find("dsh-sandbox: cannot start the command: chdir " +
+                             std::filesystem::canonical(ws).string() + "/gone"),
+            string::npos)
+      << missing.describe();
+  EXPECT_EQ(missing.err.find("SANDBOX_UNAVAILABLE"), string::npos) << missing.describe();
+}
+
+// An absolute --workdir is used as given, or the command does not run. bwrap's own /dev hides
+// /dev/shm: bwrap would fall back to $HOME unless told --chdir; Landlock hides nothing.
+TEST_P(CliRunOn, AnAbsoluteWorkdirIsUsedAsGivenOrNotAtAll) {
+  const string ws = dir_.mkdir("ws");
+  const string elsewhere = "/dev/shm/" + unique("dsh-cli-run-cwd");
+  ASSERT_EQ(::mkdir(elsewhere.c_str(), 0700), 0) << elsewhere << ": " << std::strerror(errno);
+  const CliResult result =
+      cli(plus(Run(), {"--mode", "workspace-write", "--workspace", ws, "--workdir", elsewhere, "--",
+                       "/bin/sh", "-c", "pwd > " + ws + "/marker"}));
   ::rmdir(elsewhere.c_str());
   if (GetParam() == Backend::kLandlock) {
     EXPECT_TRUE(result.exited_with(0)) << result.describe();
@@ -371,6 +408,21 @@ TEST_P(CliRunOn, TheCommandRunsInTheCallersDirectoryOrNotAtAll) {
   EXPECT_NE(result.err.find("bwrap's view of the filesystem hides that directory"), string::npos)
       << result.describe();
   EXPECT_FALSE(exists(ws + "/marker"));
+}
+
+// With --session and no --workspace, the root is the session's recorded cwd, and so is the
+// working directory.
+TEST_P(CliRunOn, TheSessionsCwdIsTheDefaultWorkdir) {
+  const string ws = dir_.mkdir("ws");
+  const string log = dir_ / "session.jsonl";
+  (void)sandbox::SessionLog::create(log, "cli-run-workdir", ws);
+  CliResult result;
+  {
+    const testing::CwdGuard in(dir_.mkdir("elsewhere"));
+    result = cli(plus(Run(), {"--session", log, "--", "/bin/sh", "-c", "pwd -P"}));
+  }
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, std::filesystem::canonical(ws).string() + "\n") << result.describe();
 }
 
 // landlock-run reports its own failures on --status-fd and bwrap on --json-status-fd, out of

@@ -9,12 +9,14 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <thread>
 
 #include "cli_run_harness.h"
 #include "must_run.h"
+#include "paths.h"
 #include "temp_dir.h"
 
 namespace dsh::cli_run_it {
@@ -152,6 +154,24 @@ TEST_P(Jobs, SessionEndEndsItsJobs) {
   ASSERT_EQ(::unlink(second.c_str()), 0);
   EXPECT_TRUE(ended(c).ends_with("[status: killed, killed before exit]\n"));
   EXPECT_TRUE(processes_named("sleep 3" + tag).empty());
+}
+
+// A job runs where `run` would: the workspace root without --workdir (not the caller's
+// directory), a relative --workdir against that root.
+TEST_P(Jobs, AJobRunsWhereRunWould) {
+  dir_.mkdir("ws/sub", 0755);
+  const string root = std::filesystem::canonical(ws_).string();
+  string by_default;
+  string relative;
+  {
+    const testing::CwdGuard in(dir_.mkdir("elsewhere", 0755));
+    by_default = ended(start({"--", "/bin/sh", "-c", "pwd -P"}));
+    relative = ended(start({"--workdir", "sub", "--", "/bin/sh", "-c", "pwd -P"}));
+  }
+  EXPECT_EQ(by_default,
+            "<stdout N>\n" + root + "\n</stdout N>\n[status: completed, exit code: 0]\n");
+  EXPECT_EQ(relative,
+            "<stdout N>\n" + root + "/sub\n</stdout N>\n[status: completed, exit code: 0]\n");
 }
 
 // The runner itself cannot be spawned: the job starts (a background runner failure has no

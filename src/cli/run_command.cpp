@@ -29,6 +29,7 @@
 #include "cli/run_io.h"
 #include "cli/run_options.h"
 #include "cli/setup.h"
+#include "consumer/audit.h"
 #include "consumer/bash_executor.h"
 #include "consumer/denials.h"
 #include "consumer/render.h"
@@ -115,35 +116,6 @@ std::string call_workdir(const RunInvocation& run, const SandboxExecutionPolicy&
       run.workdir.empty() ? std::nullopt : std::optional<std::string_view>(run.workdir));
 }
 
-namespace {
-
-// One audit line per run; a log that cannot take it must not turn a finished run into an error.
-void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& outcome) {
-  if (!call.session) return;
-  SandboxRunEvent event;
-  event.argv = spec.argv;
-  event.mode = outcome.sandbox.mode;
-  event.workspace_root = spec.policy.workspace_root;
-  event.backend = outcome.sandbox.backend;
-  if (outcome.sandbox.enforcement) {
-    event.enforcement = std::string(wire_name(*outcome.sandbox.enforcement));
-  }
-  event.exit_code = consumer::exit_code_of(outcome.status);
-  if (const auto signal = consumer::signal_of(outcome.status)) {
-    event.signal = consumer::signal_name(*signal);
-  }
-  event.timed_out = std::holds_alternative<status::TimedOut>(outcome.status);
-  event.denied = outcome.sandbox.denied;
-  if (event.denied) event.denial = sandbox_denial_marker(outcome.sandbox.mode);
-  event.denial_source = outcome.sandbox.denial_source;
-  event.denials = outcome.sandbox.denials;
-  try {
-    record_run(*call.session, event);
-  } catch (const std::exception& error) {
-    fmt::print(stderr, "dsh-sandbox: the session log did not record this run: {}\n", error.what());
-  }
-}
-
 void audit_refusal(const CallContext* call, const std::vector<std::string>& argv, SandboxMode mode,
                    const SandboxError& error) {
   if (call == nullptr || !call->session) return;
@@ -152,6 +124,19 @@ void audit_refusal(const CallContext* call, const std::vector<std::string>& argv
                    {argv, mode, call->workspace.path(), std::string(error.code()), error.what()});
   } catch (const std::exception&) {
     // The refusal itself is reported on stderr; a log that cannot take it changes nothing.
+  }
+}
+
+namespace {
+
+// One audit line per run; a log that cannot take it must not turn a finished run into an error.
+void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& outcome) {
+  if (!call.session) return;
+  const SandboxRunEvent event = consumer::run_event(spec, outcome);
+  try {
+    record_run(*call.session, event);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dsh-sandbox: the session log did not record this run: {}\n", error.what());
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/invocation.h"
 #include "cli/setup.h"
+#include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/policy_service.h"
 #include "dsh/sandbox/resolved_workspace.h"
 
@@ -37,5 +38,10 @@ SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& set
 // against that root; an absolute one as given.
 std::string call_workdir(const RunInvocation& run, const SandboxExecutionPolicy& policy,
                          const CallContext& call);
+
+// The call's sandbox/refused line in its session's log, when it has one; a log that cannot take
+// it changes nothing (the refusal is reported on stderr anyway).
+void audit_refusal(const CallContext* call, const std::vector<std::string>& argv, SandboxMode mode,
+                   const SandboxError& error);
 
 }  // namespace dsh::sandbox::cli

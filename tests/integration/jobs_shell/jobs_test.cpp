@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -172,6 +173,27 @@ TEST_P(Jobs, AJobRunsWhereRunWould) {
             "<stdout N>\n" + root + "\n</stdout N>\n[status: completed, exit code: 0]\n");
   EXPECT_EQ(relative,
             "<stdout N>\n" + root + "/sub\n</stdout N>\n[status: completed, exit code: 0]\n");
+}
+
+// The job supervisor SIGKILLed (no handler, no clean-up of its own): exec's run supervisor
+// below it sees its control channel close and ends the command's whole tree, as for run.
+TEST_P(Jobs, NothingSurvivesTheJobSupervisorKilled) {
+  const string tag = std::to_string(6000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
+  const string handle = start(
+      {"-c", "setsid sleep 1" + tag + " & (trap '' HUP TERM; exec sleep 2" + tag + ") & wait"});
+  ASSERT_TRUE(appear("sleep 1" + tag, 1) && appear("sleep 2" + tag, 1));
+  const pid_t supervisor =
+      parse_json(read_file(jobs_dir() + "/" + handle + "/job.json"))["pid"].get<pid_t>();
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((!processes_named("sleep 1" + tag).empty() || !processes_named("sleep 2" + tag).empty()) &&
+         std::chrono::steady_clock::now() < limit) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(processes_named("sleep 1" + tag).empty());
+  EXPECT_TRUE(processes_named("sleep 2" + tag).empty());
+  // No outcome was recorded: job-output says the supervisor is gone, the job killed.
+  EXPECT_TRUE(output(handle).ends_with("[status: killed, killed before exit]\n")) << output(handle);
 }
 
 // The session's log lines of a job, parsed: the events (not the header) naming `handle`.

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "cli_run_harness.h"
 #include "dsh/sandbox/policy_service.h"
@@ -326,21 +327,25 @@ TEST_P(CliRunOn, ChildExitCodes125To127StayOrdinary) {
 }
 
 // `-- ARGV` has no shell in front: the runner execs the program itself, after every restriction
-// is in place. Its refusal is the command's 127/126, as bash reports it and as
-// danger-full-access does, never "no sandbox backend is usable".
-TEST_P(CliRunOn, AProgramTheKernelRefusesToExecuteExits127Or126) {
+// is in place. Its refusal, reported by the runner out of band, means the command never started,
+// as under danger-full-access: 127/126 as a shell reports it, one "cannot start the command" line,
+// notStarted in the JSON; never "no sandbox backend is usable".
+TEST_P(CliRunOn, AProgramTheKernelRefusesToExecuteNeverStarted) {
   const string ws = dir_.mkdir("ws");
   write_file(ws + "/noexec", "#!/bin/sh\n", 0644);
-  for (const auto& [program, code] : vector<std::pair<string, int>>{
-           {"/nonexistent/dsh-cli-run/program", 127}, {ws + "/noexec", 126}}) {
+  for (const auto& [program, code, why] : vector<std::tuple<string, int, string>>{
+           {"/nonexistent/dsh-cli-run/program", 127, "ENOENT (No such file or directory)"},
+           {ws + "/noexec", 126, "EACCES (Permission denied)"}}) {
     SCOPED_TRACE(program);
+    const string line = "cannot start the command: spawn " + program + " " + why;
     const CliResult plain = cli(plus(Run(), {"--workspace", ws, "--", program}));
     EXPECT_TRUE(plain.exited_with(code)) << plain.describe();
-    EXPECT_FALSE(has_cli_line(plain.err)) << plain.describe();
+    EXPECT_NE(plain.err.find("dsh-sandbox: " + line + "\n"), string::npos) << plain.describe();
     const CliResult json = cli(plus(Run(), {"--json", "--workspace", ws, "--", program}));
     EXPECT_TRUE(json.exited_with(code)) << json.describe();
     const nlohmann::json object = parse_json(json.out);
-    EXPECT_EQ(object["exitCode"], code) << json.out;
+    EXPECT_TRUE(object["exitCode"].is_null()) << json.out;
+    EXPECT_EQ(object["notStarted"], line) << json.out;
     EXPECT_EQ(object["runnerFailed"], false) << json.out;
     EXPECT_EQ(object["denied"], false) << json.out;
     EXPECT_EQ(object["backend"], backend_name(GetParam())) << json.out;

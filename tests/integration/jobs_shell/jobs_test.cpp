@@ -310,6 +310,18 @@ TEST_P(Jobs, SpawnFailureIsKilledWithTheSpawnError) {
             "or directory)\n</stderr N>\n[status: killed, killed before exit]\n");
 }
 
+// Confined, a program the runner cannot execute never started either: the runner says so on
+// its status channel, and the job settles as a spawn failure, as unconfined.
+TEST_P(Jobs, AProgramTheRunnerCannotExecuteIsASpawnFailure) {
+  const string shown = ended(start({"--", "/nonexistent/dsh-jobs-program"}));
+  EXPECT_TRUE(
+      shown.ends_with("spawn failed: spawn /nonexistent/dsh-jobs-program ENOENT (No such "
+                      "file or directory)\n</stderr N>\n"
+                      "[status: killed, killed before exit]\n"))
+      << shown;
+  EXPECT_EQ(shown.find("[sandbox: "), string::npos) << shown;
+}
+
 TEST_P(Jobs, LossyOutputNamesTheFullOutput) {
   const string shown = ended(start({"-c", "head -c 100000 /dev/zero | tr '\\0' a; echo"}));
   const std::regex note(

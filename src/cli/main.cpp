@@ -41,7 +41,7 @@ int run(int argc, char** argv) {
   add_policy_options(*confine, options);
   confine->add_option("--cwd", options.cwd,
                       "absolute directory the argv will run in, given to bwrap as --chdir "
-                      "(default: the working directory, as run)");
+                      "(default: the workspace root, where run runs it)");
   confine->add_flag("--status-channels", options.status_channels,
                     "name the runners' status channels in the argv, exactly as run executes it; "
                     "the spawner must open each descriptor listed in statusChannels");

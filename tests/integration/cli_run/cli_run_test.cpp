@@ -895,8 +895,12 @@ class ConfineMatchesRun : public CliRun {
     const CliResult ran = cli(plus({"run", "--config", config, "--workspace", ws}, command));
     EXPECT_TRUE(ran.exited_with(3)) << ran.describe();
     const vector<string> executed = split_lines(read_file(record_));
+    vector<string> extra = confine_extra;
+    for (string& word : extra) {
+      if (word == "WS") word = ws;  // the workspace this call made
+    }
     const CliResult confine =
-        cli(plus(plus({"confine", "--config", config, "--workspace", ws}, confine_extra), command));
+        cli(plus(plus({"confine", "--config", config, "--workspace", ws}, extra), command));
     EXPECT_TRUE(confine.exited_with(0)) << confine.describe();
     const nlohmann::json confined = parse_json(confine.out);
     vector<string> printed;
@@ -914,11 +918,10 @@ class ConfineMatchesRun : public CliRun {
 TEST_F(ConfineMatchesRun, ThroughBwrapWithTheLauncherInside) {
   const string runner = recording_runner();
   const string config = write_config(R"({"bwrapPath":")" + runner + R"("})");
-  char cwd[4096];
-  ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
-  // The default --cwd is the working directory, as run's; stating it changes nothing.
-  for (const vector<string>& extra : {vector<string>{"--status-channels"},
-                                      vector<string>{"--status-channels", "--cwd", string(cwd)}}) {
+  // The default --cwd is the workspace root, where run runs the command (not the caller's
+  // directory); stating it changes nothing.
+  for (const vector<string>& extra :
+       {vector<string>{"--status-channels"}, vector<string>{"--status-channels", "--cwd", "WS"}}) {
     const nlohmann::json confined = expect_same_argv(config, extra);
     EXPECT_EQ(confined["argv"][0], runner);
     EXPECT_EQ(confined["backend"], "bwrap+landlock");
@@ -927,7 +930,8 @@ TEST_F(ConfineMatchesRun, ThroughBwrapWithTheLauncherInside) {
               nlohmann::json::array(
                   {{{"fd", 3}, {"layer", "bwrap"}, {"format", "bwrap-json"}},
                    {{"fd", 4}, {"layer", "landlock-run"}, {"format", "launcher-lines"}}}));
-    const vector<string> flags = {"--json-status-fd", "3", "--chdir", cwd};
+    const vector<string> flags = {"--json-status-fd", "3", "--chdir",
+                                  confined["policy"]["workspaceRoot"].get<string>()};
     EXPECT_EQ(vector<string>(confined["argv"].begin() + 1, confined["argv"].begin() + 5), flags);
   }
 }

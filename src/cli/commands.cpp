@@ -106,7 +106,8 @@ int confine(const Options& options) {
     record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);
     LocalSandboxProvider provider = make_provider(setup.provider);
     // The directory the caller will spawn the argv in: bwrap enters it (--chdir) or refuses.
-    const std::string cwd = options.cwd.empty() ? working_directory() : options.cwd;
+    // By default where run runs it: the policy root (run's --workdir rule without --workdir).
+    const std::string cwd = options.cwd.empty() ? policy.workspace_root : options.cwd;
     const ConfinedArgv confined = provider.confine(
         ConfineRequest{options.argv, policy, cwd, options.status_channels, !options.no_evidence});
     nlohmann::json printed = json::to_value(confined);

@@ -33,6 +33,7 @@ struct Options {
   bool learn = false;  // run --learn: print the narrowest policy that would have allowed it
   std::string format;  // "agent": the tool render a harness hands to a model
   std::string session_path;
+  std::string workdir;  // run, start: --workdir; empty: the policy root; relative: against it
   std::string stdin_mode = "auto";     // auto | inherit | close
   std::string max_processes;           // a count, or "unlimited"; empty: the default bound
   std::string max_memory;              // a size (K, M, G, T suffixes), or "unlimited"

@@ -108,6 +108,7 @@ Result<RunInvocation> run_invocation(const Options& options) {
   run.workspace = options.workspace;
   run.config_path = options.config_path;
   run.session_path = options.session_path;
+  run.workdir = options.workdir;
   run.json = options.json;
   run.agent = options.format == "agent";
   run.timeout_ms = options.timeout_seconds * 1000;

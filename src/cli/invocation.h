@@ -31,6 +31,7 @@ struct RunInvocation {
   std::string workspace;  // --workspace as spelled; empty: the working directory
   std::string config_path;
   std::string session_path;
+  std::string workdir;  // --workdir as given; empty: none (the policy root)
   bool json = false;
   bool agent = false;  // --format agent
   Escalation escalate = Escalation::kNever;

@@ -8,6 +8,7 @@
 #include <array>
 #include <climits>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,41 +58,79 @@ jobs::JobDirectory open_job(int jobs_dir, const std::string& handle, std::string
 
 }  // namespace
 
+namespace {
+
+// The job's first session-log line, written before its command runs, so the session counts its
+// workspace as written (under workspace-write) from the start; the outcome follows at settlement
+// (job_supervisor.cpp). A log that cannot take it stops the start: the session would not know.
+void audit_start(const CallContext& call, const consumer::RunSpec& spec,
+                 const std::optional<ConfinedArgv>& confined, const std::string& handle) {
+  if (!call.session) return;
+  SandboxRunEvent event;
+  event.argv = spec.argv;
+  event.mode = spec.policy.mode;
+  event.workspace_root = spec.policy.workspace_root;
+  if (confined) {
+    event.backend = confined->backend;
+    event.enforcement = std::string(wire_name(confined->enforcement));
+  }
+  event.job = handle;
+  event.job_state = "started";
+  try {
+    record_run(*call.session, event);
+  } catch (const std::exception& error) {
+    throw InvalidSandboxInputError(fmt::format(
+        "start: the session log cannot record the job, so it was not started: {}", error.what()));
+  }
+}
+
+}  // namespace
+
 int start_job(const Options& options) {
+  std::optional<CallContext> call;
+  std::vector<std::string> argv;
+  SandboxMode mode = SandboxMode::kReadOnly;
   try {
     if (options.argv.empty() && options.command.empty()) {
       throw InvalidSandboxInputError("start: give the command: -c COMMAND, or -- ARGV...");
     }
     const RunInvocation run = run_invocation(options).value();
-    const CallContext call = call_context(run);
-    const Setup setup = load_setup(run.config_path, call.untrusted);
+    argv = run.argv;
+    call = call_context(run);
+    const Setup setup = load_setup(run.config_path, call->untrusted);
     consumer::RunSpec spec;
     spec.argv = run.argv;
-    spec.policy = resolve_policy(run, setup, call);
+    spec.policy = resolve_policy(run, setup, *call);
+    mode = spec.policy.mode;
+    spec.process.workdir = call_workdir(run, spec.policy, *call);
     spec.process.bounds = run.bounds;
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
-      require_trusted_self(call.untrusted, *confined);
+      require_trusted_self(call->untrusted, *confined);
     }
-    record_writable_workspace(call.workspace, spec.policy.mode, call.untrusted);
+    record_writable_workspace(call->workspace, spec.policy.mode, call->untrusted);
     LocalSandboxProvider provider = make_provider(setup.provider);
     // The provider's refusals (no usable backend, an untrusted runner) are this call's errors;
     // only the runner's spawn, in the job supervisor, is the job's outcome.
+    std::optional<ConfinedArgv> confined;
     if (const auto policy = to_sandbox_policy(spec.policy)) {
       try {
-        (void)provider.confine(spec.argv, *policy);
+        confined = provider.confine(ConfineRequest{spec.argv, *policy, spec.process.workdir});
       } catch (const SandboxUnavailableError&) {
         provider.invalidate_verdict();
         throw;
       }
     }
-    const UniqueFd jobs = jobs::open_jobs_directory(call.untrusted, true);
+    const UniqueFd jobs = jobs::open_jobs_directory(call->untrusted, true);
     consumer::SandboxBashExecutor executor(provider);
-    const std::string session = call.session ? canonical_file(call.session->path()) : "";
+    const std::string session = call->session ? canonical_file(call->session->path()) : "";
     jobs::prune_ended_jobs(jobs.get());
-    const std::string handle = jobs::launch_job(jobs.get(), executor, {std::move(spec), session});
+    jobs::JobLaunch launch{std::move(spec), session, call->session, jobs::new_handle()};
+    audit_start(*call, launch.spec, confined, launch.handle);
+    const std::string handle = jobs::launch_job(jobs.get(), executor, std::move(launch));
     fmt::print("{}\n", handle);
     return 0;
   } catch (const SandboxError& error) {
+    audit_refusal(call ? &*call : nullptr, argv, mode, error);
     return fail(error.what());
   }
 }

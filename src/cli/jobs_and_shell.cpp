@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/jobs_and_shell.h"
 
+#include <cmath>
+
 namespace dsh::sandbox::cli {
 
 namespace {
@@ -22,6 +24,8 @@ JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
   start_->add_option("--session", options_.session_path,
                      "JSONL session log; the job ends when the session does (its log removed, "
                      "or job-kill --session)");
+  start_->add_option("--workdir", options_.workdir,
+                     "where the command runs (default: the workspace root; relative: against it)");
   start_->add_option("--max-processes", options_.max_processes,
                      "tasks of the command's tree (default 4096) | unlimited");
   start_->add_option("--max-memory", options_.max_memory,
@@ -37,13 +41,21 @@ JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
   shell_ = app.add_subcommand("shell", "an interactive confined bash on this terminal");
   add_policy_options(*shell_, options_);
   shell_->add_option("--session", options_.session_path, "JSONL session log");
+  shell_->add_option("--timeout", shell_timeout_,
+                     "seconds: the shell and everything it started are ended after it (exit 124); "
+                     "default: no bound");
 }
 
 std::optional<int> JobAndShellCommands::dispatch() const {
   if (start_->parsed()) return start_job(options_);
   if (output_->parsed()) return job_output(handle_);
   if (kill_->parsed()) return job_kill(handle_, kill_session_);
-  if (shell_->parsed()) return shell(options_);
+  if (shell_->parsed()) {
+    if (shell_->count("--timeout") > 0 && !(shell_timeout_ > 0 && std::isfinite(shell_timeout_))) {
+      return fail("shell: --timeout must be a positive number of seconds");
+    }
+    return shell(options_, shell_timeout_);
+  }
   return std::nullopt;
 }
 

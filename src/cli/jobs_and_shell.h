@@ -24,6 +24,7 @@ class JobAndShellCommands {
   Options options_;
   std::string handle_;
   std::string kill_session_;
+  double shell_timeout_ = 0;  // shell --timeout SECONDS; 0: not given
   CLI::App* start_ = nullptr;
   CLI::App* output_ = nullptr;
   CLI::App* kill_ = nullptr;
@@ -35,6 +36,7 @@ class JobAndShellCommands {
 int start_job(const Options& options);
 int job_output(const std::string& handle);
 int job_kill(const std::string& handle, const std::string& session);
-int shell(const Options& options);
+// `timeout_seconds`: 0 for none, else positive and finite (the shell and its tree end after it).
+int shell(const Options& options, double timeout_seconds = 0);
 
 }  // namespace dsh::sandbox::cli

@@ -43,7 +43,7 @@ int run(int argc, char** argv) {
   add_policy_options(*confine, options);
   confine->add_option("--cwd", options.cwd,
                       "absolute directory the argv will run in, given to bwrap as --chdir "
-                      "(default: the working directory, as run)");
+                      "(default: the workspace root, where run runs it)");
   confine->add_flag("--status-channels", options.status_channels,
                     "name the runners' status channels in the argv, exactly as run executes it; "
                     "the spawner must open each descriptor listed in statusChannels");
@@ -56,6 +56,8 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"ask", "never"}));
   run->add_option("--format", options.format, "agent: the render a harness hands to a model");
   run->add_option("--session", options.session_path, "JSONL session log");
+  run->add_option("--workdir", options.workdir,
+                  "where the command runs (default: the workspace root; relative: against it)");
   run->add_flag("--json", options.json, "print one result object");
   run->add_flag("--learn", options.learn,
                 "print the narrowest policy that would have allowed what was refused");

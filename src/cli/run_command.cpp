@@ -29,9 +29,11 @@
 #include "cli/run_io.h"
 #include "cli/run_options.h"
 #include "cli/setup.h"
+#include "consumer/audit.h"
 #include "consumer/bash_executor.h"
 #include "consumer/denials.h"
 #include "consumer/render.h"
+#include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/policy_service.h"
@@ -105,33 +107,13 @@ SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& set
   return policy;
 }
 
-namespace {
-
-// One audit line per run; a log that cannot take it must not turn a finished run into an error.
-void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& outcome) {
-  if (!call.session) return;
-  SandboxRunEvent event;
-  event.argv = spec.argv;
-  event.mode = outcome.sandbox.mode;
-  event.workspace_root = spec.policy.workspace_root;
-  event.backend = outcome.sandbox.backend;
-  if (outcome.sandbox.enforcement) {
-    event.enforcement = std::string(wire_name(*outcome.sandbox.enforcement));
-  }
-  event.exit_code = consumer::exit_code_of(outcome.status);
-  if (const auto signal = consumer::signal_of(outcome.status)) {
-    event.signal = consumer::signal_name(*signal);
-  }
-  event.timed_out = std::holds_alternative<status::TimedOut>(outcome.status);
-  event.denied = outcome.sandbox.denied;
-  if (event.denied) event.denial = sandbox_denial_marker(outcome.sandbox.mode);
-  event.denial_source = outcome.sandbox.denial_source;
-  event.denials = outcome.sandbox.denials;
-  try {
-    record_run(*call.session, event);
-  } catch (const std::exception& error) {
-    fmt::print(stderr, "dsh-sandbox: the session log did not record this run: {}\n", error.what());
-  }
+std::string call_workdir(const RunInvocation& run, const SandboxExecutionPolicy& policy,
+                         const CallContext& call) {
+  std::optional<std::string_view> session_cwd;
+  if (call.session && call.session->cwd()) session_cwd = *call.session->cwd();
+  return consumer::resolve_tool_workdir(
+      policy.workspace_root, session_cwd,
+      run.workdir.empty() ? std::nullopt : std::optional<std::string_view>(run.workdir));
 }
 
 void audit_refusal(const CallContext* call, const std::vector<std::string>& argv, SandboxMode mode,
@@ -142,6 +124,19 @@ void audit_refusal(const CallContext* call, const std::vector<std::string>& argv
                    {argv, mode, call->workspace.path(), std::string(error.code()), error.what()});
   } catch (const std::exception&) {
     // The refusal itself is reported on stderr; a log that cannot take it changes nothing.
+  }
+}
+
+namespace {
+
+// One audit line per run; a log that cannot take it must not turn a finished run into an error.
+void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& outcome) {
+  if (!call.session) return;
+  const SandboxRunEvent event = consumer::run_event(spec, outcome);
+  try {
+    record_run(*call.session, event);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dsh-sandbox: the session log did not record this run: {}\n", error.what());
   }
 }
 
@@ -161,10 +156,11 @@ int command_stdin(StdinMode mode) {
   return terminal ? -1 : STDIN_FILENO;
 }
 
-RunSpec make_spec(const RunInvocation& run, SandboxExecutionPolicy policy,
+RunSpec make_spec(const RunInvocation& run, const CallContext& call, SandboxExecutionPolicy policy,
                   const Interrupts& interrupts) {
   RunSpec spec;
   spec.argv = run.argv;
+  spec.process.workdir = call_workdir(run, policy, call);
   spec.policy = std::move(policy);
   spec.process.timeout_ms = run.timeout_ms;
   spec.process.abort = interrupts.abort();
@@ -350,7 +346,7 @@ int run(const Options& options) {
     SandboxExecutionPolicy policy = resolve_policy(run, setup, *call);
     add_path_rules(policy, options, setup.path_rules);
     const nlohmann::json policy_view = run_policy_view(policy);
-    RunSpec spec = make_spec(run, std::move(policy), interrupts);
+    RunSpec spec = make_spec(run, *call, std::move(policy), interrupts);
     mode = spec.policy.mode;
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
       require_trusted_self(call->untrusted, *confined);

@@ -9,6 +9,7 @@
 
 #include "cli/invocation.h"
 #include "cli/setup.h"
+#include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/policy_service.h"
 #include "dsh/sandbox/resolved_workspace.h"
 
@@ -30,5 +31,17 @@ CallContext call_context(const RunInvocation& run);
 // --mode is the approved mode; then the session's last sandbox/mode event; then the config.
 SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& setup,
                                       const CallContext& call);
+
+// Where the command runs: the tool layer's rule (consumer/tool_schema.h), the same for run and
+// start. No --workdir: the policy's root (the resolved workspace, which is the session's
+// recorded cwd when the session names one and --workspace does not); a relative --workdir
+// against that root; an absolute one as given.
+std::string call_workdir(const RunInvocation& run, const SandboxExecutionPolicy& policy,
+                         const CallContext& call);
+
+// The call's sandbox/refused line in its session's log, when it has one; a log that cannot take
+// it changes nothing (the refusal is reported on stderr anyway).
+void audit_refusal(const CallContext* call, const std::vector<std::string>& argv, SandboxMode mode,
+                   const SandboxError& error);
 
 }  // namespace dsh::sandbox::cli

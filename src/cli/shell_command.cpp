@@ -5,7 +5,10 @@
 // terminal after the runner's own new session (bwrap --new-session), so job control works.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,7 +37,7 @@ std::string setsid_program() {
 
 }  // namespace
 
-int shell(const Options& given) {
+int shell(const Options& given, double timeout_seconds) {
   try {
     if (::isatty(STDIN_FILENO) == 0) {
       throw InvalidSandboxInputError(
@@ -55,6 +58,10 @@ int shell(const Options& given) {
     shell::ShellLaunch launch;
     launch.workdir = working_directory();
     launch.argv = run.argv;
+    if (timeout_seconds > 0) {
+      launch.timeout = std::chrono::milliseconds(
+          static_cast<std::int64_t>(std::min(timeout_seconds, 1e9) * 1000));
+    }
     if (const auto sandbox_policy = to_sandbox_policy(policy)) {
       LocalSandboxProvider provider = make_provider(setup.provider);
       ConfinedArgv confined;

@@ -79,6 +79,7 @@ std::string runner_spawn_failure_detail(const exec::SpawnError& error, std::stri
 struct StatusPipes {
   std::vector<Pipe> pipes;
   std::string workdir;    // the directory the wrap's runners were told to enter
+  std::string program;    // the command's argv[0] as requested: what a runner's exec refused
   bool evidence = false;  // the launcher records refusals on its channel (--evidence)
 
   void close_write_ends() {
@@ -146,6 +147,7 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   if (prepared.confined->status_channels.empty()) return prepared;
   auto status = std::make_unique<StatusPipes>();
   status->workdir = workdir;
+  status->program = spec.argv.empty() ? std::string() : spec.argv.front();
   for (const StatusChannel& channel : prepared.confined->status_channels) {
     if (channel.layer == RunnerLayer::kLandlockRun) status->evidence = spec.denial_evidence;
   }
@@ -233,7 +235,15 @@ std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandb
   RunnerReport report = ended               ? RunnerReport{}
                         : status != nullptr ? reported(process, *confined, *status, texts)
                                             : ruled(process, *confined);
-  if (report.exec_refused) process.exit_code = report.exec_refused;
+  if (report.exec_refused) {
+    // The runner said out of band that its exec of the command failed, after every restriction
+    // was in place: the command never started, as when exec refuses the program unconfined
+    // (127: not found; 126: not executable).
+    process.exit_code.reset();
+    process.spawn_error =
+        exec::SpawnError{exec::SpawnStage::kProgram, *report.exec_refused == 127 ? ENOENT : EACCES,
+                         status != nullptr ? status->program : ""};
+  }
   if (report.workdir) {
     process.exit_code.reset();
     process.spawn_error = std::move(report.workdir);

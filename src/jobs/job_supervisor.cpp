@@ -26,6 +26,7 @@
 
 #include "base/io.h"
 #include "base/pipe.h"
+#include "consumer/audit.h"
 #include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 
@@ -120,6 +121,39 @@ void finish(const JobDirectory& dir, const JobView& view, const consumer::RunOut
   dir.write(kOutcomeFile, encode_outcome(view));  // last: its presence says the job ended
 }
 
+// The job's settlement line in its session's log, as `run` writes its own: sandbox/refused when
+// the runner failed (the command did not run), else sandbox/run with the outcome. Best effort:
+// a session that ended meanwhile (its log removed) takes nothing, and nothing else can be told.
+void audit_settlement(const JobLaunch& launch, const JobView& view,
+                      const consumer::RunOutcome* outcome, const std::string& refused) {
+  if (!launch.log) return;
+  try {
+    if (view.runner_failed) {
+      const auto mode = to_confined_mode(launch.spec.policy.mode);
+      const std::string reason =
+          !refused.empty() || !mode
+              ? refused
+              : SandboxUnavailableError(
+                    *mode, outcome != nullptr
+                               ? std::get<consumer::status::RunnerFailed>(outcome->status).detail
+                               : std::string())
+                    .what();
+      SandboxRefusalEvent event{launch.spec.argv, launch.spec.policy.mode,
+                                launch.spec.policy.workspace_root, "SANDBOX_UNAVAILABLE", reason};
+      event.job = launch.handle;
+      record_refusal(*launch.log, event);
+      return;
+    }
+    if (outcome == nullptr) return;
+    SandboxRunEvent event = consumer::run_event(launch.spec, *outcome);
+    event.job = launch.handle;
+    event.job_state = view.state == JobState::kCompleted ? "completed" : "killed";
+    record_run(*launch.log, event);
+  } catch (const std::exception&) {
+    // The session's log is gone or refused: the job's own directory still has the outcome.
+  }
+}
+
 // The job supervisor's whole life; never returns.
 [[noreturn]] void supervise(int jobs_dir, const JobDirectory& dir,
                             consumer::SandboxBashExecutor& executor, JobLaunch launch,
@@ -167,13 +201,16 @@ void finish(const JobDirectory& dir, const JobView& view, const consumer::RunOut
       started = true;
       handshake.reset();
       finish(dir, view, nullptr);
+      audit_settlement(launch, view, nullptr, error.what());
       ::_exit(0);
     }
     send(handshake.get(), "ok\n");
     started = true;
     handshake.reset();
     const consumer::RunOutcome outcome = job->wait();
-    finish(dir, view_of(outcome), &outcome);
+    const JobView view = view_of(outcome);
+    finish(dir, view, &outcome);
+    audit_settlement(launch, view, &outcome, "");
     ::_exit(0);
   } catch (const std::exception& error) {
     if (!started) {
@@ -234,7 +271,8 @@ JobView view_of(const consumer::RunOutcome& outcome) {
 }
 
 std::string launch_job(int jobs_dir, consumer::SandboxBashExecutor& executor, JobLaunch launch) {
-  std::string handle = new_handle();
+  std::string handle = launch.handle.empty() ? new_handle() : launch.handle;
+  launch.handle = handle;
   const JobDirectory dir = JobDirectory::create(jobs_dir, handle);
   Pipe handshake;
   if (!open_pipe(handshake)) {

@@ -13,10 +13,12 @@
 // is itself killed (exec's supervisor sees its control pipe close and kills the tree).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 
 #include "consumer/bash_executor.h"
+#include "dsh/sandbox/policy_service.h"
 #include "jobs/job_store.h"
 
 namespace dsh::sandbox::jobs {
@@ -24,6 +26,11 @@ namespace dsh::sandbox::jobs {
 struct JobLaunch {
   consumer::RunSpec spec;  // no deadline: a background job runs until it ends or is ended
   std::string session;     // canonical session log path, "" without one
+  // The session's log, opened with the call's trust roots: the job's outcome is appended to it
+  // at settlement (a sandbox/run line with the job's handle, or sandbox/refused when the runner
+  // failed). A log removed meanwhile (the session ended) takes nothing.
+  std::optional<SessionLog> log;
+  std::string handle;  // the job's handle; empty: a new one
 };
 
 // Forks the job supervisor and returns the job's handle once the job has started (its record

@@ -378,15 +378,18 @@ void record_run(const SessionLog& session, const SandboxRunEvent& event) {
       event.denial_source ? Json(wire_name(*event.denial_source)) : Json(nullptr);
   payload["denials"] = std::move(denials);
   payload["denialCount"] = event.denials.total;
+  if (event.job) payload["job"] = *event.job;
+  if (event.job_state) payload["jobState"] = *event.job_state;
   session.append_line(dump_audit_line(Json{{"type", kSandboxRunEventType}, {"payload", payload}}));
 }
 
 void record_refusal(const SessionLog& session, const SandboxRefusalEvent& event) {
-  const Json payload{{"argv", event.argv},
-                     {"mode", wire_name(event.mode)},
-                     {"workspace", event.workspace_root},
-                     {"code", event.code},
-                     {"reason", event.reason}};
+  Json payload{{"argv", event.argv},
+               {"mode", wire_name(event.mode)},
+               {"workspace", event.workspace_root},
+               {"code", event.code},
+               {"reason", event.reason}};
+  if (event.job) payload["job"] = *event.job;
   session.append_line(
       dump_audit_line(Json{{"type", kSandboxRefusedEventType}, {"payload", payload}}));
 }

@@ -12,12 +12,16 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -107,6 +111,61 @@ void end_descendants() {
   }
 }
 
+// The keeper: our process between the CLI and the shell's runner, the child subreaper of the
+// whole tree. Orphans (a setsid'd or double-forked job) reparent to it, and it ends them all
+// when the CLI lets go of `control`: when the proxy is done, or when the CLI dies without a
+// chance to clean up (SIGKILL closes its end too). It sends the runner's pid, then its wait
+// status, over `report`. Runs in the forked child of a single-threaded CLI, so it may allocate.
+[[noreturn]] void keep(const std::vector<char*>& argv, const ShellLaunch& launch, int slave,
+                       std::vector<UniqueFd>& provided, int control, int report) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ::setpgid(0, 0);  // out of the person's foreground process group: no terminal signal reaches it
+  const pid_t child = ::fork();
+  if (child < 0) ::_exit(126);
+  if (child == 0) {
+    // A session of its own, without a controlling terminal: nothing in it can reach the
+    // person's terminal, which is not among its descriptors either. Its own terminal is made
+    // controlling inside the sandbox (setsid --ctty), after the runner's own setsid.
+    ::setsid();
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (int fd = 0; fd <= 2; ++fd) ::dup2(slave, fd);
+    for (std::size_t i = 0; i < provided.size(); ++i) {
+      // dup2 clears FD_CLOEXEC on the target; a descriptor already in place keeps its flag.
+      const int target = launch.provided[i].fd;
+      if (provided[i].get() == target) {
+        ::fcntl(target, F_SETFD, 0);
+      } else {
+        ::dup2(provided[i].get(), target);
+      }
+    }
+    if (::chdir(launch.workdir.c_str()) != 0) ::_exit(126);
+    ::execve(argv.front(), argv.data(), environ);
+    ::_exit(errno == ENOENT ? 127 : 126);
+  }
+  // The keeper holds no terminal: neither the person's nor the inner one.
+  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd <= 2 && null >= 0; ++fd) ::dup2(null, fd);
+  ::close(slave);
+  provided.clear();
+  (void)io::write_all(report, &child, sizeof child);
+  const UniqueFd child_fd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
+  bool reported = false;
+  for (;;) {
+    std::array<pollfd, 2> fds{{{control, POLLIN, 0}, {reported ? -1 : child_fd.get(), POLLIN, 0}}};
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) break;
+    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) break;  // the CLI let go
+    if ((fds[1].revents & POLLIN) != 0) {
+      int wait_status = 0;
+      while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
+      }
+      (void)io::write_all(report, &wait_status, sizeof wait_status);
+      reported = true;
+    }
+  }
+  end_descendants();
+  ::_exit(0);
+}
+
 int status_of(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
@@ -151,59 +210,81 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
   for (std::size_t i = 0; i < kHandled.size(); ++i) {
     ::sigaction(kHandled[i], &action, &previous[i]);
   }
-  // Orphans of the shell's tree (a setsid'd or double-forked job) reparent here, so they can be
-  // ended when the shell ends.
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-
   std::vector<char*> argv;
   for (const std::string& arg : launch.argv) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  const pid_t child = ::fork();
-  if (child < 0) fail("fork");
-  if (child == 0) {
-    // A session of its own, without a controlling terminal: nothing in it can reach the
-    // person's terminal, which is not among its descriptors either. Its own terminal is made
-    // controlling inside the sandbox (setsid --ctty), after the runner's own setsid.
+  std::array<int, 2> control_pipe{};
+  std::array<int, 2> report_pipe{};
+  if (::pipe2(control_pipe.data(), O_CLOEXEC) != 0) fail("pipe2");
+  UniqueFd control_read(control_pipe[0]);
+  UniqueFd control(control_pipe[1]);
+  if (::pipe2(report_pipe.data(), O_CLOEXEC) != 0) fail("pipe2");
+  UniqueFd report(report_pipe[0]);
+  UniqueFd report_write(report_pipe[1]);
+  const pid_t keeper = ::fork();
+  if (keeper < 0) fail("fork");
+  if (keeper == 0) {
     sigset_t none;
     sigemptyset(&none);
     // The forked child of a process whose only other threads are none of ours: signal(2) and
     // sigprocmask(2) act on this process alone.
     for (const int signal : kHandled) (void)::signal(signal, SIG_DFL);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // NOLINT(concurrency-mt-unsafe)
-    ::setsid();
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (int fd = 0; fd <= 2; ++fd) ::dup2(slave.get(), fd);
-    for (std::size_t i = 0; i < provided.size(); ++i) {
-      // dup2 clears FD_CLOEXEC on the target; a descriptor already in place keeps its flag.
-      const int target = launch.provided[i].fd;
-      if (provided[i].get() == target) {
-        ::fcntl(target, F_SETFD, 0);
-      } else {
-        ::dup2(provided[i].get(), target);
-      }
+    ::close(signal_write.get());
+    ::close(signal_read.get());
+    ::close(master.get());
+    ::close(control.get());
+    ::close(report.get());
+    keep(argv, launch, slave.get(), provided, control_read.get(), report_write.get());
+  }
+  control_read.reset();
+  report_write.reset();
+  pid_t child = 0;
+  if (io::read_some(report.get(), static_cast<void*>(&child), sizeof child) !=
+      static_cast<ssize_t>(sizeof child)) {
+    control.reset();
+    while (::waitpid(keeper, nullptr, 0) < 0 && errno == EINTR) {
     }
-    if (::chdir(launch.workdir.c_str()) != 0) ::_exit(126);
-    ::execve(argv.front(), argv.data(), environ);
-    ::_exit(errno == ENOENT ? 127 : 126);
+    throw std::runtime_error("the shell could not be started: fork failed");
   }
   slave.reset();
   provided.clear();
   ::fcntl(master.get(), F_SETFL, O_NONBLOCK);
 
   RawMode raw(terminal_in);
+  const auto started = std::chrono::steady_clock::now();
   std::string to_inner;  // typed, not yet taken by the master
   std::optional<int> child_status;
   int ended_by = 0;
   bool input_open = true;
   std::array<char, 16384> buffer{};
+  bool timed_out = false;
   for (;;) {
-    std::array<pollfd, 3> fds{
+    std::array<pollfd, 4> fds{
         {{signal_read.get(), POLLIN, 0},
          {master.get(), static_cast<short>(POLLIN | (to_inner.empty() ? 0 : POLLOUT)), 0},
-         {input_open ? terminal_in : -1, POLLIN, 0}}};
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+         {input_open ? terminal_in : -1, POLLIN, 0},
+         {child_status ? -1 : report.get(), POLLIN, 0}}};
+    int wait_ms = -1;
+    if (launch.timeout) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          started + *launch.timeout - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timed_out = true;
+        break;
+      }
+      wait_ms = static_cast<int>(std::min<std::int64_t>(left.count() + 1, 60'000));
+    }
+    if (::poll(fds.data(), fds.size(), wait_ms) < 0) {
       if (errno == EINTR) continue;
       fail("poll");
+    }
+    if ((fds[3].revents & (POLLIN | POLLHUP)) != 0) {
+      int wait_status = 0;
+      const ssize_t n =
+          io::read_some(report.get(), static_cast<void*>(&wait_status), sizeof wait_status);
+      // The keeper gone without a status (killed by someone): the shell is gone with it.
+      child_status = n == static_cast<ssize_t>(sizeof wait_status) ? status_of(wait_status) : 126;
     }
     if ((fds[0].revents & POLLIN) != 0) {
       unsigned char signal = 0;
@@ -214,10 +295,7 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
             ::ioctl(master.get(), TIOCSWINSZ, &size);
           }
         } else if (signal == SIGCHLD) {
-          int wait_status = 0;
-          if (!child_status && ::waitpid(child, &wait_status, WNOHANG) == child) {
-            child_status = status_of(wait_status);
-          }
+          // The keeper's; the shell's own status comes over the report pipe.
         } else if (ended_by == 0) {
           ended_by = signal;
         }
@@ -248,23 +326,34 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
     if ((fds[1].revents & (POLLHUP | POLLERR)) != 0 && (fds[1].revents & POLLIN) == 0) break;
     if (child_status && (fds[1].revents & POLLIN) == 0) break;
   }
-  if (!child_status) {
-    if (ended_by != 0) ::kill(-child, SIGHUP);
-    int wait_status = 0;
-    // With a pending end request the whole tree is killed below; a shell whose terminal closed
-    // has exited or gets SIGHUP from the closed master.
-    if (ended_by != 0) ::kill(child, SIGKILL);
-    master.reset();
-    while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
-    }
-    child_status = status_of(wait_status);
-  }
+  // Ended early (a signal, the deadline): the shell's group gets SIGHUP, as from a terminal that
+  // went away; then the keeper, let go, SIGKILLs whatever is left of the tree.
+  if (!child_status && (ended_by != 0 || timed_out)) ::kill(-child, SIGHUP);
   master.reset();
-  end_descendants();
+  if (!child_status && ended_by == 0 && !timed_out) {
+    // Every holder of the inner terminal closed it: the shell has exited, or gets SIGHUP from
+    // the closed master; its status comes before the keeper is let go.
+    int wait_status = 0;
+    if (io::read_some(report.get(), static_cast<void*>(&wait_status), sizeof wait_status) ==
+        static_cast<ssize_t>(sizeof wait_status)) {
+      child_status = status_of(wait_status);
+    }
+  }
+  control.reset();
+  int keeper_status = 0;
+  while (::waitpid(keeper, &keeper_status, 0) < 0 && errno == EINTR) {
+  }
+  if (!child_status) {
+    int wait_status = 0;
+    const ssize_t n =
+        io::read_some(report.get(), static_cast<void*>(&wait_status), sizeof wait_status);
+    child_status =
+        n == static_cast<ssize_t>(sizeof wait_status) ? status_of(wait_status) : 128 + SIGKILL;
+  }
   raw.restore();
-  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
   for (std::size_t i = 0; i < kHandled.size(); ++i) ::sigaction(kHandled[i], &previous[i], nullptr);
   g_signal_pipe = -1;
+  if (timed_out && ended_by == 0) return kTimedOutExit;
   return ended_by != 0 ? 128 + ended_by : *child_status;
 }
 

@@ -7,6 +7,8 @@
 // and an injection (TIOCSTI, TIOCLINUX) can only ever reach the inner pty.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,14 +20,20 @@ struct ShellLaunch {
   std::vector<std::string> argv;     // absolute argv[0]: the confined argv, or the program
   std::vector<ProvidedFd> provided;  // descriptors the runner reads (bwrap's seccomp program)
   std::string workdir;               // absolute
+  // The shell and its whole tree are ended after this (exit kTimedOutExit); nullopt: no bound.
+  std::optional<std::chrono::milliseconds> timeout;
 };
+
+inline constexpr int kTimedOutExit = 124;  // as run's timeout
 
 // Runs it on `terminal_in`/`terminal_out` (the person's terminal, put in raw mode while the
 // program runs and restored on every exit this process survives); passes window-size changes
 // (SIGWINCH) to the inner pty. Returns the program's exit status (128+N for a signal); 128+N too
 // when this process got SIGTERM, SIGHUP or SIGINT, after ending the program. Whatever the
-// program left behind (a double-forked or setsid'd descendant) is killed before returning:
-// this process is the tree's child subreaper. std::system_error when the pty cannot be made.
+// program left behind (a double-forked or setsid'd descendant) is killed before returning, and
+// also when this process is SIGKILLed: a keeper process of ours between it and the program is
+// the tree's child subreaper and ends the tree once this process lets go of (or loses) its
+// control pipe. std::system_error when the pty cannot be made.
 int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out);
 
 }  // namespace dsh::sandbox::shell

@@ -83,6 +83,11 @@ struct SandboxRunEvent {
   // The kernel side's records (docs/evidence.md), whether or not the run counted as denied.
   std::optional<DenialSource> denial_source;
   DenialEvidence denials;
+  // A background job's lines (dsh-sandbox start): its handle, and "started" (written before the
+  // command runs, so its workspace counts as written at once), then "completed" or "killed" at
+  // settlement. Both nullopt for a foreground run, whose payload then has neither key.
+  std::optional<std::string> job;
+  std::optional<std::string> job_state;
 };
 
 // Why the sandbox refused to run a command: the payload of a sandbox/refused event.
@@ -92,6 +97,7 @@ struct SandboxRefusalEvent {
   std::string workspace_root;
   std::string code;  // SANDBOX_UNAVAILABLE or SANDBOX_INVALID_INPUT
   std::string reason;
+  std::optional<std::string> job;  // a background job's handle, when its runner failed
 };
 
 class SessionLog;

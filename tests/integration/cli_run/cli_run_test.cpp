@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "cli_run_harness.h"
 #include "dsh/sandbox/policy_service.h"
@@ -325,39 +327,79 @@ TEST_P(CliRunOn, ChildExitCodes125To127StayOrdinary) {
 }
 
 // `-- ARGV` has no shell in front: the runner execs the program itself, after every restriction
-// is in place. Its refusal is the command's 127/126, as bash reports it and as
-// danger-full-access does, never "no sandbox backend is usable".
-TEST_P(CliRunOn, AProgramTheKernelRefusesToExecuteExits127Or126) {
+// is in place. Its refusal, reported by the runner out of band, means the command never started,
+// as under danger-full-access: 127/126 as a shell reports it, one "cannot start the command" line,
+// notStarted in the JSON; never "no sandbox backend is usable".
+TEST_P(CliRunOn, AProgramTheKernelRefusesToExecuteNeverStarted) {
   const string ws = dir_.mkdir("ws");
   write_file(ws + "/noexec", "#!/bin/sh\n", 0644);
-  for (const auto& [program, code] : vector<std::pair<string, int>>{
-           {"/nonexistent/dsh-cli-run/program", 127}, {ws + "/noexec", 126}}) {
+  for (const auto& [program, code, why] : vector<std::tuple<string, int, string>>{
+           {"/nonexistent/dsh-cli-run/program", 127, "ENOENT (No such file or directory)"},
+           {ws + "/noexec", 126, "EACCES (Permission denied)"}}) {
     SCOPED_TRACE(program);
+    const string line = "cannot start the command: spawn " + program + " " + why;
     const CliResult plain = cli(plus(Run(), {"--workspace", ws, "--", program}));
     EXPECT_TRUE(plain.exited_with(code)) << plain.describe();
-    EXPECT_FALSE(has_cli_line(plain.err)) << plain.describe();
+    EXPECT_NE(plain.err.find("dsh-sandbox: " + line + "\n"), string::npos) << plain.describe();
     const CliResult json = cli(plus(Run(), {"--json", "--workspace", ws, "--", program}));
     EXPECT_TRUE(json.exited_with(code)) << json.describe();
     const nlohmann::json object = parse_json(json.out);
-    EXPECT_EQ(object["exitCode"], code) << json.out;
+    EXPECT_TRUE(object["exitCode"].is_null()) << json.out;
+    EXPECT_EQ(object["notStarted"], line) << json.out;
     EXPECT_EQ(object["runnerFailed"], false) << json.out;
     EXPECT_EQ(object["denied"], false) << json.out;
     EXPECT_EQ(object["backend"], backend_name(GetParam())) << json.out;
   }
 }
 
-// The caller's directory is where the command runs, or it does not run. bwrap's own /dev hides
-// /dev/shm: bwrap would fall back to $HOME unless told --chdir; Landlock hides nothing.
-TEST_P(CliRunOn, TheCommandRunsInTheCallersDirectoryOrNotAtAll) {
+// Where the command runs is the tool layer's rule: with no --workdir the policy's root (not the
+// caller's directory), a relative --workdir against that root, an absolute one as given.
+TEST_P(CliRunOn, WithoutWorkdirTheCommandRunsInTheWorkspaceRoot) {
   const string ws = dir_.mkdir("ws");
-  const string elsewhere = "/dev/shm/" + unique("dsh-cli-run-cwd");
-  ASSERT_EQ(::mkdir(elsewhere.c_str(), 0700), 0) << elsewhere << ": " << std::strerror(errno);
+  const string elsewhere = dir_.mkdir("elsewhere");
   CliResult result;
   {
     const testing::CwdGuard in(elsewhere);
-    result = cli(plus(Run(), {"--mode", "workspace-write", "--workspace", ws, "--", "/bin/sh", "-c",
-                              "pwd > " + ws + "/marker"}));
+    result = cli(plus(Run(), {"--workspace", ws, "--", "/bin/sh", "-c", "pwd -P"}));
   }
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, std::filesystem::canonical(ws).string() + "\n") << result.describe();
+}
+
+TEST_P(CliRunOn, ARelativeWorkdirIsResolvedAgainstTheRoot) {
+  const string ws = dir_.mkdir("ws");
+  dir_.mkdir("ws/sub");
+  dir_.mkdir("elsewhere");
+  dir_.mkdir("elsewhere/sub");  // what the caller's directory would have given
+  CliResult result;
+  CliResult missing;
+  {
+    const testing::CwdGuard in(dir_ / "elsewhere");
+    result = cli(plus(
+        Run(), {"--workspace", ws, "--workdir", "sub/../sub", "--", "/bin/sh", "-c", "pwd -P"}));
+    missing = cli(plus(Run(), {"--workspace", ws, "--workdir", "gone", "--", "true"}));
+  }
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, std::filesystem::canonical(ws).string() + "/sub\n") << result.describe();
+  // A missing workdir is an ordinary start failure (127, the directory named), never the
+  // sandbox's: the contract's "a missing cwd must stay an ordinary error".
+  EXPECT_TRUE(missing.exited_with(127)) << missing.describe();
+  EXPECT_NE(missing.err.find("dsh-sandbox: cannot start the command: chdir " +
+                             std::filesystem::canonical(ws).string() + "/gone"),
+            string::npos)
+      << missing.describe();
+  EXPECT_EQ(missing.err.find("SANDBOX_UNAVAILABLE"), string::npos) << missing.describe();
+}
+
+// An absolute --workdir is used as given, or the command does not run. bwrap's own /dev hides
+// /dev/shm: bwrap would fall back to $HOME unless told --chdir; Landlock hides nothing.
+TEST_P(CliRunOn, AnAbsoluteWorkdirIsUsedAsGivenOrNotAtAll) {
+  const string ws = dir_.mkdir("ws");
+  const string elsewhere = "/dev/shm/" + unique("dsh-cli-run-cwd");
+  ASSERT_EQ(::mkdir(elsewhere.c_str(), 0700), 0) << elsewhere << ": " << std::strerror(errno);
+  const CliResult result =
+      cli(plus(Run(), {"--mode", "workspace-write", "--workspace", ws, "--workdir", elsewhere, "--",
+                       "/bin/sh", "-c", "pwd > " + ws + "/marker"}));
   ::rmdir(elsewhere.c_str());
   if (GetParam() == Backend::kLandlock) {
     EXPECT_TRUE(result.exited_with(0)) << result.describe();
@@ -371,6 +413,21 @@ TEST_P(CliRunOn, TheCommandRunsInTheCallersDirectoryOrNotAtAll) {
   EXPECT_NE(result.err.find("bwrap's view of the filesystem hides that directory"), string::npos)
       << result.describe();
   EXPECT_FALSE(exists(ws + "/marker"));
+}
+
+// With --session and no --workspace, the root is the session's recorded cwd, and so is the
+// working directory.
+TEST_P(CliRunOn, TheSessionsCwdIsTheDefaultWorkdir) {
+  const string ws = dir_.mkdir("ws");
+  const string log = dir_ / "session.jsonl";
+  (void)sandbox::SessionLog::create(log, "cli-run-workdir", ws);
+  CliResult result;
+  {
+    const testing::CwdGuard in(dir_.mkdir("elsewhere"));
+    result = cli(plus(Run(), {"--session", log, "--", "/bin/sh", "-c", "pwd -P"}));
+  }
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, std::filesystem::canonical(ws).string() + "\n") << result.describe();
 }
 
 // landlock-run reports its own failures on --status-fd and bwrap on --json-status-fd, out of
@@ -838,8 +895,12 @@ class ConfineMatchesRun : public CliRun {
     const CliResult ran = cli(plus({"run", "--config", config, "--workspace", ws}, command));
     EXPECT_TRUE(ran.exited_with(3)) << ran.describe();
     const vector<string> executed = split_lines(read_file(record_));
+    vector<string> extra = confine_extra;
+    for (string& word : extra) {
+      if (word == "WS") word = ws;  // the workspace this call made
+    }
     const CliResult confine =
-        cli(plus(plus({"confine", "--config", config, "--workspace", ws}, confine_extra), command));
+        cli(plus(plus({"confine", "--config", config, "--workspace", ws}, extra), command));
     EXPECT_TRUE(confine.exited_with(0)) << confine.describe();
     const nlohmann::json confined = parse_json(confine.out);
     vector<string> printed;
@@ -857,11 +918,10 @@ class ConfineMatchesRun : public CliRun {
 TEST_F(ConfineMatchesRun, ThroughBwrapWithTheLauncherInside) {
   const string runner = recording_runner();
   const string config = write_config(R"({"bwrapPath":")" + runner + R"("})");
-  char cwd[4096];
-  ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
-  // The default --cwd is the working directory, as run's; stating it changes nothing.
-  for (const vector<string>& extra : {vector<string>{"--status-channels"},
-                                      vector<string>{"--status-channels", "--cwd", string(cwd)}}) {
+  // The default --cwd is the workspace root, where run runs the command (not the caller's
+  // directory); stating it changes nothing.
+  for (const vector<string>& extra :
+       {vector<string>{"--status-channels"}, vector<string>{"--status-channels", "--cwd", "WS"}}) {
     const nlohmann::json confined = expect_same_argv(config, extra);
     EXPECT_EQ(confined["argv"][0], runner);
     EXPECT_EQ(confined["backend"], "bwrap+landlock");
@@ -870,7 +930,8 @@ TEST_F(ConfineMatchesRun, ThroughBwrapWithTheLauncherInside) {
               nlohmann::json::array(
                   {{{"fd", 3}, {"layer", "bwrap"}, {"format", "bwrap-json"}},
                    {{"fd", 4}, {"layer", "landlock-run"}, {"format", "launcher-lines"}}}));
-    const vector<string> flags = {"--json-status-fd", "3", "--chdir", cwd};
+    const vector<string> flags = {"--json-status-fd", "3", "--chdir",
+                                  confined["policy"]["workspaceRoot"].get<string>()};
     EXPECT_EQ(vector<string>(confined["argv"].begin() + 1, confined["argv"].begin() + 5), flags);
   }
 }

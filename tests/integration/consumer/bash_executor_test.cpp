@@ -3,6 +3,7 @@
 // scripts, the real landlock-run for the out-of-band failure channel, the real provider end to
 // end. Every file effect is checked from outside.
 #include "consumer/bash_executor.h"
+#include "consumer/render.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -351,16 +352,23 @@ TEST_F(BashExecutorTest, TheSpawnedArgvIsExactlyTheOneConfineReturned) {
   EXPECT_EQ(spawned, returned);
 }
 
-// With the sandbox in place, the kernel refusing to execute the command itself is the
-// command's failure, as a shell reports it: 127 when missing, 126 when not executable; neither a
-// runner failure nor a denial (every mode grants execute on /).
+// With the sandbox in place, the kernel refusing to execute the command itself means the
+// command never started, as when exec refuses it unconfined: NotStarted with the program and the
+// errno the runner reported out of band (127 as a shell reports it: ENOENT; 126: EACCES); neither
+// a runner failure nor a denial (every mode grants execute on /).
 void expect_exec_refusals(SandboxBashExecutor& executor, const RunSpec& missing,
                           const RunSpec& not_executable) {
   const RunOutcome not_found = executor.run(missing);
-  EXPECT_EQ(not_found.status, RunStatus(status::Exited{127})) << not_found.err.tail;
+  EXPECT_EQ(not_found.status,
+            RunStatus(status::NotStarted{exec::SpawnStage::kProgram, ENOENT, missing.argv.front()}))
+      << not_found.err.tail;
+  EXPECT_EQ(exit_status(not_found.status), 127);
   EXPECT_FALSE(not_found.sandbox.denied);
   const RunOutcome refused = executor.run(not_executable);
-  EXPECT_EQ(refused.status, RunStatus(status::Exited{126})) << refused.err.tail;
+  EXPECT_EQ(refused.status, RunStatus(status::NotStarted{exec::SpawnStage::kProgram, EACCES,
+                                                         not_executable.argv.front()}))
+      << refused.err.tail;
+  EXPECT_EQ(exit_status(refused.status), 126);
   EXPECT_FALSE(refused.sandbox.denied) << refused.err.tail;
 }
 
@@ -530,7 +538,8 @@ TEST_F(BashExecutorTest, BackgroundCommandTheLauncherCouldNotExecuteIsNoRunnerFa
   });
   BackgroundJob job = SandboxBashExecutor(provider).start(program({dir_ / "no-such-program"}));
   const RunOutcome outcome = job.wait();
-  EXPECT_EQ(outcome.status, RunStatus(status::Exited{127}));
+  EXPECT_EQ(outcome.status, RunStatus(status::NotStarted{exec::SpawnStage::kProgram, ENOENT,
+                                                         dir_ / "no-such-program"}));
   EXPECT_FALSE(std::holds_alternative<status::RunnerFailed>(outcome.status));
   EXPECT_FALSE(outcome.sandbox.denied);
 }

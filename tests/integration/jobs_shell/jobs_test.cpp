@@ -8,13 +8,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <thread>
 
 #include "cli_run_harness.h"
 #include "must_run.h"
+#include "paths.h"
 #include "temp_dir.h"
 
 namespace dsh::cli_run_it {
@@ -154,6 +157,134 @@ TEST_P(Jobs, SessionEndEndsItsJobs) {
   EXPECT_TRUE(processes_named("sleep 3" + tag).empty());
 }
 
+// A job runs where `run` would: the workspace root without --workdir (not the caller's
+// directory), a relative --workdir against that root.
+TEST_P(Jobs, AJobRunsWhereRunWould) {
+  dir_.mkdir("ws/sub", 0755);
+  const string root = std::filesystem::canonical(ws_).string();
+  string by_default;
+  string relative;
+  {
+    const testing::CwdGuard in(dir_.mkdir("elsewhere", 0755));
+    by_default = ended(start({"--", "/bin/sh", "-c", "pwd -P"}));
+    relative = ended(start({"--workdir", "sub", "--", "/bin/sh", "-c", "pwd -P"}));
+  }
+  EXPECT_EQ(by_default,
+            "<stdout N>\n" + root + "\n</stdout N>\n[status: completed, exit code: 0]\n");
+  EXPECT_EQ(relative,
+            "<stdout N>\n" + root + "/sub\n</stdout N>\n[status: completed, exit code: 0]\n");
+}
+
+// The job supervisor SIGKILLed (no handler, no clean-up of its own): exec's run supervisor
+// below it sees its control channel close and ends the command's whole tree, as for run.
+TEST_P(Jobs, NothingSurvivesTheJobSupervisorKilled) {
+  const string tag = std::to_string(6000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
+  const string handle = start(
+      {"-c", "setsid sleep 1" + tag + " & (trap '' HUP TERM; exec sleep 2" + tag + ") & wait"});
+  ASSERT_TRUE(appear("sleep 1" + tag, 1) && appear("sleep 2" + tag, 1));
+  const pid_t supervisor =
+      parse_json(read_file(jobs_dir() + "/" + handle + "/job.json"))["pid"].get<pid_t>();
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((!processes_named("sleep 1" + tag).empty() || !processes_named("sleep 2" + tag).empty()) &&
+         std::chrono::steady_clock::now() < limit) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(processes_named("sleep 1" + tag).empty());
+  EXPECT_TRUE(processes_named("sleep 2" + tag).empty());
+  // No outcome was recorded: job-output says the supervisor is gone, the job killed.
+  EXPECT_TRUE(output(handle).ends_with("[status: killed, killed before exit]\n")) << output(handle);
+}
+
+// The session's log lines of a job, parsed: the events (not the header) naming `handle`.
+vector<nlohmann::json> job_lines(const string& log, const string& handle) {
+  vector<nlohmann::json> lines;
+  for (const string& line : split_lines(read_file(log))) {
+    const nlohmann::json event = parse_json(line);
+    if (event.contains("payload") && event["payload"].value("job", "") == handle) {
+      lines.push_back(event);
+    }
+  }
+  return lines;
+}
+
+// Waits until the log has `count` lines of the job (30 s at most): the settlement line is
+// written right after the outcome file job-output reads.
+vector<nlohmann::json> job_lines_when(const string& log, const string& handle, std::size_t count) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  vector<nlohmann::json> lines = job_lines(log, handle);
+  while (lines.size() < count && std::chrono::steady_clock::now() < limit) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    lines = job_lines(log, handle);
+  }
+  return lines;
+}
+
+// start logs as run does: a sandbox/run line before the command runs (so a workspace-write
+// job's workspace counts as written at once), and the outcome at settlement; read from outside.
+TEST_P(Jobs, StartLogsTheJobAndItsOutcome) {
+  const string log = dir_ / "session.jsonl";
+  const string handle =
+      start({"--session", log, "--mode", "workspace-write", "-c", "echo hi; exit 3"});
+  const vector<nlohmann::json> lines = job_lines_when(log, handle, 2);
+  ASSERT_EQ(lines.size(), 2U) << read_file(log);
+  EXPECT_EQ(lines[0]["type"], "sandbox/run");
+  EXPECT_EQ(lines[0]["payload"]["jobState"], "started");
+  EXPECT_EQ(lines[0]["payload"]["mode"], "workspace-write");
+  EXPECT_EQ(lines[0]["payload"]["workspace"], ws_);
+  EXPECT_EQ(lines[0]["payload"]["argv"], nlohmann::json({"bash", "-c", "echo hi; exit 3"}));
+  EXPECT_EQ(lines[0]["payload"]["backend"], backend_name(GetParam()));
+  EXPECT_TRUE(lines[0]["payload"]["exitCode"].is_null());
+  EXPECT_EQ(lines[1]["type"], "sandbox/run");
+  EXPECT_EQ(lines[1]["payload"]["jobState"], "completed");
+  EXPECT_EQ(lines[1]["payload"]["exitCode"], 3);
+  EXPECT_EQ(lines[1]["payload"]["denied"], false);
+}
+
+TEST_P(Jobs, StartLogsADenialAndAKill) {
+  const string log = dir_ / "session.jsonl";
+  const string denied = start({"--session", log, "-c", "echo x > " + ws_ + "/denied"});
+  const vector<nlohmann::json> lines = job_lines_when(log, denied, 2);
+  ASSERT_EQ(lines.size(), 2U) << read_file(log);
+  EXPECT_EQ(lines[1]["payload"]["denied"], true) << lines[1];
+  EXPECT_EQ(lines[1]["payload"]["denial"], "[sandbox: file access denied under read-only mode]");
+  EXPECT_EQ(lines[1]["payload"]["exitCode"], 1);
+  EXPECT_FALSE(exists(ws_ + "/denied"));
+
+  const string tag = std::to_string(9000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
+  const string killed = start({"--session", log, "--", "sleep", "4" + tag});
+  ASSERT_TRUE(appear("sleep 4" + tag, 1));
+  // Written before the command ran: already there while it runs.
+  ASSERT_EQ(job_lines(log, killed).size(), 1U) << read_file(log);
+  ASSERT_TRUE(cli({"job-kill", killed}).exited_with(0));
+  const vector<nlohmann::json> ended_lines = job_lines_when(log, killed, 2);
+  ASSERT_EQ(ended_lines.size(), 2U) << read_file(log);
+  EXPECT_EQ(ended_lines[1]["payload"]["jobState"], "killed") << ended_lines[1];
+  EXPECT_TRUE(ended_lines[1]["payload"]["exitCode"].is_null()) << ended_lines[1];
+}
+
+// A runner that cannot be spawned: the job's line is a sandbox/refused, as run's would be.
+TEST_P(Jobs, StartLogsARunnerFailureAsARefusal) {
+  const string config = dir_ / "runner.json";
+  write_file(
+      config,
+      R"({"runnerCommand":["/nonexistent/dsh-jobs-missing-runner"],"runnerFailureSignatures":["dsh-jobs-runner:"]})");
+  const string log = dir_ / "session.jsonl";
+  const CliResult started =
+      cli({"start", "--workspace", ws_, "--config", config, "--session", log, "--", "true"});
+  ASSERT_TRUE(started.exited_with(0)) << started.describe();
+  const string handle = started.out.substr(0, 16);
+  const vector<nlohmann::json> lines = job_lines_when(log, handle, 2);
+  ASSERT_EQ(lines.size(), 2U) << read_file(log);
+  EXPECT_EQ(lines[1]["type"], "sandbox/refused");
+  EXPECT_EQ(lines[1]["payload"]["code"], "SANDBOX_UNAVAILABLE");
+  const string reason = lines[1]["payload"]["reason"];
+  EXPECT_NE(
+      reason.find(" Runner failure: Error: spawn /nonexistent/dsh-jobs-missing-runner ENOENT"),
+      string::npos)
+      << reason;
+}
+
 // The runner itself cannot be spawned: the job starts (a background runner failure has no
 // immediate error channel) and job-output shows the spawn-failed note, the runner-failed
 // marker, killed.
@@ -177,6 +308,18 @@ TEST_P(Jobs, SpawnFailureIsKilledWithTheSpawnError) {
   EXPECT_EQ(ended(start({"--mode", "danger-full-access", "--", "/nonexistent/dsh-jobs-program"})),
             "<stderr N>\nspawn failed: spawn /nonexistent/dsh-jobs-program ENOENT (No such file "
             "or directory)\n</stderr N>\n[status: killed, killed before exit]\n");
+}
+
+// Confined, a program the runner cannot execute never started either: the runner says so on
+// its status channel, and the job settles as a spawn failure, as unconfined.
+TEST_P(Jobs, AProgramTheRunnerCannotExecuteIsASpawnFailure) {
+  const string shown = ended(start({"--", "/nonexistent/dsh-jobs-program"}));
+  EXPECT_TRUE(
+      shown.ends_with("spawn failed: spawn /nonexistent/dsh-jobs-program ENOENT (No such "
+                      "file or directory)\n</stderr N>\n"
+                      "[status: killed, killed before exit]\n"))
+      << shown;
+  EXPECT_EQ(shown.find("[sandbox: "), string::npos) << shown;
 }
 
 TEST_P(Jobs, LossyOutputNamesTheFullOutput) {

@@ -252,6 +252,40 @@ TEST_P(Shell, SignalEndsTheShellAndRestoresTheTerminal) {
   EXPECT_EQ(after.c_lflag, terminal.initial().c_lflag);
 }
 
+// The CLI SIGKILLed (no handler runs, no clean-up of its own): nothing of the shell's tree
+// survives it, not a setsid'd job nor one that ignores the hangup; checked in /proc from outside.
+TEST_P(Shell, NothingSurvivesTheCliKilled) {
+  Terminal terminal(args());
+  const string detached = "sleep 4" + tag();
+  const string ignoring = "sleep 6" + tag();
+  terminal.type("setsid " + detached + " & (trap '' HUP TERM; exec " + ignoring +
+                ") & echo started$((2*4))\r");
+  ASSERT_TRUE(terminal.wait_for("started8")) << terminal.transcript();
+  const auto limit = std::chrono::steady_clock::now() + 30s;
+  while ((processes_named(detached).empty() || processes_named(ignoring).empty()) &&
+         std::chrono::steady_clock::now() < limit) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_FALSE(processes_named(detached).empty());
+  ASSERT_FALSE(processes_named(ignoring).empty());
+  ASSERT_EQ(::kill(terminal.pid(), SIGKILL), 0);
+  EXPECT_EQ(terminal.exit_status(), 128 + SIGKILL);
+  EXPECT_TRUE(gone(detached)) << process_cmdline(processes_named(detached).front());
+  EXPECT_TRUE(gone(ignoring));
+}
+
+// --timeout bounds the shell as it bounds run: the whole tree ended, exit 124.
+TEST_P(Shell, TimeoutEndsTheShellAndItsTree) {
+  vector<string> with_timeout = args();
+  with_timeout.insert(with_timeout.begin() + 1, {"--timeout", "3"});
+  Terminal terminal(with_timeout);
+  const string detached = "sleep 7" + tag();
+  terminal.type("setsid " + detached + " & echo started$((2*4))\r");
+  ASSERT_TRUE(terminal.wait_for("started8")) << terminal.transcript();
+  EXPECT_EQ(terminal.exit_status(), 124) << terminal.transcript();
+  EXPECT_TRUE(gone(detached));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Shell, ::testing::Values(Backend::kNatural, Backend::kLandlock),
                          [](const ::testing::TestParamInfo<Backend>& param) {
                            return string(param.param == Backend::kNatural ? "bwrap" : "landlock");

@@ -7,7 +7,7 @@ repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
 DSH_PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-dev clang-format clang-tidy
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev
-  bubblewrap util-linux musl-tools tmux python3
+  bubblewrap util-linux musl-tools tmux python3 libasio-dev libidn2-dev pkg-config
 )
 
 missing_packages() {

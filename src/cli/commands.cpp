@@ -26,7 +26,8 @@ SandboxPolicy confined_policy(const PolicyOptions& options, SandboxMode default_
     throw InvalidSandboxInputError(
         "confine: danger-full-access runs the command unconfined; there is nothing to confine");
   }
-  return {*confined, workspace.path(), std::nullopt, options.network, workspace};
+  return {*confined,       workspace.path(), std::nullopt,
+          options.network, workspace,        options.network_allow};
 }
 
 nlohmann::json report_json(const BackendReport& report) {

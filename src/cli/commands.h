@@ -14,6 +14,8 @@ struct Options {
   std::string mode;       // empty: the session's mode, else the config's, else read-only
   std::string workspace;  // empty: the working directory
   std::string network = "inherit";
+  std::string network_deny;                  // --network-deny LIST (with --network allow:)
+  std::vector<std::string> network_resolve;  // --network-resolve NAME=ADDRESS, repeatable
   std::string config_path;
   bool json = false;
   std::vector<std::string> argv;

@@ -39,6 +39,32 @@ Result<StdinMode> stdin_mode(const std::string& text) {
   return InvalidInput{fmt::format("run: --stdin \"{}\": expected auto, inherit or close", text)};
 }
 
+// --network inherit|deny|allow:LIST, --network-deny LIST and --network-resolve NAME=ADDRESS,
+// canonicalised here, once.
+Result<void> network_options(const Options& options, PolicyOptions& policy) {
+  auto network = parse_network_option(options.network);
+  if (!network) return network.error();
+  policy.network = network.value().first;
+  policy.network_allow.allow = std::move(network.value().second);
+  const bool extras = !options.network_deny.empty() || !options.network_resolve.empty();
+  if (extras && policy.network != NetworkPolicy::kAllowList) {
+    return InvalidInput{
+        "--network-deny and --network-resolve refine an allow-list; give --network allow:LIST "
+        "as well"};
+  }
+  if (!options.network_deny.empty()) {
+    auto deny = parse_network_list(options.network_deny);
+    if (!deny) return deny.error();
+    policy.network_allow.deny = std::move(deny).value();
+  }
+  for (const std::string& mapping : options.network_resolve) {
+    auto canonical = canonical_network_resolve(mapping);
+    if (!canonical) return canonical.error();
+    policy.network_allow.resolve.push_back(std::move(canonical).value());
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<PolicyOptions> policy_options(const Options& options) {
@@ -48,11 +74,8 @@ Result<PolicyOptions> policy_options(const Options& options) {
               : parse_sandbox_mode(options.mode).transform([&policy](SandboxMode mode) {
                   policy.mode = mode;
                 }))
-      .and_then([&options] { return parse_network_policy(options.network); })
-      .transform([&policy](NetworkPolicy network) {
-        policy.network = network;
-        return policy;
-      });
+      .and_then([&options, &policy] { return network_options(options, policy); })
+      .transform([&policy] { return policy; });
 }
 
 Result<std::optional<std::uint64_t>> parse_bound(const std::string& text, const std::string& option,

@@ -19,6 +19,7 @@ namespace dsh::sandbox::cli {
 struct PolicyOptions {
   std::optional<SandboxMode> mode;  // the approved mode for this call; nullopt: the default
   NetworkPolicy network = NetworkPolicy::kInherit;
+  NetworkAllowList network_allow;  // --network allow:..., --network-deny, --network-resolve
 };
 
 enum class Escalation { kNever, kAsk };

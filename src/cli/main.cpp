@@ -13,7 +13,13 @@ using dsh::sandbox::cli::Options;
 void add_policy_options(CLI::App& command, Options& options) {
   command.add_option("--mode", options.mode, "read-only | workspace-write | danger-full-access");
   command.add_option("--workspace", options.workspace, "absolute workspace root (default: cwd)");
-  command.add_option("--network", options.network, "inherit | deny");
+  command.add_option("--network", options.network,
+                     "inherit | deny | allow:NAME,*.SUFFIX,ADDRESS[/BITS],... (docs/network.md)");
+  command.add_option("--network-deny", options.network_deny,
+                     "with allow:, destinations refused even when allowed (same grammar)");
+  command.add_option(
+      "--network-resolve", options.network_resolve,
+      "with allow:, NAME=ADDRESS: the proxy dials ADDRESS for NAME (tests, mirrors)");
   command.add_option("--config", options.config_path, "JSON config file");
 }
 

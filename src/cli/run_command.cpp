@@ -106,6 +106,7 @@ SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& set
   request.workspace_root = call.workspace;
   SandboxExecutionPolicy policy = service.resolve(request);
   policy.network = run.policy.network;
+  policy.network_allow = run.policy.network_allow;
   return policy;
 }
 

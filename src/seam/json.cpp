@@ -158,6 +158,13 @@ json to_value(const SandboxPolicy& policy) {
   json value{{"mode", wire_name(policy.mode)}, {"workspaceRoot", policy.workspace_root}};
   if (policy.session_id) value["sessionId"] = *policy.session_id;
   if (policy.network != NetworkPolicy::kInherit) value["network"] = wire_name(policy.network);
+  if (policy.network == NetworkPolicy::kAllowList) {
+    value["networkAllow"] = policy.network_allow.allow;
+    value["networkDeny"] = policy.network_allow.deny;
+    if (!policy.network_allow.resolve.empty()) {
+      value["networkResolve"] = policy.network_allow.resolve;
+    }
+  }
   return value;
 }
 
@@ -348,6 +355,21 @@ Result<SandboxPolicy> sandbox_policy_from_value(const json& value) {
   auto network = network_field(value, kWhat);
   if (!network) return network.error();
   policy.network = network.value();
+  // networkAllow, networkDeny and networkResolve: optional string arrays, canonicalised here
+  // once (validate_policy then holds every later reader to the canonical spelling).
+  for (auto [key, field] : {std::pair{"networkAllow", &policy.network_allow.allow},
+                            std::pair{"networkDeny", &policy.network_allow.deny},
+                            std::pair{"networkResolve", &policy.network_allow.resolve}}) {
+    if (!value.contains(key)) continue;
+    auto entries = string_array(value, key, kWhat);
+    if (!entries) return entries.error();
+    for (const std::string& entry : entries.value()) {
+      auto canonical = std::string_view(key) == "networkResolve" ? canonical_network_resolve(entry)
+                                                                 : canonical_network_entry(entry);
+      if (!canonical) return canonical.error();
+      field->push_back(std::move(canonical).value());
+    }
+  }
   if (auto valid = validate_policy(policy); !valid) return valid.error();
   return policy;
 }

@@ -11,13 +11,46 @@ namespace {
 
 bool has_nul(std::string_view value) { return value.find('\0') != std::string_view::npos; }
 
+Result<void> validate_entries(const std::vector<std::string>& entries, std::string_view field) {
+  for (const std::string& entry : entries) {
+    auto canonical = canonical_network_entry(entry);
+    if (!canonical) return canonical.error();
+    if (canonical.value() != entry) {
+      return InvalidInput{fmt::format("{} entry {} is not in its canonical spelling; write {}",
+                                      field, text::quoted(entry), text::quoted(canonical.value()))};
+    }
+  }
+  return {};
+}
+
+Result<void> validate_network_allow(NetworkPolicy network, const NetworkAllowList& list) {
+  const bool any = !list.allow.empty() || !list.deny.empty() || !list.resolve.empty();
+  if (any && network != NetworkPolicy::kAllowList) {
+    return InvalidInput{fmt::format(
+        "network allow/deny entries are given but the network policy is {}; use the allow-list "
+        "policy (--network allow:LIST) or drop the entries",
+        wire_name(network))};
+  }
+  if (auto valid = validate_entries(list.allow, "networkAllow"); !valid) return valid;
+  if (auto valid = validate_entries(list.deny, "networkDeny"); !valid) return valid;
+  for (const std::string& mapping : list.resolve) {
+    auto canonical = canonical_network_resolve(mapping);
+    if (!canonical) return canonical.error();
+    if (canonical.value() != mapping) {
+      return InvalidInput{fmt::format("networkResolve entry {} is not canonical; write {}",
+                                      text::quoted(mapping), text::quoted(canonical.value()))};
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& policy) {
   const std::optional<ConfinedSandboxMode> mode = to_confined_mode(policy.mode);
   if (!mode) return std::nullopt;
-  return SandboxPolicy{*mode, policy.workspace_root, policy.session_id, policy.network,
-                       policy.resolved_workspace};
+  return SandboxPolicy{*mode,          policy.workspace_root,     policy.session_id,
+                       policy.network, policy.resolved_workspace, policy.network_allow};
 }
 
 Result<void> validate_policy(const SandboxPolicy& policy) {
@@ -44,7 +77,7 @@ Result<void> validate_policy(const SandboxPolicy& policy) {
         "NUL bytes",
         text::quoted(*policy.session_id))};
   }
-  return {};
+  return validate_network_allow(policy.network, policy.network_allow);
 }
 
 Result<void> validate_argv(std::span<const std::string> argv) {

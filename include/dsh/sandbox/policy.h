@@ -25,6 +25,8 @@ struct SandboxExecutionPolicy {
   // Set when the caller resolved the root once (ResolvedWorkspace): workspace_root is then its
   // path, and nothing downstream resolves it again.
   std::optional<ResolvedWorkspace> resolved_workspace;
+  // The destinations of NetworkPolicy::kAllowList (empty otherwise), entries canonical.
+  NetworkAllowList network_allow;
 
   bool operator==(const SandboxExecutionPolicy&) const = default;
 };
@@ -38,6 +40,8 @@ struct SandboxPolicy {
   // The root as resolved by the caller, when it was: the provider then takes workspace_root as
   // an existing canonical directory instead of resolving and checking it again.
   std::optional<ResolvedWorkspace> resolved_workspace;
+  // The destinations of NetworkPolicy::kAllowList (empty otherwise), entries canonical.
+  NetworkAllowList network_allow;
 
   bool operator==(const SandboxPolicy&) const = default;
 };
@@ -48,6 +52,7 @@ std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& pol
 
 // Pure checks: an absolute workspace root without NUL bytes, the resolved workspace (when
 // present) naming that same root, and a session id (when present) that is non-empty and NUL-free.
+// Network entries only with the allow-list policy, each in its canonical spelling.
 // Existence is the provider's check: a policy may describe a root on another host.
 Result<void> validate_policy(const SandboxPolicy& policy);
 

@@ -44,6 +44,12 @@ bool set_max_abi(Options& o, const char*, int n) {
   return true;
 }
 
+bool set_allow_connect_port(Options& o, const char*, int n) {
+  if (o.allow_connect_port >= 0) return false;
+  o.allow_connect_port = n;
+  return true;
+}
+
 constexpr FlagSpec kFlags[] = {
     {"--ro", Arity::kPath, add_ro},
     {"--rw", Arity::kPath, add_rw},
@@ -52,6 +58,7 @@ constexpr FlagSpec kFlags[] = {
     {"--scope-ipc", Arity::kFlag, set_scope_ipc},
     {"--status-fd", Arity::kNumber, set_status_fd},
     {"--max-abi", Arity::kNumber, set_max_abi},  // hidden, test-only: lowers the ABI used
+    {"--allow-connect-port", Arity::kNumber, set_allow_connect_port},
 };
 
 const FlagSpec* find_flag(const char* arg) {

@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "net_allow.h"
 #include "seccomp_rules.h"
 
 #if defined(__x86_64__)
@@ -87,11 +88,12 @@ constexpr size_t table_length(const SyscallRule (&table)[N]) {
 constexpr size_t kMaxRules =
     sizeof(kTerminalRules) / sizeof(SyscallRule) + sizeof(kIpcRules) / sizeof(SyscallRule) +
     sizeof(kKeyringRules) / sizeof(SyscallRule) + sizeof(kNamespaceRules) / sizeof(SyscallRule) +
-    sizeof(kNetworkRules) / sizeof(SyscallRule) + sizeof(kMetadataRules) / sizeof(SyscallRule);
-constexpr size_t kMaxProgram = kPrologueLength + table_length(kTerminalRules) +
-                               table_length(kIpcRules) + table_length(kKeyringRules) +
-                               table_length(kNamespaceRules) + table_length(kNetworkRules) +
-                               table_length(kMetadataRules) + 2 * kMaxRules + 1;
+    sizeof(kNetworkRules) / sizeof(SyscallRule) + sizeof(kMetadataRules) / sizeof(SyscallRule) +
+    sizeof(kStreamNetworkRules) / sizeof(SyscallRule);
+constexpr size_t kMaxProgram =
+    kPrologueLength + table_length(kTerminalRules) + table_length(kIpcRules) +
+    table_length(kKeyringRules) + table_length(kNamespaceRules) + table_length(kNetworkRules) +
+    table_length(kMetadataRules) + table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
 // A leaf holds at most this many units (below), checked one after another.
@@ -317,6 +319,7 @@ int build(const FilterChoice& choice, Program* program) {
   rules.add(kNamespaceRules);
   if (choice.deny_network) rules.add(kNetworkRules);
   if (choice.deny_metadata) rules.add(kMetadataRules);
+  if (choice.stream_network_only) rules.add(kStreamNetworkRules);
   rules.finish();
   program->tree(rules, 0, rules.units());
   return program->ok() ? 0 : -E2BIG;

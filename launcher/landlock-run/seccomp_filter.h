@@ -10,6 +10,7 @@ namespace landlock_run {
 struct FilterChoice {
   bool deny_network = false;
   bool deny_metadata = false;
+  bool stream_network_only = false;  // --allow-connect-port (net_allow.h)
 };
 
 // The largest program build_filter_bytes can produce, in bytes.

@@ -286,6 +286,10 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
                       "it where no confined run can write ({})",
                       s.config.runner_command.front(), *distrust, trusted_path_fix()));
     }
+    if (policy.network == NetworkPolicy::kAllowList) {
+      throw SandboxUnavailableError(
+          policy.mode, *profiles::netproxy_unsupported_reason(/*bwrap_backend=*/false));
+    }
     return profiles::wrap_runner_command(s.config.runner_command,
                                          s.config.runner_failure_signatures, argv, policy);
   }
@@ -294,6 +298,13 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   if (!selection) throw SandboxUnavailableError(policy.mode);
   if (const auto reason = profiles::unsupported_reason(*selection, s.runners, policy)) {
     throw SandboxUnavailableError(policy.mode, *reason);
+  }
+  if (policy.network == NetworkPolicy::kAllowList &&
+      ::access(s.runners.netproxy.c_str(), X_OK) != 0) {
+    throw SandboxUnavailableError(
+        policy.mode, fmt::format("the network allow-list's proxy {} is missing or not executable; "
+                                 "install dsh-netproxy beside landlock-run",
+                                 s.runners.netproxy));
   }
   s.require_trusted_runners(*selection, untrusted, policy.mode);
   // Only Seatbelt matches resolved paths; the others take the root as resolved above.

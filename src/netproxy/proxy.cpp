@@ -478,7 +478,11 @@ void run_proxy(const ProxyOptions& options) {
   if (child < 0) fail(status_fd, fmt::format("fork: {}", std::strerror(errno)));
   if (child == 0) {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
-    if (::dup2(pair[1], kControlFd) < 0) fail(status_fd, "cannot place the control socket");
+    // dup2 onto itself keeps close-on-exec, so the number is cleared explicitly either way.
+    if ((pair[1] != kControlFd && ::dup2(pair[1], kControlFd) < 0) ||
+        ::fcntl(kControlFd, F_SETFD, 0) != 0) {
+      fail(status_fd, "cannot place the control socket");
+    }
     exec_or_fail(status_fd, options.argv);
   }
   ::close(pair[1]);

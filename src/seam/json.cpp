@@ -220,7 +220,7 @@ std::optional<RunnerLayer> layer_named(const json& value) {
   if (!value.is_string()) return std::nullopt;
   for (const RunnerLayer layer :
        {RunnerLayer::kBwrap, RunnerLayer::kLandlockRun, RunnerLayer::kRunnerCommand,
-        RunnerLayer::kSeatbelt, RunnerLayer::kWindowsAcl}) {
+        RunnerLayer::kSeatbelt, RunnerLayer::kWindowsAcl, RunnerLayer::kNetProxy}) {
     if (value.get<std::string>() == layer_name(layer)) return layer;
   }
   return std::nullopt;
@@ -228,7 +228,8 @@ std::optional<RunnerLayer> layer_named(const json& value) {
 
 std::optional<StatusFormat> format_named(const json& value) {
   if (!value.is_string()) return std::nullopt;
-  for (const StatusFormat format : {StatusFormat::kBwrapJson, StatusFormat::kLauncherLines}) {
+  for (const StatusFormat format :
+       {StatusFormat::kBwrapJson, StatusFormat::kLauncherLines, StatusFormat::kProxyLines}) {
     if (value.get<std::string>() == status_format_name(format)) return format;
   }
   return std::nullopt;

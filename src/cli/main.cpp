@@ -17,9 +17,10 @@ void add_policy_options(CLI::App& command, Options& options) {
                      "inherit | deny | allow:NAME,*.SUFFIX,ADDRESS[/BITS],... (docs/network.md)");
   command.add_option("--network-deny", options.network_deny,
                      "with allow:, destinations refused even when allowed (same grammar)");
-  command.add_option(
-      "--network-resolve", options.network_resolve,
-      "with allow:, NAME=ADDRESS: the proxy dials ADDRESS for NAME (tests, mirrors)");
+  command
+      .add_option("--network-resolve", options.network_resolve,
+                  "with allow:, NAME=ADDRESS: the proxy dials ADDRESS for NAME (tests, mirrors)")
+      ->allow_extra_args(false);
   command.add_option("--config", options.config_path, "JSON config file");
 }
 

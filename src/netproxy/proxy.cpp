@@ -57,10 +57,14 @@ struct Proxy {
   int status_fd;
 
   void deny(std::string_view host, std::uint16_t port) const {
+    deny_path(fmt::format("{}:{}", host, port));
+  }
+  // `path` as the client wrote it, when it is no destination at all (the encoder escapes it).
+  void deny_path(std::string path) const {
     Denial denial;
     denial.op = "connect";
     denial.rule = "network-not-allowed";
-    denial.path = fmt::format("{}:{}", host, port);
+    denial.path = std::move(path);
     write_fd(status_fd, profiles::encode_denial_line(denial));
   }
 };
@@ -281,7 +285,7 @@ awaitable<void> serve_http(const Proxy& proxy, Local::socket client, std::string
   auto destination =
       parse_authority(authority, connect ? std::nullopt : std::optional<std::uint16_t>(80));
   if (!destination) {
-    proxy.deny(authority, 0);
+    proxy.deny_path(std::string(authority));
     co_return co_await reply(client,
                              http_error(403, "Forbidden", destination.error().message + "\n"));
   }
@@ -373,7 +377,11 @@ awaitable<void> serve_socks(const Proxy& proxy, Local::socket client, std::strin
   std::string rest = pending.substr(length);
   auto destination = canonical_destination(host, port);
   if (!destination || !proxy.rules.admits(destination.value())) {
-    proxy.deny(destination ? host_for_path(destination.value()) : host, port);
+    if (destination) {
+      proxy.deny(host_for_path(destination.value()), port);
+    } else {
+      proxy.deny(host, port);
+    }
     co_return co_await answer(0x02);  // connection not allowed by ruleset
   }
   bool refused = false;

@@ -49,7 +49,8 @@ constexpr unsigned kServerName = 0;
 }  // namespace
 
 Hello read_client_hello(std::string_view bytes) {
-  if (bytes.empty() || static_cast<unsigned char>(bytes[0]) != kHandshake) return {};
+  if (bytes.empty()) return {HelloState::kNeedMore, {}, 1};  // nothing from the client yet
+  if (static_cast<unsigned char>(bytes[0]) != kHandshake) return {};
   if (bytes.size() < kRecordHeader) return {HelloState::kNeedMore, {}, kRecordHeader};
   Reader header(bytes.substr(0, kRecordHeader));
   header.number(1);

@@ -10,7 +10,7 @@ namespace dsh::sandbox::netproxy {
 
 enum class HelloState {
   kNotTls,     // the first byte is no TLS handshake record: another protocol, not checked
-  kNeedMore,   // a handshake record whose first record has not fully arrived
+  kNeedMore,   // no byte yet, or a handshake whose first record has not fully arrived
   kNoSni,      // a ClientHello without a server_name extension
   kSni,        // a ClientHello naming `name`
   kMalformed,  // a handshake record that is not a well-formed ClientHello

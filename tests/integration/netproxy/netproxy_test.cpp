@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// The network allow-list end to end: `dsh-sandbox confine --status-channels` under an allow-list,
+// spawned here with a pipe on every status channel, against an HTTP server on the host's
+// loopback that the resolver override names. Every verdict is read from outside: the proxy's
+// denial lines on its status channel, the server's answers, and /proc after the run.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/io.h"
+#include "must_run.h"
+#include "process.h"
+#include "temp_dir.h"
+
+namespace {
+
+using dsh::testing::execute;
+using dsh::testing::RunResult;
+using dsh::testing::SpawnOptions;
+using dsh::testing::Started;
+using dsh::testing::TempDir;
+
+constexpr const char* kServer = R"(
+import http.server, os, sys
+os.chdir(sys.argv[1])
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args): pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+with open(sys.argv[2] + ".tmp", "w") as f: f.write(str(server.server_port))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+server.serve_forever()
+)";
+
+struct Outcome {
+  RunResult run;
+  std::string proxy_status;  // what dsh-netproxy wrote on its status channel
+};
+
+class NetProxyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    std::ofstream(*dir_ / "index.html") << "hello from upstream\n";
+    std::ofstream(*dir_ / "server.py") << kServer;
+    const std::string port_file = *dir_ / "port";
+    server_ = new Started({"/usr/bin/python3", *dir_ / "server.py", dir_->path(), port_file});
+    // Handshake: the server writes its port once it listens.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::ifstream(port_file) >> port_;
+  }
+  static void TearDownTestSuite() {
+    if (server_ != nullptr) {
+      ::kill(server_->pid(), SIGKILL);
+      server_->wait();
+    }
+    delete server_;
+    delete dir_;
+  }
+
+  void SetUp() override {
+    if (port_ == 0) DSH_SKIP_OR_FAIL("the loopback HTTP server did not start");
+    if (::access("/usr/bin/bwrap", X_OK) != 0) DSH_SKIP_OR_FAIL("bwrap is not installed");
+  }
+
+  static std::string port() { return std::to_string(port_); }
+
+  // Runs `script` (python3 -c) under the test allow-list.
+  static Outcome run_python(const std::string& script) {
+    TempDir workspace;
+    const RunResult confined =
+        execute({DSH_SANDBOX_PATH, "confine", "--status-channels", "--workspace", workspace.path(),
+                 "--network", "allow:allowed.test,*.allowed.test,127.0.0.1", "--network-deny",
+                 "blocked.allowed.test", "--network-resolve", "allowed.test=127.0.0.1",
+                 "--network-resolve", "blocked.allowed.test=127.0.0.1", "--network-resolve",
+                 "rebind.allowed.test=127.0.0.2", "--", "python3", "-c", script});
+    EXPECT_TRUE(confined.exited_with(0)) << confined.describe();
+    const auto facts = nlohmann::json::parse(confined.out);
+    EXPECT_EQ(facts["network"], "allow-list");
+    std::vector<std::pair<int, int>> read_ends;  // {read end, channel fd}
+    SpawnOptions options;
+    for (const auto& channel : facts["statusChannels"]) {
+      int pipe_fds[2];
+      EXPECT_EQ(::pipe(pipe_fds), 0);
+      read_ends.emplace_back(pipe_fds[0], channel["fd"].get<int>());
+      options.fds.emplace_back(pipe_fds[1], channel["fd"].get<int>());
+    }
+    EXPECT_TRUE(facts["providedFds"].empty());
+    Outcome outcome;
+    {
+      Started started(facts["argv"].get<std::vector<std::string>>(), options);
+      for (auto& [write_end, number] : options.fds) ::close(write_end);
+      outcome.run = started.wait(std::chrono::seconds(60));
+    }
+    for (auto& [read_end, number] : read_ends) {
+      std::string text;
+      dsh::sandbox::io::read_all(read_end, text);
+      ::close(read_end);
+      if (number == 7) outcome.proxy_status = text;
+    }
+    return outcome;
+  }
+
+  static inline TempDir* dir_ = nullptr;
+  static inline Started* server_ = nullptr;
+  static inline int port_ = 0;
+};
+
+// A CONNECT request written by hand, so the test controls every byte of the name.
+std::string connect_script(const std::string& authority_expr) {
+  return "import socket\n"
+         "s = socket.create_connection(('127.0.0.1', 3128))\n"
+         "s.sendall(b'CONNECT ' + " +
+         authority_expr +
+         " + b' HTTP/1.1\\r\\n\\r\\n')\n"
+         "print(s.recv(200).split(b'\\r\\n')[0].decode())\n";
+}
+
+TEST_F(NetProxyTest, AllowedNameAnswersThroughCurlAndTunnel) {
+  const Outcome outcome = run_python(
+      "import subprocess\n"
+      "print(subprocess.run(['curl', '-sS', 'http://allowed.test:" +
+      port() +
+      "/index.html'], capture_output=True, text=True).stdout, end='')\n"
+      "print(subprocess.run(['curl', '-sS', '-p', 'http://ALLOWED.test.:" +
+      port() +
+      "/index.html'], capture_output=True, text=True).stdout, end='')\n"
+      "print(subprocess.run(['curl', '-sS', '-x', 'socks5h://127.0.0.1:3128', "
+      "'http://sub.allowed.test:" +
+      port() +
+      "/index.html'], capture_output=True, "
+      "text=True).stdout, end='')\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "hello from upstream\nhello from upstream\n");
+  // sub.allowed.test has no override and no DNS answer here: refused by the resolver, not by
+  // the lists, so no denial record.
+  EXPECT_EQ(outcome.proxy_status, "");
+}
+
+TEST_F(NetProxyTest, RefusedNameAndAddressLeaveDenialRecords) {
+  const Outcome outcome = run_python(
+      "import subprocess\n"
+      "for url in ['http://other.test:" +
+      port() + "/', 'http://127.0.0.3:" + port() + "/', 'http://blocked.allowed.test:" + port() +
+      "/']:\n"
+      "    r = subprocess.run(['curl', '-s', '-o', '/dev/null', '-w', '%{http_code}\\n', url],"
+      " capture_output=True, text=True)\n"
+      "    print(r.stdout, end='')\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "403\n403\n403\n");
+  for (const std::string host : {"other.test", "127.0.0.3", "blocked.allowed.test"}) {
+    EXPECT_NE(outcome.proxy_status.find("denial op=connect rule=network-not-allowed pid=- exe= "
+                                        "path=" +
+                                        host + ":" + port() + "\n"),
+              std::string::npos)
+        << outcome.proxy_status;
+  }
+}
+
+TEST_F(NetProxyTest, TrickSpellingsAreRefused) {
+  const Outcome outcome =
+      run_python(connect_script("b'allowed.test\\x00.evil.test:" + port() + "'") +
+                 connect_script("b'BLOCKED.Allowed.Test.:" + port() + "'") +
+                 connect_script("'\\u0430llowed.test:" + port() + "'.encode()") +  // Cyrillic a
+                 connect_script("b'rebind.allowed.test:" + port() + "'") +
+                 connect_script("b'allowed.test:0" + port() + "0'") +
+                 connect_script("b'Allowed.Test.:" + port() + "'"));
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out,
+            "HTTP/1.1 403 Forbidden\nHTTP/1.1 403 Forbidden\nHTTP/1.1 403 Forbidden\n"
+            "HTTP/1.1 403 Forbidden\nHTTP/1.1 403 Forbidden\n"
+            "HTTP/1.1 200 Connection established\n");
+  EXPECT_NE(outcome.proxy_status.find("path=blocked.allowed.test:" + port()), std::string::npos);
+  EXPECT_NE(outcome.proxy_status.find("path=xn--llowed-2nf.test:" + port()), std::string::npos)
+      << outcome.proxy_status;
+  EXPECT_NE(outcome.proxy_status.find("path=rebind.allowed.test:" + port()), std::string::npos);
+  EXPECT_NE(outcome.proxy_status.find("path=allowed.test:0" + port() + "0\n"), std::string::npos);
+  EXPECT_NE(outcome.proxy_status.find("path=allowed.test%00.evil.test:" + port()),
+            std::string::npos)
+      << outcome.proxy_status;
+}
+
+TEST_F(NetProxyTest, SniOtherThanTheTunnelsNameIsRefused) {
+  const Outcome outcome = run_python(
+      "import socket, ssl\n"
+      "s = socket.create_connection(('127.0.0.1', 3128))\n"
+      "s.sendall(b'CONNECT allowed.test:" +
+      port() +
+      " HTTP/1.1\\r\\n\\r\\n')\n"
+      "print(s.recv(200).split(b'\\r\\n')[0].decode())\n"
+      "ctx = ssl.create_default_context()\n"
+      "try:\n"
+      "    ctx.wrap_socket(s, server_hostname='evil.test')\n"
+      "    print('handshake')\n"
+      "except (ssl.SSLError, OSError) as e:\n"
+      "    print('refused')\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "HTTP/1.1 200 Connection established\nrefused\n");
+  EXPECT_NE(outcome.proxy_status.find("path=evil.test:" + port()), std::string::npos)
+      << outcome.proxy_status;
+}
+
+TEST_F(NetProxyTest, DirectTcpUdpAndRawSocketsFail) {
+  const Outcome outcome = run_python(
+      "import socket\n"
+      "def attempt(name, fn):\n"
+      "    try:\n"
+      "        fn(); print(name, 'ok')\n"
+      "    except OSError as e:\n"
+      "        print(name, 'failed')\n"
+      "attempt('tcp-host', lambda: socket.create_connection(('127.0.0.1', " +
+      port() +
+      "), timeout=5))\n"
+      "attempt('tcp-out', lambda: socket.create_connection(('10.0.0.1', 80), timeout=5))\n"
+      "attempt('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+      ".sendto(b'x', ('127.0.0.1', 53)))\n"
+      "attempt('raw', lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, 1))\n"
+      "attempt('packet', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out,
+            "tcp-host failed\ntcp-out failed\nudp failed\nraw failed\npacket failed\n");
+}
+
+TEST_F(NetProxyTest, ProxyIsGoneAfterTheRun) {
+  const Outcome outcome = run_python("print('done')\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  // From outside: no process runs dsh-netproxy any more (the proxy waited for bwrap, whose PID
+  // namespace took the bridge with it).
+  const std::string self = std::filesystem::path(DSH_SANDBOX_PATH).parent_path() / "dsh-netproxy";
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::error_code error;
+    const auto exe = std::filesystem::read_symlink(entry.path() / "exe", error);
+    if (!error) EXPECT_NE(exe.string(), self) << entry.path();
+  }
+}
+
+}  // namespace

@@ -594,6 +594,12 @@ void run_bridge(const BridgeOptions& options) {
       connection.set_option(tcp::no_delay(true), error);
       co_await (pump(connection, stream, {}) && pump(stream, connection, {}));
     };
+    // The proxy's end closing (it exited) ends the bridge too, wherever it runs.
+    asio::posix::stream_descriptor watch(io, ::dup(control));
+    watch.async_wait(asio::posix::descriptor_base::wait_read, [&io, control](std::error_code) {
+      char byte = 0;
+      if (::recv(control, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) io.stop();
+    });
     asio::co_spawn(
         io,
         [&]() -> awaitable<void> {

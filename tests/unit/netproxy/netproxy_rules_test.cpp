@@ -3,10 +3,14 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "dsh/sandbox/modes.h"
+#include "dsh/sandbox/policy.h"
 #include "netproxy/rules.h"
 #include "netproxy/tls.h"
 #include "profiles/netproxy.h"
+#include "seam/json_codec.h"
 
 namespace dsh::sandbox {
 namespace {
@@ -118,6 +122,37 @@ TEST(NetProxyProfile, EnvironmentNamesEveryClient) {
   }
   EXPECT_TRUE(profiles::netproxy_unsupported_reason(false).has_value());
   EXPECT_FALSE(profiles::netproxy_unsupported_reason(true).has_value());
+}
+
+}  // namespace
+}  // namespace dsh::sandbox
+
+namespace dsh::sandbox {
+namespace {
+
+TEST(NetworkPolicyJson, EntriesAreCanonicalisedOnceAndRoundTrip) {
+  const auto parsed = json::sandbox_policy_from_value(
+      nlohmann::json{{"mode", "read-only"},
+                     {"workspaceRoot", "/ws"},
+                     {"network", "allow-list"},
+                     {"networkAllow", {"Registry.NPMJS.org.", "*.github.com"}},
+                     {"networkDeny", {"gist.github.com"}}});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed.value().network, NetworkPolicy::kAllowList);
+  EXPECT_EQ(parsed.value().network_allow.allow,
+            (std::vector<std::string>{"registry.npmjs.org", "*.github.com"}));
+  const nlohmann::json back = json::to_value(parsed.value());
+  EXPECT_EQ(back["network"], "allow-list");
+  EXPECT_EQ(back["networkDeny"], nlohmann::json({"gist.github.com"}));
+  EXPECT_EQ(json::sandbox_policy_from_value(back).value(), parsed.value());
+  // Entries with another policy are an error, not silently ignored.
+  EXPECT_FALSE(json::sandbox_policy_from_value(nlohmann::json{
+      {"mode", "read-only"}, {"workspaceRoot", "/ws"}, {"networkAllow", {"a.test"}}}));
+  SandboxPolicy raw;
+  raw.workspace_root = "/ws";
+  raw.network = NetworkPolicy::kAllowList;
+  raw.network_allow.allow = {"A.test"};
+  EXPECT_FALSE(validate_policy(raw));
 }
 
 }  // namespace

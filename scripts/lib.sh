@@ -7,7 +7,9 @@ repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
 DSH_PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-dev clang-format clang-tidy
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev
-  bubblewrap util-linux musl-tools tmux python3 libasio-dev libidn2-dev pkg-config
+  bubblewrap util-linux musl-tools tmux python3 python3-pip git
+  python3-jsonschema python3-venv python3-setuptools python3-wheel nodejs pkg-config
+  libasio-dev libidn2-dev
 )
 
 missing_packages() {
@@ -16,6 +18,9 @@ missing_packages() {
     dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' ||
       echo "$pkg"
   done
+  # npm: Debian's package only where no npm is on PATH (a NodeSource nodejs ships its own npm,
+  # and Debian's npm would conflict with it).
+  command -v npm >/dev/null 2>&1 || echo npm
 }
 
 # Installs missing packages when run as root; otherwise prints the exact apt-get line and fails.

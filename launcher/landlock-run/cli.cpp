@@ -24,6 +24,10 @@ bool add_ro(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, false};
   return true;
 }
+bool add_ro_try(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false, true};
+  return true;
+}
 bool add_rw(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, true};
   return true;
@@ -32,17 +36,20 @@ bool add_rw(Options& o, const char* value, int) {
 bool set_deny_network(Options& o, const char*, int) { return o.deny_network = true; }
 bool set_deny_metadata(Options& o, const char*, int) { return o.deny_metadata = true; }
 bool set_scope_ipc(Options& o, const char*, int) { return o.scope_ipc = true; }
+bool set_evidence(Options& o, const char*, int) { return o.evidence = true; }
 // A second fd or cap would silently override the first: refuse rather than guess.
 bool set_status_fd(Options& o, const char*, int n) {
   if (o.status_fd >= 0) return false;
   o.status_fd = n;
   return true;
 }
+#if defined(LANDLOCK_RUN_TESTING)
 bool set_max_abi(Options& o, const char*, int n) {
   if (o.max_abi >= 0) return false;
   o.max_abi = n;
   return true;
 }
+#endif
 
 bool set_allow_connect_port(Options& o, const char*, int n) {
   if (o.allow_connect_port >= 0) return false;
@@ -53,11 +60,18 @@ bool set_allow_connect_port(Options& o, const char*, int n) {
 constexpr FlagSpec kFlags[] = {
     {"--ro", Arity::kPath, add_ro},
     {"--rw", Arity::kPath, add_rw},
+    {"--ro-try", Arity::kPath, add_ro_try},
     {"--deny-network", Arity::kFlag, set_deny_network},
     {"--deny-metadata", Arity::kFlag, set_deny_metadata},
     {"--scope-ipc", Arity::kFlag, set_scope_ipc},
+    {"--evidence", Arity::kFlag, set_evidence},  // supervisor.h
     {"--status-fd", Arity::kNumber, set_status_fd},
-    {"--max-abi", Arity::kNumber, set_max_abi},  // hidden, test-only: lowers the ABI used
+#if defined(LANDLOCK_RUN_TESTING)
+    // Lowers the ABI used, so tests can pose as an older kernel. Only the test build
+    // (landlock-run-testing) knows it: it weakens enforcement, so the shipped launcher refuses
+    // it as an unknown argument.
+    {"--max-abi", Arity::kNumber, set_max_abi},
+#endif
     {"--allow-connect-port", Arity::kNumber, set_allow_connect_port},
 };
 
@@ -134,7 +148,8 @@ Options parse_args(int argc, const char* const* argv, Grant* grant_storage) {
 
 int format_usage_error(const Options& options, char* out, size_t size) {
   const char* arg = options.error_arg != nullptr ? options.error_arg : "";
-  const bool wants_path = strcmp(arg, "--ro") == 0 || strcmp(arg, "--rw") == 0;
+  const bool wants_path =
+      strcmp(arg, "--ro") == 0 || strcmp(arg, "--rw") == 0 || strcmp(arg, "--ro-try") == 0;
   switch (options.error) {
     case UsageError::kProbeNotAlone:
       return snprintf(out, size, "usage error: %s takes no other arguments", arg);

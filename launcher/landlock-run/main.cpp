@@ -50,12 +50,17 @@
 // new/delete, and it is compiled without exceptions, RTTI and thread-safe statics.
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "abi.h"
@@ -64,6 +69,7 @@
 #include "landlock.h"
 #include "net_allow.h"
 #include "seccomp_filter.h"
+#include "supervisor.h"
 
 namespace landlock_run {
 namespace {
@@ -130,6 +136,7 @@ int build_ruleset(const Options& options, int abi) {
       if (grant.read_write != read_write) continue;
       RuleStage stage = RuleStage::kOpen;
       const int rc = add_path_rule(ruleset, grant.path, attr.handled_access_fs, read_write, &stage);
+      if (rc == -ENOENT && stage == RuleStage::kOpen && grant.if_exists) continue;
       if (rc < 0 && stage == RuleStage::kOpen) {
         fail("cannot open rule path: %s: %s", grant.path, strerror(-rc));
       }
@@ -159,7 +166,11 @@ int usable_abi(int max_abi) {
   return abi;
 }
 
-// --probe: enforce a real `--ro /` ruleset on this short-lived process, then report.
+// --probe: apply to this short-lived process every kind of restriction a run applies, in a
+// run's order (a real `--ro /` ruleset, the capability drop, the always-on seccomp filter), then
+// report. A kernel that enforces Landlock but refuses the seccomp filter (built without
+// CONFIG_SECCOMP_FILTER, or a container filter that denies seccomp(2)) fails every run with 125,
+// so it probes unusable too.
 int run_probe() {
   const int abi = usable_abi(-1);
   set_no_new_privs();
@@ -168,7 +179,14 @@ int run_probe() {
   Options options;
   options.grants = &grant;
   options.grant_count = 1;
-  enforce(build_ruleset(options, abi));
+  const int ruleset = build_ruleset(options, abi);
+  if (const int rc = drop_capabilities(); rc < 0) {
+    fail("cannot drop capabilities: %s", strerror(-rc));
+  }
+  enforce(ruleset);
+  if (const int rc = install_filter(FilterChoice{false, false}); rc < 0) {
+    fail("seccomp filter error: %s", strerror(-rc));
+  }
   const char* line = probe_report_line(abi);
   write_all(STDOUT_FILENO, line, strlen(line));
   return 0;
@@ -190,6 +208,160 @@ int run_features() {
   return fflush(stdout) == 0 ? 0 : kLauncherFailure;
 }
 
+// The signals the supervisor forwards to the command (and SIGCHLD, its own cue), blocked in the
+// parent and read from a signalfd.
+void supervised_signals(sigset_t* set) {
+  sigemptyset(set);
+  constexpr int kSignals[] = {SIGHUP,  SIGINT,  SIGQUIT,  SIGTERM, SIGUSR1,
+                              SIGUSR2, SIGALRM, SIGWINCH, SIGCONT, SIGCHLD};
+  for (const int signal : kSignals) sigaddset(set, signal);
+}
+
+void send_fd(int socket, int fd) {
+  char data = 'L';
+  iovec io{&data, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  while (sendmsg(socket, &message, MSG_NOSIGNAL) < 0) {
+    if (errno != EINTR) fail("cannot hand the seccomp listener over: %s", strerror(errno));
+  }
+}
+
+// The listener fd, or -1 when the child ended before sending it (it failed, and said so).
+int receive_fd(int socket) {
+  char data = 0;
+  iovec io{&data, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  ssize_t n;
+  while ((n = recvmsg(socket, &message, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  const cmsghdr* header = n > 0 ? CMSG_FIRSTHDR(&message) : nullptr;
+  if (header == nullptr || header->cmsg_type != SCM_RIGHTS) return -1;
+  int fd = -1;
+  memcpy(&fd, CMSG_DATA(header), sizeof(int));
+  return fd;
+}
+
+// Ends the launcher as the command ended: its exit status, or death by the same signal (without
+// a core file of our own).
+[[noreturn]] void exit_like(int status) {
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigaction(signal, &action, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signal);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(signal);
+  _exit(128 + signal);
+}
+
+// The --rw grants, canonical (the supervisor compares resolved paths), allocated once.
+const char** canonical_roots(const Options& options, size_t* count) {
+  const char** roots =
+      static_cast<const char**>(calloc(options.grant_count + 1, sizeof(const char*)));
+  if (roots == nullptr) fail("out of memory");
+  *count = 0;
+  for (size_t i = 0; i < options.grant_count; ++i) {
+    if (!options.grants[i].read_write) continue;
+    char* canonical = realpath(options.grants[i].path, nullptr);
+    roots[(*count)++] = canonical != nullptr ? canonical : options.grants[i].path;
+  }
+  return roots;
+}
+
+[[noreturn]] void exec_command(const Options& options, char* const* argv, int abi) {
+  if (is_partial(abi)) {
+    static const char k_notice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
+    write_all(STDERR_FILENO, k_notice, sizeof(k_notice) - 1);
+  }
+  execvp(argv[options.command_index], argv + options.command_index);
+  fail("exec failed: %s", strerror(errno));
+}
+
+// --evidence: see supervisor.h. The ruleset is built (with the caller's privileges) before the
+// fork; the child drops capabilities, restricts itself, installs the notifying filter, hands the
+// listener to the parent and execs. The parent never runs anything of the command's.
+[[noreturn]] void run_supervised(const Options& options, char* const* argv, int abi, int ruleset) {
+  size_t root_count = 0;
+  const char** roots = canonical_roots(options, &root_count);
+  int sockets[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0) {
+    fail("cannot create the supervisor's socket: %s", strerror(errno));
+  }
+  sigset_t supervised;
+  sigset_t previous;
+  supervised_signals(&supervised);
+  sigprocmask(SIG_BLOCK, &supervised, &previous);
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  if (child < 0) fail("cannot fork the supervised command: %s", strerror(errno));
+  if (child == 0) {
+    close(sockets[0]);
+    // The command must not outlive its supervisor (its notified calls would fail anyway).
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) _exit(125);
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    if (const int rc = drop_capabilities(); rc < 0) {
+      fail("cannot drop capabilities: %s", strerror(-rc));
+    }
+    enforce(ruleset);
+    FilterChoice filter{options.deny_network, options.deny_metadata, true,
+                        options.allow_connect_port >= 0};
+    const int listener = install_notify_filter(filter);
+    if (listener < 0) fail("seccomp filter error: %s", strerror(-listener));
+    send_fd(sockets[1], listener);
+    close(listener);
+    close(sockets[1]);
+    exec_command(options, argv, abi);
+  }
+  close(sockets[1]);
+  close(ruleset);
+  // The supervisor needs no privilege of the caller's: it reads the command's memory and /proc
+  // entries as the same user, and a root caller's capabilities are dropped here too.
+  if (const int rc = drop_capabilities(); rc < 0) {
+    kill(child, SIGKILL);
+    fail("cannot drop capabilities: %s", strerror(-rc));
+  }
+  signal(SIGPIPE, SIG_IGN);
+  const int listener = receive_fd(sockets[0]);
+  close(sockets[0]);
+  int status = 0;
+  if (listener < 0) {
+    // The child failed before the exec (its line is written) or was killed: its status is ours.
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    exit_like(status);
+  }
+  const int signal_fd = signalfd(-1, &supervised, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) {
+    kill(child, SIGKILL);
+    fail("cannot create the supervisor's signalfd: %s", strerror(errno));
+  }
+  const SupervisorConfig config{FilterChoice{options.deny_network, options.deny_metadata, true,
+                                             options.allow_connect_port >= 0},
+                                roots, root_count, g_status_fd};
+  status = supervise(listener, child, signal_fd, config);
+  exit_like(status);
+}
+
 [[noreturn]] void run_confined(const Options& options, char* const* argv) {
   adopt_status_fd(options.status_fd);
   const int abi = usable_abi(options.max_abi);
@@ -209,21 +381,17 @@ int run_features() {
   }
   set_no_new_privs();
   const int ruleset = build_ruleset(options, abi);
+  if (options.evidence) run_supervised(options, argv, abi, ruleset);
   if (const int rc = drop_capabilities(); rc < 0) {
     fail("cannot drop capabilities: %s", strerror(-rc));
   }
   enforce(ruleset);
-  const FilterChoice filter{options.deny_network, options.deny_metadata,
+  const FilterChoice filter{options.deny_network, options.deny_metadata, false,
                             options.allow_connect_port >= 0};
   if (const int rc = install_filter(filter); rc < 0) {
     fail("seccomp filter error: %s", strerror(-rc));
   }
-  if (is_partial(abi)) {
-    static const char k_notice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
-    write_all(STDERR_FILENO, k_notice, sizeof(k_notice) - 1);
-  }
-  execvp(argv[options.command_index], argv + options.command_index);
-  fail("exec failed: %s", strerror(errno));
+  exec_command(options, argv, abi);
 }
 
 }  // namespace

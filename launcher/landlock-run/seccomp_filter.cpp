@@ -89,11 +89,13 @@ constexpr size_t kMaxRules =
     sizeof(kTerminalRules) / sizeof(SyscallRule) + sizeof(kIpcRules) / sizeof(SyscallRule) +
     sizeof(kKeyringRules) / sizeof(SyscallRule) + sizeof(kNamespaceRules) / sizeof(SyscallRule) +
     sizeof(kNetworkRules) / sizeof(SyscallRule) + sizeof(kMetadataRules) / sizeof(SyscallRule) +
+    sizeof(kWriteIntentRules) / sizeof(SyscallRule) +
     sizeof(kStreamNetworkRules) / sizeof(SyscallRule);
-constexpr size_t kMaxProgram =
-    kPrologueLength + table_length(kTerminalRules) + table_length(kIpcRules) +
-    table_length(kKeyringRules) + table_length(kNamespaceRules) + table_length(kNetworkRules) +
-    table_length(kMetadataRules) + table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
+constexpr size_t kMaxProgram = kPrologueLength + table_length(kTerminalRules) +
+                               table_length(kIpcRules) + table_length(kKeyringRules) +
+                               table_length(kNamespaceRules) + table_length(kNetworkRules) +
+                               table_length(kMetadataRules) + table_length(kWriteIntentRules) +
+                               table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
 // A leaf holds at most this many units (below), checked one after another.
@@ -134,7 +136,8 @@ class RuleSet {
       const bool lone_any = end - i == 1 && rules_[i]->match == ArgMatch::kAny;
       Unit* last = units_ > 0 ? &units_array_[units_ - 1] : nullptr;
       if (lone_any && last != nullptr && mergeable(*last) && last->high + 1 == rules_[i]->nr &&
-          rules_[last->begin]->err == rules_[i]->err) {
+          rules_[last->begin]->err == rules_[i]->err &&
+          rules_[last->begin]->quiet == rules_[i]->quiet) {
         last->high = rules_[i]->nr;
         last->end = end;
       } else {
@@ -173,6 +176,7 @@ class RuleSet {
 
 class Program {
  public:
+  explicit Program(bool notify) : notify_(notify) {}
   size_t size() const { return size_; }
   const sock_filter* data() const { return code_; }
 
@@ -189,7 +193,7 @@ class Program {
   // Appends one rule block; on entry and on fall-through exit A holds the syscall number.
   void rule(const SyscallRule& rule) {
     const uint32_t nr = static_cast<uint32_t>(rule.nr);
-    const uint32_t deny = SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.err) & SECCOMP_RET_DATA);
+    const uint32_t deny = action(rule);
     const uint32_t low = static_cast<uint32_t>(rule.value & 0xffffffffU);
     const uint32_t high = static_cast<uint32_t>(rule.value >> 32);
     const size_t start = size_;
@@ -246,7 +250,7 @@ class Program {
     const SyscallRule& rule = rules.rule(unit.begin);
     jump_ge(static_cast<uint32_t>(unit.low), 0, 2);
     jump_gt(static_cast<uint32_t>(unit.high), 1, 0);
-    ret(SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.err) & SECCOMP_RET_DATA));
+    ret(action(rule));
     if (size_ - start != unit_length(unit, rules.rules())) overflow_ = true;
   }
 
@@ -271,6 +275,13 @@ class Program {
   bool ok() const { return !overflow_; }
 
  private:
+  // A rule's verdict: its errno, or with evidence on a notification (the supervisor answers it
+  // with that errno, or lets a write-intent call through to Landlock).
+  uint32_t action(const SyscallRule& rule) const {
+    if (notify_ && !rule.quiet) return SECCOMP_RET_USER_NOTIF;
+    return SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.err) & SECCOMP_RET_DATA);
+  }
+
   static size_t tree_length(const RuleSet& rules, size_t first, size_t last) {
     if (last - first <= kLeafUnits) {
       size_t length = 1;
@@ -299,6 +310,7 @@ class Program {
   sock_filter code_[kMaxProgram]{};
   size_t size_ = 0;
   bool overflow_ = false;
+  bool notify_ = false;
 };
 
 // Builds the whole program into *program. Returns 0 or -E2BIG (a miscounted block or a jump
@@ -320,18 +332,64 @@ int build(const FilterChoice& choice, Program* program) {
   if (choice.deny_network) rules.add(kNetworkRules);
   if (choice.deny_metadata) rules.add(kMetadataRules);
   if (choice.stream_network_only) rules.add(kStreamNetworkRules);
+  if (choice.notify) rules.add(kWriteIntentRules);
   rules.finish();
   program->tree(rules, 0, rules.units());
   return program->ok() ? 0 : -E2BIG;
 }
 
+bool rule_matches(const SyscallRule& rule, const unsigned long long* args) {
+  const unsigned long long value = args[rule.arg];
+  const uint32_t low = static_cast<uint32_t>(value & 0xffffffffU);
+  switch (rule.match) {
+    case ArgMatch::kAny:
+      return true;
+    case ArgMatch::kNotEqual:
+      return value != rule.value;
+    case ArgMatch::kLow32Equal:
+      return low == static_cast<uint32_t>(rule.value);
+    case ArgMatch::kLow32AnySet:
+      return (low & static_cast<uint32_t>(rule.value)) != 0;
+    case ArgMatch::kLow32NotIn:
+      for (unsigned i = 0; i < rule.allowed_count; ++i) {
+        if (rule.allowed[i] == low) return false;
+      }
+      return true;
+  }
+  return true;
+}
+
+template <size_t N>
+const SyscallRule* find_in(const SyscallRule (&table)[N], int nr, const unsigned long long* args) {
+  for (const SyscallRule& rule : table) {
+    if (rule.nr == nr && rule_matches(rule, args)) return &rule;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+const SyscallRule* matching_rule(const FilterChoice& choice, int nr,
+                                 const unsigned long long* args) {
+  // The filter's order: rules sorted stably by number keep this table order on one syscall.
+  const SyscallRule* rule = find_in(kTerminalRules, nr, args);
+  if (rule == nullptr) rule = find_in(kIpcRules, nr, args);
+  if (rule == nullptr) rule = find_in(kKeyringRules, nr, args);
+  if (rule == nullptr) rule = find_in(kNamespaceRules, nr, args);
+  if (rule == nullptr && choice.deny_network) rule = find_in(kNetworkRules, nr, args);
+  if (rule == nullptr && choice.deny_metadata) rule = find_in(kMetadataRules, nr, args);
+  if (rule == nullptr && choice.stream_network_only) {
+    rule = find_in(kStreamNetworkRules, nr, args);
+  }
+  if (rule == nullptr && choice.notify) rule = find_in(kWriteIntentRules, nr, args);
+  return rule;
+}
 
 size_t max_filter_bytes() { return kMaxProgram * sizeof(sock_filter); }
 
 int build_filter_bytes(const FilterChoice& choice, unsigned char* out, size_t capacity,
                        size_t* size) {
-  Program program;
+  Program program(choice.notify);
   if (const int rc = build(choice, &program); rc != 0) return rc;
   const size_t bytes = program.size() * sizeof(sock_filter);
   if (bytes > capacity) return -E2BIG;
@@ -341,7 +399,7 @@ int build_filter_bytes(const FilterChoice& choice, unsigned char* out, size_t ca
 }
 
 int export_filter_bpf(const FilterChoice& choice, int fd) {
-  Program program;
+  Program program(choice.notify);
   if (const int rc = build(choice, &program); rc != 0) return rc;
   const char* bytes = reinterpret_cast<const char*>(program.data());
   size_t left = program.size() * sizeof(sock_filter);
@@ -357,7 +415,7 @@ int export_filter_bpf(const FilterChoice& choice, int fd) {
 }
 
 int install_filter(const FilterChoice& choice) {
-  Program program;
+  Program program(choice.notify);
   if (const int rc = build(choice, &program); rc != 0) return rc;
   const sock_fprog fprog{static_cast<unsigned short>(program.size()),
                          const_cast<sock_filter*>(program.data())};
@@ -367,6 +425,18 @@ int install_filter(const FilterChoice& choice) {
   if (errno != ENOSYS) return -errno;
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0UL, 0UL) == 0) return 0;
   return -errno;
+}
+
+int install_notify_filter(const FilterChoice& choice) {
+  if (!choice.notify) return -EINVAL;
+  Program program(true);
+  if (const int rc = build(choice, &program); rc != 0) return rc;
+  const sock_fprog fprog{static_cast<unsigned short>(program.size()),
+                         const_cast<sock_filter*>(program.data())};
+  // The listener is returned close-on-exec by the kernel (it is an anon inode opened O_CLOEXEC).
+  const long fd =
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+  return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
 }  // namespace landlock_run

@@ -7,9 +7,14 @@
 
 namespace landlock_run {
 
+struct SyscallRule;
+
 struct FilterChoice {
   bool deny_network = false;
   bool deny_metadata = false;
+  // Evidence: every non-quiet rule answers SECCOMP_RET_USER_NOTIF instead of its errno, and the
+  // write-intent rules are added (supervisor.h). Installed only through install_notify_filter.
+  bool notify = false;
   bool stream_network_only = false;  // --allow-connect-port (net_allow.h)
 };
 
@@ -29,5 +34,15 @@ int export_filter_bpf(const FilterChoice& choice, int fd);
 // Builds and loads the filter into the calling thread. The terminal, IPC, keyring and namespace
 // rules are always part of it. Requires no_new_privs (set earlier). Returns 0 or a negative errno.
 int install_filter(const FilterChoice& choice);
+
+// The same with SECCOMP_FILTER_FLAG_NEW_LISTENER (Linux 5.0): returns the listener fd (close on
+// exec) or a negative errno. choice.notify must be set.
+int install_notify_filter(const FilterChoice& choice);
+
+// What the filter does with one call, evaluated from the same tables in the same order (for the
+// supervisor, which must answer a notification exactly as the rule it came from). Null when no
+// rule matches (the filter allowed it, never notified).
+const SyscallRule* matching_rule(const FilterChoice& choice, int nr,
+                                 const unsigned long long* args);
 
 }  // namespace landlock_run

@@ -50,6 +50,10 @@ struct SyscallRule {
   uint64_t value;
   const uint32_t* allowed = nullptr;  // kLow32NotIn only
   unsigned allowed_count = 0;
+  // With evidence on, every rule becomes a notification the supervisor answers with `err` and
+  // records, except a quiet one, which keeps failing in the filter itself: clone3's ENOSYS is
+  // the libc's cue to fall back to clone, met at every fork, and no refusal of the policy.
+  bool quiet = false;
 };
 
 // Terminal ioctl commands (x86_64/arm64 values, asm-generic/ioctls.h).
@@ -169,10 +173,47 @@ inline constexpr SyscallRule kNamespaceRules[] = {
     {__NR_unshare, "unshare(CLONE_NEWUSER)", EPERM, ArgMatch::kLow32AnySet, 0, kCloneNewUser},
     // clone's flags are args[0] on x86_64 and arm64 alike (only the tid/tls order differs).
     {__NR_clone, "clone(CLONE_NEWUSER)", EPERM, ArgMatch::kLow32AnySet, 0, kCloneNewUser},
-    {__NR_clone3, "clone3", ENOSYS, ArgMatch::kAny, 0, 0},
+    {__NR_clone3, "clone3", ENOSYS, ArgMatch::kAny, 0, 0, nullptr, 0, true},
     {__NR_setns, "setns", EPERM, ArgMatch::kAny, 0, 0},
     {__NR_personality, "personality", EPERM, ArgMatch::kLow32NotIn, 0, 0, kAllowedPersonalities,
      sizeof(kAllowedPersonalities) / sizeof(kAllowedPersonalities[0])},
+};
+
+// Evidence only: the calls that ask to change the filesystem, each a notification the supervisor
+// answers SECCOMP_USER_NOTIF_FLAG_CONTINUE (err 0: the kernel, Landlock, decides) after noting
+// whether it falls outside the writable roots. open and openat are notified only when their
+// flags ask for writing (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC: O_TMPFILE needs a write mode
+// too), so reads cost nothing; openat2 keeps its flags in a struct a filter cannot read, so it is
+// notified whole. chmod, chown, utimes and xattrs are absent: Landlock does not govern them
+// (--deny-metadata refuses them through the rules above, and those are recorded).
+inline constexpr uint64_t kOpenWriteFlags = 01 | 02 | 0100 | 01000;
+#ifndef __NR_openat2  // Linux 5.6
+#define __NR_openat2 437
+#endif
+inline constexpr SyscallRule kWriteIntentRules[] = {
+#ifdef __NR_open  // legacy path forms exist on x86_64, not on arm64
+    {__NR_open, "open(write)", 0, ArgMatch::kLow32AnySet, 1, kOpenWriteFlags},
+    {__NR_creat, "creat", 0, ArgMatch::kAny, 0, 0},
+    {__NR_mkdir, "mkdir", 0, ArgMatch::kAny, 0, 0},
+    {__NR_mknod, "mknod", 0, ArgMatch::kAny, 0, 0},
+    {__NR_unlink, "unlink", 0, ArgMatch::kAny, 0, 0},
+    {__NR_rmdir, "rmdir", 0, ArgMatch::kAny, 0, 0},
+    {__NR_rename, "rename", 0, ArgMatch::kAny, 0, 0},
+    {__NR_link, "link", 0, ArgMatch::kAny, 0, 0},
+    {__NR_symlink, "symlink", 0, ArgMatch::kAny, 0, 0},
+#endif
+    {__NR_openat, "openat(write)", 0, ArgMatch::kLow32AnySet, 2, kOpenWriteFlags},
+    {__NR_openat2, "openat2", 0, ArgMatch::kAny, 0, 0},
+    {__NR_mkdirat, "mkdirat", 0, ArgMatch::kAny, 0, 0},
+    {__NR_mknodat, "mknodat", 0, ArgMatch::kAny, 0, 0},
+    {__NR_unlinkat, "unlinkat", 0, ArgMatch::kAny, 0, 0},
+#ifdef __NR_renameat
+    {__NR_renameat, "renameat", 0, ArgMatch::kAny, 0, 0},
+#endif
+    {__NR_renameat2, "renameat2", 0, ArgMatch::kAny, 0, 0},
+    {__NR_linkat, "linkat", 0, ArgMatch::kAny, 0, 0},
+    {__NR_symlinkat, "symlinkat", 0, ArgMatch::kAny, 0, 0},
+    {__NR_truncate, "truncate", 0, ArgMatch::kAny, 0, 0},
 };
 
 }  // namespace landlock_run

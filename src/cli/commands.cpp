@@ -4,9 +4,13 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/habits.h"
 #include "cli/invocation.h"
+#include "cli/network_config.h"
+#include "cli/path_rules.h"
 #include "cli/setup.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/local_provider.h"
@@ -26,8 +30,27 @@ SandboxPolicy confined_policy(const PolicyOptions& options, SandboxMode default_
     throw InvalidSandboxInputError(
         "confine: danger-full-access runs the command unconfined; there is nothing to confine");
   }
-  return {*confined,       workspace.path(), std::nullopt,
-          options.network, workspace,        options.network_allow};
+  SandboxPolicy policy{*confined, workspace.path(), std::nullopt, options.network, workspace};
+  policy.network_allow = options.network_allow;
+  return policy;
+}
+
+nlohmann::json modes_json(const std::vector<ModeEnforcement>& modes) {
+  nlohmann::json value = nlohmann::json::array();
+  for (const ModeEnforcement& mode : modes) {
+    value.push_back({{"mode", wire_name(mode.mode)},
+                     {"enforcement", wire_name(mode.enforcement)},
+                     {"ungoverned", mode.ungoverned}});
+  }
+  return value;
+}
+
+// One line per mode, then one per gap: what confine answers for that mode.
+void print_modes(const std::vector<ModeEnforcement>& modes, std::string_view indent) {
+  for (const ModeEnforcement& mode : modes) {
+    fmt::print("{}{:<16} {}\n", indent, wire_name(mode.mode), wire_name(mode.enforcement));
+    for (const std::string& gap : mode.ungoverned) fmt::print("{}  ungoverned: {}\n", indent, gap);
+  }
 }
 
 nlohmann::json report_json(const BackendReport& report) {
@@ -35,7 +58,10 @@ nlohmann::json report_json(const BackendReport& report) {
                           {"runner", report.runner},
                           {"probed", report.probed},
                           {"usable", report.usable}};
-  if (report.usable) value["enforcement"] = wire_name(report.enforcement);
+  if (report.usable) {
+    value["enforcement"] = wire_name(report.enforcement);
+    value["modes"] = modes_json(report.modes);
+  }
   if (report.backend == SandboxBackend::kLandlock && report.usable) {
     value["landlockAbi"] = report.landlock_abi;
   }
@@ -54,6 +80,7 @@ void print_report(const BackendReport& report) {
     }
     fmt::print("{:<12} usable    {:<8} {}{}\n", backend_name(report.backend),
                wire_name(report.enforcement), report.runner, abi);
+    print_modes(report.modes, "  ");
     return;
   }
   fmt::print("{:<12} unusable           {}\n  cause: {}\n  fix:   {}\n",
@@ -62,7 +89,8 @@ void print_report(const BackendReport& report) {
 
 }  // namespace
 
-int fail(const std::string& message) {
+int fail(const std::string& message, std::string_view code) {
+  if (json_errors()) fmt::print("{}\n", error_json(code, message));
   fmt::print(stderr, "dsh-sandbox: {}\n", message);
   return kFailureExit;
 }
@@ -74,7 +102,9 @@ int confine(const Options& options) {
         options.workspace, {}, recorded_workspaces(spelled_workspace_roots(options.workspace)));
     const std::vector<std::string> untrusted = untrusted_roots(workspace);
     const Setup setup = load_setup(options.config_path, untrusted);
-    const SandboxPolicy policy = confined_policy(requested, setup.mode, workspace);
+    SandboxPolicy policy = confined_policy(requested, setup.mode, workspace);
+    add_path_rules(policy, options, setup.path_rules);
+    add_config_network(policy, requested.network_given, setup.network_rules);
     require_trusted_self(untrusted, policy.mode);
     // confine starts nothing, but its caller spawns the argv it prints: record it first.
     record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);
@@ -83,10 +113,19 @@ int confine(const Options& options) {
     const std::string cwd = options.cwd.empty() ? working_directory() : options.cwd;
     const ConfinedArgv confined =
         provider.confine(ConfineRequest{options.argv, policy, cwd, options.status_channels});
-    fmt::print("{}\n", json::dump(json::to_value(confined)).value());
+    nlohmann::json printed = json::to_value(confined);
+    printed["policy"] = effective_policy_view(policy);
+    fmt::print("{}\n", json::dump(printed).value());
+    if (options.verbose) {
+      fmt::print(stderr,
+                 "dsh-sandbox: mode {}: backend {} ({} enforcement), the first backend of this "
+                 "host's chain that works here (bwrap, then Landlock; `dsh-sandbox probe` shows "
+                 "each and why not)\n",
+                 wire_name(policy.mode), confined.backend, wire_name(confined.enforcement));
+    }
     return 0;
   } catch (const SandboxError& error) {
-    return fail(error.what());
+    return fail(error.what(), error.code());
   }
 }
 
@@ -97,22 +136,41 @@ int probe(const Options& options) {
     LocalSandboxProvider provider(setup.provider);  // a probe always probes: no cache
     const ProbeSummary summary = provider.probe_all();
     if (options.json) {
+      // The path rules a call from here would have by default (this directory as workspace).
+      nlohmann::json policy_view = nullptr;
+      try {
+        SandboxPolicy view{to_confined_mode(setup.mode).value_or(ConfinedSandboxMode::kReadOnly),
+                           working_directory()};
+        add_path_rules(view, options, setup.path_rules);
+        add_config_network(view, false, setup.network_rules);
+        policy_view = effective_policy_view(view);
+      } catch (const SandboxError&) {
+        policy_view = nullptr;  // no usable working directory: nothing to show
+      }
       nlohmann::json backends = nlohmann::json::array();
       for (const BackendReport& report : summary.backends) backends.push_back(report_json(report));
       const nlohmann::json selected =
           summary.selected.empty() ? nlohmann::json(nullptr) : nlohmann::json(summary.selected);
-      fmt::print("{}\n",
-                 nlohmann::json{
-                     {"platform", summary.platform}, {"backends", backends}, {"selected", selected}}
-                     .dump());
+      nlohmann::json value = {{"platform", summary.platform},
+                              {"backends", backends},
+                              {"selected", selected},
+                              {"modes", modes_json(summary.modes)},
+                              {"policy", policy_view}};
+      if (!summary.runner_command.empty()) value["runnerCommand"] = summary.runner_command;
+      fmt::print("{}\n", value.dump());
     } else {
       for (const BackendReport& report : summary.backends) print_report(report);
       fmt::print("selected: {}\n",
                  summary.selected.empty() ? "none (SANDBOX_UNAVAILABLE)" : summary.selected);
+      if (!summary.runner_command.empty()) {
+        fmt::print("  runnerCommand: {} (used instead of the chain)\n",
+                   fmt::join(summary.runner_command, " "));
+      }
+      print_modes(summary.modes, "  ");
     }
     return summary.selected.empty() ? kFailureExit : 0;
   } catch (const SandboxError& error) {
-    return fail(error.what());
+    return fail(error.what(), error.code());
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -42,12 +43,14 @@ Result<StdinMode> stdin_mode(const std::string& text) {
 // --network inherit|deny|allow:LIST, --network-deny LIST and --network-resolve NAME=ADDRESS,
 // canonicalised here, once.
 Result<void> network_options(const Options& options, PolicyOptions& policy) {
-  auto network = parse_network_option(options.network);
+  policy.network_given = !options.network.empty();
+  auto network = parse_network_option(policy.network_given ? options.network : "inherit");
   if (!network) return network.error();
   policy.network = network.value().first;
   policy.network_allow.allow = std::move(network.value().second);
   const bool extras = !options.network_deny.empty() || !options.network_resolve.empty();
-  if (extras && policy.network != NetworkPolicy::kAllowList) {
+  // Without --network, the config's networkAllow may supply the allow-list these refine.
+  if (extras && policy.network_given && policy.network != NetworkPolicy::kAllowList) {
     return InvalidInput{
         "--network-deny and --network-resolve refine an allow-list; give --network allow:LIST "
         "as well"};
@@ -61,6 +64,25 @@ Result<void> network_options(const Options& options, PolicyOptions& policy) {
     auto canonical = canonical_network_resolve(mapping);
     if (!canonical) return canonical.error();
     policy.network_allow.resolve.push_back(std::move(canonical).value());
+  }
+  return {};
+}
+
+// Above the maximum is an error, never a silent cap: the caller asked for more than it gets.
+Result<void> check_timeout(double seconds) {
+  const double max_seconds = exec::kMaxTimeoutMs / 1000;
+  if (seconds > 0 && seconds <= max_seconds) return {};
+  return InvalidInput{fmt::format("run: --timeout {}: expected more than 0 and at most {} seconds",
+                                  seconds, max_seconds)};
+}
+
+// Variable names as the environment spells them: no '=', no NUL, not empty.
+Result<void> check_env_names(const std::vector<std::string>& names, std::string_view option) {
+  for (const std::string& name : names) {
+    if (name.empty() || name.find_first_of(std::string_view("=\0", 2)) != std::string::npos) {
+      return InvalidInput{
+          fmt::format("run: {} \"{}\": expected a variable NAME (no '=')", option, name)};
+    }
   }
   return {};
 }
@@ -114,7 +136,17 @@ Result<RunInvocation> run_invocation(const Options& options) {
   run.json = options.json;
   run.agent = options.format == "agent";
   run.timeout_ms = options.timeout_seconds * 1000;
+  run.json_lines = options.json_lines;
+  run.verbose = options.verbose;
+  run.env_pass = options.env_pass;
+  run.env_unset = options.env_unset;
+  if (run.json && run.json_lines) {
+    return InvalidInput{"run: --json and --json-lines: give one of them"};
+  }
   return check_format(options.format)
+      .and_then([&] { return check_timeout(options.timeout_seconds); })
+      .and_then([&] { return check_env_names(options.env_pass, "--env"); })
+      .and_then([&] { return check_env_names(options.env_unset, "--unset-env"); })
       .and_then([&] { return command_argv(options); })
       .transform([&](std::vector<std::string> argv) { run.argv = std::move(argv); })
       .and_then([&] { return policy_options(options); })
@@ -128,7 +160,10 @@ Result<RunInvocation> run_invocation(const Options& options) {
       })
       .transform([&](std::optional<std::uint64_t> bound) { run.bounds.max_memory_bytes = bound; })
       .and_then([&] { return escalation(options.escalate); })
-      .transform([&](Escalation escalate) { run.escalate = escalate; })
+      .transform([&](Escalation escalate) {
+        run.escalate = escalate;
+        run.learn = options.learn;
+      })
       .and_then([&] { return stdin_mode(options.stdin_mode); })
       .transform([&](StdinMode mode) {
         run.stdin_mode = mode;

@@ -20,6 +20,7 @@ struct PolicyOptions {
   std::optional<SandboxMode> mode;  // the approved mode for this call; nullopt: the default
   NetworkPolicy network = NetworkPolicy::kInherit;
   NetworkAllowList network_allow;  // --network allow:..., --network-deny, --network-resolve
+  bool network_given = false;      // --network was on the command line (cli/network_config.h)
 };
 
 enum class Escalation { kNever, kAsk };
@@ -38,6 +39,11 @@ struct RunInvocation {
   StdinMode stdin_mode = StdinMode::kAuto;
   double timeout_ms = 0;
   exec::ResourceBounds bounds;
+  bool learn = false;       // never runs wider itself; prints what would have allowed the refusals
+  bool json_lines = false;  // --json-lines
+  bool verbose = false;     // --verbose
+  std::vector<std::string> env_pass;   // --env NAME
+  std::vector<std::string> env_unset;  // --unset-env NAME
 };
 
 // The mode and network names, parsed; the error names the valid ones.

@@ -5,16 +5,21 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/habits.h"
+#include "cli/jobs_and_shell.h"
 
 namespace {
 
 using dsh::sandbox::cli::Options;
 
 void add_policy_options(CLI::App& command, Options& options) {
-  command.add_option("--mode", options.mode, "read-only | workspace-write | danger-full-access");
+  command.add_option("--mode", options.mode,
+                     "read-only | workspace-write | danger-full-access (default: the session's, "
+                     "else the config's, else read-only)");
   command.add_option("--workspace", options.workspace, "absolute workspace root (default: cwd)");
   command.add_option("--network", options.network,
-                     "inherit | deny | allow:NAME,*.SUFFIX,ADDRESS[/BITS],... (docs/network.md)");
+                     "inherit | deny | allow:NAME,*.SUFFIX,ADDRESS[/BITS],... (default inherit; "
+                     "deny or allow: with danger-full-access is an error; docs/network.md)");
   command.add_option("--network-deny", options.network_deny,
                      "with allow:, destinations refused even when allowed (same grammar)");
   command
@@ -22,11 +27,22 @@ void add_policy_options(CLI::App& command, Options& options) {
                   "with allow:, NAME=ADDRESS: the proxy dials ADDRESS for NAME (tests, mirrors)")
       ->allow_extra_args(false);
   command.add_option("--config", options.config_path, "JSON config file");
+  command.add_option("--allow-write", options.allow_write,
+                     "PATH: an extra writable directory (workspace-write; repeatable)");
+  command.add_option("--deny-write", options.deny_write,
+                     "PATH: read-only inside a writable root (repeatable; !PATH lifts a default)");
+  command.add_option("--deny-read", options.deny_read,
+                     "PATH: unreadable in every mode (repeatable; !PATH lifts a default)");
+  command.add_option("--allow-cache", options.allow_cache,
+                     "NAMES: package caches made writable, e.g. npm,pip,cargo,go");
+  command.add_flag("--verbose", options.verbose, "say on stderr which backend was chosen and why");
 }
 
 int run(int argc, char** argv) {
   Options options;
   CLI::App app{"dsh-sandbox: run commands you did not write, confined"};
+  app.footer(dsh::sandbox::cli::help_footer());
+  app.set_version_flag("--version", dsh::sandbox::cli::version_text());
   app.require_subcommand(1);
   CLI::App* confine = app.add_subcommand("confine", "print the confined argv as JSON; run nothing");
   add_policy_options(*confine, options);
@@ -46,6 +62,8 @@ int run(int argc, char** argv) {
   run->add_option("--format", options.format, "agent: the render a harness hands to a model");
   run->add_option("--session", options.session_path, "JSONL session log");
   run->add_flag("--json", options.json, "print one result object");
+  run->add_flag("--learn", options.learn,
+                "print the narrowest policy that would have allowed what was refused");
   run->add_option("--stdin", options.stdin_mode,
                   "auto (pass stdin through unless it is a terminal) | inherit | close")
       ->check(CLI::IsMember({"auto", "inherit", "close"}));
@@ -53,17 +71,42 @@ int run(int argc, char** argv) {
                   "tasks of the command's tree (default 4096) | unlimited");
   run->add_option("--max-memory", options.max_memory,
                   "memory of the tree, e.g. 2G (default: half of RAM) | unlimited");
+  run->add_flag("--json-lines", options.json_lines,
+                "stream JSON lines: started, stdout, stderr, denial, exit");
+  // One NAME per flag, repeatable: a list option would swallow the words that follow it.
+  run->add_option("--env", options.env_pass, "NAME: pass this variable through the scrub")
+      ->allow_extra_args(false);
+  run->add_option("--unset-env", options.env_unset, "NAME: remove this variable")
+      ->allow_extra_args(false);
   run->add_option("argv", options.argv, "-- ARGV...");
   CLI::App* probe = app.add_subcommand("probe", "report each backend of this host's chain");
   probe->add_option("--config", options.config_path, "JSON config file");
   probe->add_flag("--json", options.json, "print one JSON object");
+  const dsh::sandbox::cli::JobAndShellCommands jobs_and_shell(app);
+  CLI::App* schema =
+      app.add_subcommand("tool-schema", "print the bash tool definition a harness hands a model");
+  schema->add_option("--mode", options.mode, "the session's mode (default: the config's)");
+  schema->add_option("--workspace", options.workspace, "the policy's workspace root");
+  schema->add_option("--config", options.config_path, "JSON config file");
+  bool plain_executor = false;
+  schema->add_flag("--no-sandbox", plain_executor, "the composition mounts no sandboxing executor");
+  std::string workdir;
+  schema->add_option("--workdir", workdir,
+                     "a model workdir to resolve (relative: against the root)");
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  dsh::sandbox::cli::set_json_errors(dsh::sandbox::cli::wants_json(args));
+  if (const auto unknown = dsh::sandbox::cli::unknown_flag(app, args)) {
+    return dsh::sandbox::cli::fail(*unknown + "; see dsh-sandbox --help", "USAGE");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == 0) return app.exit(error);  // --help
-    return dsh::sandbox::cli::fail(std::string(error.what()) + "; see dsh-sandbox --help");
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+    return dsh::sandbox::cli::fail(std::string(error.what()) + "; see dsh-sandbox --help", "USAGE");
   }
+  if (const auto status = jobs_and_shell.dispatch()) return *status;
   if (run->parsed()) return dsh::sandbox::cli::run(options);
+  if (schema->parsed()) return dsh::sandbox::cli::tool_schema(options, plain_executor, workdir);
   return confine->parsed() ? dsh::sandbox::cli::confine(options)
                            : dsh::sandbox::cli::probe(options);
 }

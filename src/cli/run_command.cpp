@@ -22,10 +22,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/habits.h"
 #include "cli/invocation.h"
+#include "cli/network_config.h"
+#include "cli/path_rules.h"
+#include "cli/run_context.h"
 #include "cli/run_io.h"
+#include "cli/run_options.h"
 #include "cli/setup.h"
 #include "consumer/bash_executor.h"
+#include "consumer/denials.h"
 #include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
@@ -57,16 +63,7 @@ std::optional<SessionLog> open_session(const std::string& path, std::vector<std:
                             creating_for().path(), options);
 }
 
-// Where this call's workspace is and what it must not trust. An explicit --workspace wins over
-// the session's recorded cwd, which wins over the working directory; the workspace is resolved
-// through symlinks only outside /tmp, $TMPDIR, every workspace the session's earlier runs could
-// write and every root the per-user record lists.
-struct CallContext {
-  std::optional<SessionLog> session;
-  ResolvedWorkspace workspace;         // resolved once, here; every later step takes it as is
-  std::vector<std::string> written;    // the session's earlier writable workspaces
-  std::vector<std::string> untrusted;  // untrusted_roots(workspace, written)
-};
+}  // namespace
 
 CallContext call_context(const RunInvocation& run) {
   // Before the session says where it worked, its file is checked against the workspace as
@@ -107,8 +104,11 @@ SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& set
   SandboxExecutionPolicy policy = service.resolve(request);
   policy.network = run.policy.network;
   policy.network_allow = run.policy.network_allow;
+  add_config_network(policy, run.policy.network_given, setup.network_rules);
   return policy;
 }
+
+namespace {
 
 // One audit line per run; a log that cannot take it must not turn a finished run into an error.
 void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& outcome) {
@@ -128,6 +128,8 @@ void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& o
   event.timed_out = std::holds_alternative<status::TimedOut>(outcome.status);
   event.denied = outcome.sandbox.denied;
   if (event.denied) event.denial = sandbox_denial_marker(outcome.sandbox.mode);
+  event.denial_source = outcome.sandbox.denial_source;
+  event.denials = outcome.sandbox.denials;
   try {
     record_run(*call.session, event);
   } catch (const std::exception& error) {
@@ -173,14 +175,37 @@ RunSpec make_spec(const RunInvocation& run, SandboxExecutionPolicy policy,
   spec.process.bounds = run.bounds;
   // Only the agent render hands the spill files' paths on; every other form removes them.
   spec.process.keep_spill = run.agent;
+  apply_environment_options(run, spec.process);
+  // Unconfined, nothing could enforce a network policy: refuse it rather than ignore it.
+  if (spec.policy.mode == SandboxMode::kDangerFullAccess &&
+      spec.policy.network != NetworkPolicy::kInherit) {
+    throw InvalidSandboxInputError(fmt::format(
+        "run: --network {}: danger-full-access runs the command unconfined, so nothing would "
+        "enforce it; use --mode read-only or workspace-write, or drop --network",
+        wire_name(spec.policy.network)));
+  }
   return spec;
 }
 
 // One run; for a person, its output live on run's own stdout and stderr, which no reader can
 // make wait past the deadline.
+JsonLines& json_lines() {
+  static JsonLines lines;
+  return lines;
+}
+
 RunOutcome run_once(const RunInvocation& run, consumer::SandboxBashExecutor& executor,
                     RunSpec& spec) {
   if (run.json || run.agent) return executor.run(spec);
+  if (run.json_lines) {
+    json_lines().started(spec);
+    spec.process.on_stdout = [](std::string_view chunk) { json_lines().output("stdout", chunk); };
+    spec.process.on_stderr = [](std::string_view chunk) { json_lines().output("stderr", chunk); };
+    RunOutcome outcome = executor.run(spec);
+    spec.process.on_stdout = nullptr;
+    spec.process.on_stderr = nullptr;
+    return outcome;
+  }
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(*spec.process.timeout_ms)));
@@ -210,13 +235,19 @@ class TerminalApprover final : public Approver {
 // The narrowest wider mode, when a person at this terminal approves it; nullopt otherwise.
 std::optional<SandboxMode> approved_retry(const RunInvocation& run, const RunOutcome& outcome) {
   const auto wider = wider_modes(outcome.sandbox.mode);
+  // Only on evidence: printed text ("permission denied") never makes the sandbox ask.
   if (run.escalate != Escalation::kAsk || !outcome.sandbox.denied || wider.empty() ||
-      ::isatty(STDIN_FILENO) == 0 || ::isatty(STDERR_FILENO) == 0) {
+      outcome.sandbox.denial_source != DenialSource::kKernel ||
+      outcome.sandbox.denials.records.empty() || ::isatty(STDIN_FILENO) == 0 ||
+      ::isatty(STDERR_FILENO) == 0) {
     return std::nullopt;
   }
   TerminalApprover approver;
-  EscalationRequest request{wider.front(), "the sandbox denied it under the current mode",
-                            std::string(wire_name(outcome.sandbox.mode)), "dsh-sandbox"};
+  const Denial& first = outcome.sandbox.denials.records.front();
+  const std::string reason = fmt::format("the sandbox refused {} {} ({}) under the current mode",
+                                         first.op, first.path, first.rule);
+  EscalationRequest request{wider.front(), reason, std::string(wire_name(outcome.sandbox.mode)),
+                            "dsh-sandbox"};
   request.tool_name = "run";
   try {
     return approve_escalation(request, &approver);
@@ -226,11 +257,25 @@ std::optional<SandboxMode> approved_retry(const RunInvocation& run, const RunOut
   }
 }
 
-void report(const RunInvocation& run, const RunOutcome& outcome, int interrupted) {
+// The effective policy after defaults, as run --json shows it (`policy`).
+nlohmann::json run_policy_view(const SandboxExecutionPolicy& policy) {
+  if (const auto confined = to_sandbox_policy(policy)) return effective_policy_view(*confined);
+  return nlohmann::json{{"mode", wire_name(policy.mode)}, {"workspaceRoot", policy.workspace_root}};
+}
+
+void report(const RunInvocation& run, const RunSpec& spec, const RunOutcome& outcome,
+            int interrupted, const nlohmann::json& policy_view) {
   const std::optional<std::string> failure = consumer::start_failure(outcome);
-  if (run.json) {
-    fmt::print("{}\n", consumer::result_json(outcome, interrupted)
-                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (run.verbose) fmt::print(stderr, "dsh-sandbox: {}\n", backend_explanation(outcome));
+  if (run.json || run.json_lines) {
+    nlohmann::json result = consumer::result_json(outcome, interrupted);
+    add_contract_fields(result, spec, outcome);
+    result["policy"] = policy_view;
+    if (run.json_lines) {
+      json_lines().finished(result, outcome);
+    } else {
+      fmt::print("{}\n", result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
   } else if (run.agent) {
     const bool advertised = !wider_modes(outcome.sandbox.mode).empty();
     const auto timeout_ms = static_cast<long long>(run.timeout_ms);
@@ -242,24 +287,47 @@ void report(const RunInvocation& run, const RunOutcome& outcome, int interrupted
   if (failure) fmt::print(stderr, "dsh-sandbox: {}\n", *failure);
 }
 
+// run --learn, on stderr (stdout is the command's, or the JSON object): the narrowest changes
+// that would have allowed what the kernel side recorded.
+void print_learned(const RunOutcome& outcome) {
+  if (outcome.sandbox.denial_source != DenialSource::kKernel) {
+    fmt::print(stderr, "dsh-sandbox: learn: this backend gives no evidence of refusals\n");
+    return;
+  }
+  const std::vector<std::string> changes =
+      consumer::narrowest_changes(outcome.sandbox, outcome.sandbox.workspace_root);
+  if (changes.empty()) {
+    fmt::print(stderr, "dsh-sandbox: learn: nothing was refused; the current policy suffices\n");
+    return;
+  }
+  for (const std::string& change : changes) fmt::print(stderr, "dsh-sandbox: learn: {}\n", change);
+}
+
 // For a person: the denial marker right after the command's own stderr, before any question.
 void mark_denial(const RunInvocation& run, const RunOutcome& outcome) {
-  if (!run.json && !run.agent && outcome.sandbox.denied) {
+  if (!run.json && !run.json_lines && !run.agent && outcome.sandbox.denied) {
     fmt::print(stderr, "{}\n", sandbox_denial_marker(outcome.sandbox.mode));
   }
 }
 
 // The command did not run: 125 and one line, plus the machine-readable forms when asked for.
-int runner_failed(const RunInvocation& run, SandboxMode mode, const SandboxUnavailableError& error,
-                  int interrupted) {
+int runner_failed(const RunInvocation& run, const RunSpec& spec,
+                  const SandboxUnavailableError& error, int interrupted) {
   if (run.agent) fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
-  if (run.json) {
+  if (run.json || run.json_lines) {
     RunOutcome not_run;
     not_run.status = status::RunnerFailed{error.detail().value_or("")};
-    not_run.sandbox.mode = mode;
-    fmt::print("{}\n", consumer::result_json(not_run, interrupted).dump());
+    not_run.sandbox.mode = spec.policy.mode;
+    nlohmann::json result = consumer::result_json(not_run, interrupted);
+    add_contract_fields(result, spec, not_run);
+    if (run.json_lines) {
+      json_lines().finished(result, not_run);
+    } else {
+      fmt::print("{}\n", result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
   }
-  return fail(error.what());
+  if (run.json || run.json_lines) set_json_errors(false);  // the result object says it already
+  return fail(error.what(), error.code());
 }
 
 // A runner failure as the seam's error, for the refusal's audit line and its message.
@@ -281,7 +349,10 @@ int run(const Options& options) {
     call = call_context(run);
     const Setup setup = load_setup(run.config_path, call->untrusted);
     const Interrupts interrupts;
-    RunSpec spec = make_spec(run, resolve_policy(run, setup, *call), interrupts);
+    SandboxExecutionPolicy policy = resolve_policy(run, setup, *call);
+    add_path_rules(policy, options, setup.path_rules);
+    const nlohmann::json policy_view = run_policy_view(policy);
+    RunSpec spec = make_spec(run, std::move(policy), interrupts);
     mode = spec.policy.mode;
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
       require_trusted_self(call->untrusted, *confined);
@@ -298,7 +369,7 @@ int run(const Options& options) {
       if (!refused) {
         audit_run(*call, spec, outcome);
         mark_denial(run, outcome);
-        if (interrupts.signal() == 0) wider = approved_retry(run, outcome);
+        if (interrupts.signal() == 0 && !run.learn) wider = approved_retry(run, outcome);
       }
       if (wider && interrupts.signal() == 0) {
         spec.policy.mode = *wider;  // this one retry only; nothing is persisted
@@ -318,14 +389,15 @@ int run(const Options& options) {
       // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
       provider.invalidate_verdict();
       audit_refusal(&*call, argv, spec.policy.mode, *refused);
-      return runner_failed(run, spec.policy.mode, *refused, interrupts.signal());
+      return runner_failed(run, spec, *refused, interrupts.signal());
     }
     const int interrupted = interrupts.signal();
-    report(run, outcome, interrupted);
+    report(run, spec, outcome, interrupted, policy_view);
+    if (run.learn) print_learned(outcome);
     return interrupted != 0 ? 128 + interrupted : consumer::exit_status(outcome.status);
   } catch (const SandboxError& error) {
     audit_refusal(call ? &*call : nullptr, argv, mode, error);
-    return fail(error.what());
+    return fail(error.what(), error.code());
   }
 }
 

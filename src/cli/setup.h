@@ -10,12 +10,15 @@
 
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/resolved_workspace.h"
+#include "local/config.h"
 
 namespace dsh::sandbox::cli {
 
 struct Setup {
   LocalSandboxConfig provider;
   SandboxMode mode = SandboxMode::kReadOnly;  // the fail-safe default
+  local::ConfigPathRules path_rules;          // allowWrite, denyWrite, denyRead, allowCache
+  local::ConfigNetworkRules network_rules;    // networkAllow, networkDeny
 };
 
 // The config file holds the provider's keys and the default mode; an empty path is no file.

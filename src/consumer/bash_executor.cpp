@@ -20,6 +20,7 @@
 #include "base/text.h"
 #include "base/unique_fd.h"
 #include "dsh/sandbox/errors.h"
+#include "profiles/denial_line.h"
 #include "profiles/profiles.h"
 
 namespace dsh::sandbox::consumer {
@@ -66,11 +67,19 @@ bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view run
          usable_directory(workdir);
 }
 
+std::string runner_spawn_failure_detail(const exec::SpawnError& error, std::string_view runner) {
+  // strerrorname_np (glibc 2.32): the code's name, as Node's spawn error spells it.
+  const char* name = ::strerrorname_np(error.error);
+  return "Error: spawn " + std::string(runner) + " " +
+         (name != nullptr ? std::string(name) : "errno " + std::to_string(error.error));
+}
+
 // The pipes of the wrap's status channels, in ConfinedArgv::status_channels order; their write
 // ends are mapped into the child and closed here once it started.
 struct StatusPipes {
   std::vector<Pipe> pipes;
-  std::string workdir;  // the directory the wrap's runners were told to enter
+  std::string workdir;    // the directory the wrap's runners were told to enter
+  bool evidence = false;  // the launcher records refusals on its channel (--evidence)
 
   void close_write_ends() {
     for (Pipe& pipe : pipes) pipe.write.reset();
@@ -127,7 +136,8 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
     return prepared;
   }
   const std::string workdir = absolute_workdir(spec);
-  prepared.confined = provider.confine(ConfineRequest{spec.argv, *policy, workdir, true});
+  prepared.confined =
+      provider.confine(ConfineRequest{spec.argv, *policy, workdir, true, spec.denial_evidence});
   prepared.request.argv = prepared.confined->argv;
   for (const ProvidedFd& wanted : prepared.confined->provided_fds) {
     prepared.provided.push_back(provided_descriptor(wanted));
@@ -136,6 +146,9 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   if (prepared.confined->status_channels.empty()) return prepared;
   auto status = std::make_unique<StatusPipes>();
   status->workdir = workdir;
+  for (const StatusChannel& channel : prepared.confined->status_channels) {
+    if (channel.layer == RunnerLayer::kLandlockRun) status->evidence = spec.denial_evidence;
+  }
   for (const StatusChannel& channel : prepared.confined->status_channels) {
     Pipe& pipe = status->pipes.emplace_back();
     if (!open_pipe(pipe)) throw std::system_error(errno, std::generic_category(), "pipe2");
@@ -152,7 +165,7 @@ std::optional<std::string> runner_not_started(const std::optional<exec::SpawnErr
   if (!is_runner_spawn_failure(*error, prepared.confined->argv.front(), prepared.request.workdir)) {
     return std::nullopt;
   }
-  return error->message();
+  return runner_spawn_failure_detail(*error, prepared.confined->argv.front());
 }
 
 // What a run's runners said, out of band or in band: that the runner failed (the command never
@@ -167,10 +180,8 @@ struct RunnerReport {
 // Out of band: what each runner wrote on its status channel, read by the runner's own parser. A
 // signal death or a timeout is never a runner failure, whatever the channels say.
 RunnerReport reported(const exec::Completion& result, const ConfinedArgv& confined,
-                      StatusPipes& status) {
+                      const StatusPipes& status, const std::vector<std::string>& texts) {
   if (!result.exit_code || *result.exit_code == 0) return {};
-  std::vector<std::string> texts;
-  for (const Pipe& pipe : status.pipes) texts.push_back(read_status(pipe.read));
   profiles::RunnerReport report =
       profiles::read_status_reports(confined, texts, result.exit_code, result.err.tail);
   std::optional<exec::SpawnError> workdir;
@@ -188,6 +199,23 @@ RunnerReport ruled(const exec::Completion& result, const ConfinedArgv& confined)
   return {match->detail, std::nullopt, {}};
 }
 
+// Under read-only nothing is writable: a write outside the roots is read-only mode's refusal.
+void name_read_only(SandboxFacts& sandbox) {
+  if (sandbox.mode != SandboxMode::kReadOnly) return;
+  for (Denial& denial : sandbox.denials.records) {
+    if (denial.rule == "outside-writable-roots") denial.rule = "read-only-mode";
+  }
+}
+
+// Whether the records name a refusal a change of policy would lift: every rule but a kernel
+// object, which no mode grants.
+bool evidence_denies(const DenialEvidence& evidence) {
+  for (const Denial& denial : evidence.records) {
+    if (denial.rule != "kernel-object") return true;
+  }
+  return evidence.records.empty() && evidence.total > 0;
+}
+
 // The facts of a settled run; nullopt detail when the runner did not fail. A command the kernel
 // refused to execute gets a shell's status and is no denial: every mode grants execute on /.
 std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandbox,
@@ -198,8 +226,12 @@ std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandb
   // A run the caller ended (a timeout, an abort) was ended by us, runners and all: never a
   // runner failure, whatever they said on the way out.
   const bool ended = process.timed_out || process.aborted;
+  std::vector<std::string> texts;
+  if (status != nullptr) {
+    for (const Pipe& pipe : status->pipes) texts.push_back(read_status(pipe.read));
+  }
   RunnerReport report = ended               ? RunnerReport{}
-                        : status != nullptr ? reported(process, *confined, *status)
+                        : status != nullptr ? reported(process, *confined, *status, texts)
                                             : ruled(process, *confined);
   if (report.exec_refused) process.exit_code = report.exec_refused;
   if (report.workdir) {
@@ -209,9 +241,34 @@ std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandb
   sandbox.enforcement = confined->enforcement;
   sandbox.backend = confined->backend;
   sandbox.layers = confined->layers;
-  sandbox.denied =
-      !report.failure && !report.exec_refused && !process.spawn_error &&
-      matches_signature(process.exit_code, process.err.tail, confined->denial_signatures);
+  const bool classified = !report.failure && !report.exec_refused && !process.spawn_error;
+  // The network allow-list's proxy records every refused destination, with or without the
+  // launcher's evidence: its channel is ours, never the command's.
+  if (status != nullptr) {
+    for (std::size_t i = 0; i < texts.size() && i < confined->status_channels.size(); ++i) {
+      if (confined->status_channels[i].layer == RunnerLayer::kNetProxy) {
+        profiles::collect_denials(texts[i], sandbox.denials);
+      }
+    }
+  }
+  if (status != nullptr && status->evidence) {
+    // Evidence: the launcher's records, never the command's text (docs/evidence.md).
+    for (std::size_t i = 0; i < texts.size() && i < confined->status_channels.size(); ++i) {
+      if (confined->status_channels[i].layer == RunnerLayer::kLandlockRun) {
+        profiles::collect_denials(texts[i], sandbox.denials);
+      }
+    }
+    name_read_only(sandbox);
+    if (classified) {
+      sandbox.denial_source = DenialSource::kKernel;
+      sandbox.denied =
+          process.exit_code && *process.exit_code != 0 && evidence_denies(sandbox.denials);
+    }
+    return std::move(report.failure);
+  }
+  if (classified) sandbox.denial_source = DenialSource::kStderr;
+  sandbox.denied = classified && matches_signature(process.exit_code, process.err.tail,
+                                                   confined->denial_signatures);
   return std::move(report.failure);
 }
 
@@ -283,6 +340,8 @@ RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
   Prepared prepared = prepare(provider_, spec);
   exec::Completion process = exec::run(prepared.request);
   SandboxFacts sandbox{spec.policy.mode};
+  sandbox.workspace_root = spec.policy.workspace_root;
+  sandbox.network_allow = spec.policy.network_allow.allow;
   std::optional<std::string> failure = runner_not_started(process.spawn_error, prepared);
   if (failure) {
     process.spawn_error.reset();

@@ -26,6 +26,9 @@ struct RunSpec {
   std::vector<std::string> argv;  // e.g. {"bash", "-c", COMMAND}
   SandboxExecutionPolicy policy;  // resolved by the caller (policy service, CLI)
   exec::Request process;          // workdir, env, timeout, callbacks, abort; argv is ignored
+  // Kernel evidence of refusals where the backend gives it (docs/evidence.md); off: stderr
+  // inference only, for callers who want the last microsecond.
+  bool denial_evidence = true;
 };
 
 // What the sandbox did to one run. enforcement and backend are absent under
@@ -37,6 +40,10 @@ struct SandboxFacts {
   // failure, a non-start), and the refusals the kernel side recorded.
   std::optional<DenialSource> denial_source;
   DenialEvidence denials;
+  std::string workspace_root;  // the policy's, for naming the narrowest change
+  // The policy's network allow-list entries (empty without one): learn proposes them with the
+  // refused names added.
+  std::vector<std::string> network_allow;
   std::optional<SandboxEnforcement> enforcement;
   std::string backend;              // for JSON: the label of `layers`
   std::vector<RunnerLayer> layers;  // the runners that confined it, outermost first
@@ -168,5 +175,10 @@ bool matches_signature(std::optional<int> exit_code, std::string_view stderr_tex
 // missing or not executable, while the workdir is independently usable.
 bool is_runner_spawn_failure(const exec::SpawnError& error, std::string_view runner,
                              const std::string& workdir);
+
+// The runner failure detail of a runner that could not be started, as the reference gives it
+// (String() of Node's spawn error): "Error: spawn <runner> <CODE>", e.g.
+// "Error: spawn /opt/runner ENOENT".
+std::string runner_spawn_failure_detail(const exec::SpawnError& error, std::string_view runner);
 
 }  // namespace dsh::sandbox::consumer

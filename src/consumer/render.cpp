@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "consumer/render.h"
 
+#include "consumer/denials.h"
+
 #include <sys/random.h>
 
 #include <array>
@@ -92,26 +94,35 @@ std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertis
   return render_for_agent(outcome, escalation_advertised, timeout_ms, output_nonce());
 }
 
+void append_fenced(std::string& text, std::string_view stream, const std::string& bytes,
+                   std::string_view nonce) {
+  if (bytes.empty()) return;
+  text += fmt::format("<{} {}>\n", stream, nonce);
+  text += bytes;
+  if (!bytes.ends_with('\n')) text += '\n';
+  text += fmt::format("</{} {}>\n", stream, nonce);
+}
+
 std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertised,
                              long long timeout_ms, std::string_view nonce) {
   std::string text;
   // The command's bytes, fenced: everything between the opening and the closing line is the
   // command's, and only lines after the last closing fence are the sandbox's. The nonce is drawn
   // after the command ended, so the command cannot print a closing line that matches.
-  const auto fence = [&text, nonce](std::string_view stream, const std::string& bytes) {
-    if (bytes.empty()) return;
-    text += fmt::format("<{} {}>\n", stream, nonce);
-    text += bytes;
-    if (!bytes.ends_with('\n')) text += '\n';
-    text += fmt::format("</{} {}>\n", stream, nonce);
-  };
-  fence("stdout", outcome.out.tail);
-  fence("stderr", outcome.err.tail);
+  append_fenced(text, "stdout", outcome.out.tail, nonce);
+  append_fenced(text, "stderr", outcome.err.tail, nonce);
   if (text.empty()) text = "(no output)\n";
   text += truncation_suffix(outcome);
   if (outcome.sandbox.denied) {
     text += sandbox_denial_marker(outcome.sandbox.mode) + "\n";
     if (escalation_advertised) text += escalation_hint_marker("command") + "\n";
+  }
+  // Evidence: what was refused and what would have allowed it, whether or not it failed the run.
+  for (const std::string& line : denial_lines(outcome.sandbox)) text += line + "\n";
+  if (!outcome.sandbox.denials.records.empty()) {
+    const std::vector<std::string> changes =
+        narrowest_changes(outcome.sandbox, outcome.sandbox.workspace_root);
+    for (const std::string& change : changes) text += "[narrowest change: " + change + "]\n";
   }
   text += ending_markers(outcome.status, timeout_ms);
   text.pop_back();  // no trailing newline after the last line
@@ -149,26 +160,29 @@ nlohmann::json result_json(const RunOutcome& given, int interrupted) {
   };
   const std::optional<int> signal = signal_of(outcome.status);
   const exec::BoundsFacts& bounds = outcome.bounds;
-  return {{"mode", wire_name(outcome.sandbox.mode)},
-          {"backend", outcome.sandbox.backend.empty() ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(outcome.sandbox.backend)},
-          {"enforcement", outcome.sandbox.enforcement
-                              ? nlohmann::json(wire_name(*outcome.sandbox.enforcement))
-                              : nlohmann::json(nullptr)},
-          {"exitCode", optional_int(exit_code_of(outcome.status))},
-          {"signal", signal ? nlohmann::json(signal_name(*signal)) : nlohmann::json(nullptr)},
-          {"timedOut", std::holds_alternative<status::TimedOut>(outcome.status)},
-          {"denied", outcome.sandbox.denied},
-          {"runnerFailed", runner_failed},
-          {"stdout", outcome.out.tail},
-          {"stderr", outcome.err.tail},
-          {"durationMs", outcome.duration.count()},
-          {"interrupted",
-           interrupted != 0 ? nlohmann::json(signal_name(interrupted)) : nlohmann::json(nullptr)},
-          {"bounds",
-           {{"processes", bound_json(bounds.processes)},
-            {"memory", bound_json(bounds.memory)},
-            {"treeKill", bounds.tree_kill}}}};
+  nlohmann::json object = {
+      {"mode", wire_name(outcome.sandbox.mode)},
+      {"backend", outcome.sandbox.backend.empty() ? nlohmann::json(nullptr)
+                                                  : nlohmann::json(outcome.sandbox.backend)},
+      {"enforcement", outcome.sandbox.enforcement
+                          ? nlohmann::json(wire_name(*outcome.sandbox.enforcement))
+                          : nlohmann::json(nullptr)},
+      {"exitCode", optional_int(exit_code_of(outcome.status))},
+      {"signal", signal ? nlohmann::json(signal_name(*signal)) : nlohmann::json(nullptr)},
+      {"timedOut", std::holds_alternative<status::TimedOut>(outcome.status)},
+      {"denied", outcome.sandbox.denied},
+      {"runnerFailed", runner_failed},
+      {"stdout", outcome.out.tail},
+      {"stderr", outcome.err.tail},
+      {"durationMs", outcome.duration.count()},
+      {"interrupted",
+       interrupted != 0 ? nlohmann::json(signal_name(interrupted)) : nlohmann::json(nullptr)},
+      {"bounds",
+       {{"processes", bound_json(bounds.processes)},
+        {"memory", bound_json(bounds.memory)},
+        {"treeKill", bounds.tree_kill}}}};
+  add_denial_json(object, outcome.sandbox);
+  return object;
 }
 
 std::optional<std::string> start_failure(const RunOutcome& outcome) {

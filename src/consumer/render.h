@@ -30,6 +30,12 @@ std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertis
 // 16 hex digits from getrandom(2); std::system_error when the kernel has no randomness to give.
 std::string output_nonce();
 
+// Appends `bytes` (nothing when empty) between "<STREAM NONCE>" and "</STREAM NONCE>" lines, so
+// everything between them is the command's and only lines after the last closing fence are the
+// sandbox's.
+void append_fenced(std::string& text, std::string_view stream, const std::string& bytes,
+                   std::string_view nonce);
+
 // "Error: <message>" for an error the model should see as a failed tool call.
 std::string render_error_for_agent(const std::string& message);
 

@@ -25,7 +25,8 @@ sandbox::Result<std::chrono::milliseconds> resolve_timeout(std::optional<double>
   }
   const double requested = timeout_ms.value_or(kDefaultTimeoutMs);
   if (!positive_finite(requested)) {
-    return InvalidInput{"request.timeoutMs must be a positive finite number"};
+    // The reference's text, byte for byte (its subprocess layer is bash-local).
+    return InvalidInput{"bash-local: request.timeoutMs must be a positive finite number"};
   }
   const double bounded = std::ceil(std::min(requested, max_ms));
   return std::chrono::milliseconds(static_cast<std::int64_t>(bounded));

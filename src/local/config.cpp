@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "dsh/sandbox/local_provider.h"
+#include "dsh/sandbox/modes.h"
 #include "local/config.h"
 #include "seam/json_codec.h"
 
@@ -19,12 +21,15 @@ bool is_blank(std::string_view text) {
 bool has_nul(std::string_view text) { return text.find('\0') != std::string_view::npos; }
 
 constexpr std::string_view kKnownKeys =
-    "mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath";
+    "mode, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, "
+    "bwrapPath, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny";
 
 Result<void> check_known_keys(const nlohmann::json& document) {
   for (const auto& [key, value] : document.items()) {
     if (key != "mode" && key != "runnerCommand" && key != "runnerFailureSignatures" &&
-        key != "probeTimeoutMs" && key != "bwrapPath") {
+        key != "probeTimeoutMs" && key != "bwrapPath" && key != "runnerAcceptsHardening" &&
+        key != "allowWrite" && key != "denyWrite" && key != "denyRead" && key != "allowCache" &&
+        key != "networkAllow" && key != "networkDeny") {
       return InvalidInput{
           fmt::format("config: unknown key \"{}\"; known keys: {}", key, kKnownKeys)};
     }
@@ -71,6 +76,10 @@ Result<void> validate_config(const LocalSandboxConfig& config) {
       (config.bwrap_path.front() != '/' || has_nul(config.bwrap_path))) {
     return InvalidInput{"sandbox-local: bwrapPath must be an absolute path"};
   }
+  // It speaks of the operator's runner only; alone it would silently mean nothing.
+  if (config.runner_accepts_hardening && !has_runner) {
+    return InvalidInput{"sandbox-local: runnerAcceptsHardening requires runnerCommand"};
+  }
   return {};
 }
 
@@ -94,6 +103,16 @@ Result<void> read_number(const nlohmann::json& value, const char* key, double& o
                         ErrorCode::kMalformed};
   }
   out = value[key].get<double>();
+  return {};
+}
+
+Result<void> read_bool(const nlohmann::json& value, const char* key, bool& out) {
+  if (!value.contains(key)) return {};
+  if (!value[key].is_boolean()) {
+    return InvalidInput{fmt::format("config JSON: field \"{}\" must be true or false", key),
+                        ErrorCode::kMalformed};
+  }
+  out = value[key].get<bool>();
   return {};
 }
 
@@ -121,8 +140,45 @@ Result<LocalSandboxConfig> config_from_document(const nlohmann::json& value) {
       })
       .and_then([&] { return read_number(value, "probeTimeoutMs", config.probe_timeout_ms); })
       .and_then([&] { return read_string(value, "bwrapPath", config.bwrap_path); })
+      .and_then([&] {
+        return read_bool(value, "runnerAcceptsHardening", config.runner_accepts_hardening);
+      })
       .and_then([&] { return validate_config(config); })
       .transform([&] { return std::move(config); });
+}
+
+Result<ConfigPathRules> path_rules_from_document(const nlohmann::json& value) {
+  if (!value.is_object()) {
+    return InvalidInput{"config JSON must be an object", ErrorCode::kMalformed};
+  }
+  ConfigPathRules rules;
+  return read_strings(value, "allowWrite", rules.allow_write)
+      .and_then([&] { return read_strings(value, "denyWrite", rules.deny_write); })
+      .and_then([&] { return read_strings(value, "denyRead", rules.deny_read); })
+      .and_then([&] { return read_strings(value, "allowCache", rules.allow_cache); })
+      .transform([&] { return std::move(rules); });
+}
+
+Result<ConfigNetworkRules> network_rules_from_document(const nlohmann::json& value) {
+  if (!value.is_object()) {
+    return InvalidInput{"config JSON must be an object", ErrorCode::kMalformed};
+  }
+  ConfigNetworkRules rules;
+  for (const auto& [key, out] :
+       {std::pair<const char*, std::vector<std::string>*>{"networkAllow", &rules.allow},
+        {"networkDeny", &rules.deny}}) {
+    std::vector<std::string> entries;
+    if (auto read = read_strings(value, key, entries); !read) return read.error();
+    for (const std::string& entry : entries) {
+      auto canonical = canonical_network_entry(entry);
+      if (!canonical) {
+        return InvalidInput{fmt::format("config: {} entry {}: {}", key, text::quoted(entry),
+                                        canonical.error().message)};
+      }
+      out->push_back(std::move(canonical).value());
+    }
+  }
+  return rules;
 }
 
 }  // namespace local

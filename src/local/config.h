@@ -12,4 +12,30 @@ namespace dsh::sandbox::local {
 // config_from_json on a parsed document.
 Result<LocalSandboxConfig> config_from_document(const nlohmann::json& document);
 
+// The per-call path rules a config may add to every call (docs/policy.md): allowWrite, denyWrite,
+// denyRead (arrays of absolute or "~/" paths, "!" in front lifts a default) and allowCache
+// (preset names). The config is trusted state (docs/trust.md): a confined run cannot write it.
+struct ConfigPathRules {
+  std::vector<std::string> allow_write;
+  std::vector<std::string> deny_write;
+  std::vector<std::string> deny_read;
+  std::vector<std::string> allow_cache;
+
+  bool operator==(const ConfigPathRules&) const = default;
+};
+Result<ConfigPathRules> path_rules_from_document(const nlohmann::json& document);
+
+// The network allow-list a config may give every call (docs/network.md): networkAllow and
+// networkDeny, arrays of entries in the --network allow: grammar, each canonicalised here once.
+// A config networkAllow makes the allow-list the default network policy; an explicit --network
+// on the command line replaces it (inherit, deny) or adds to it (allow:). networkDeny refines
+// whichever allow-list is in force, and wins over it.
+struct ConfigNetworkRules {
+  std::vector<std::string> allow;
+  std::vector<std::string> deny;
+
+  bool operator==(const ConfigNetworkRules&) const = default;
+};
+Result<ConfigNetworkRules> network_rules_from_document(const nlohmann::json& document);
+
 }  // namespace dsh::sandbox::local

@@ -17,6 +17,7 @@
 #include "local/probes.h"
 #include "local/runners.h"
 #include "local/verdict_codec.h"
+#include "policy/effective_policy.h"
 
 namespace dsh::sandbox {
 
@@ -43,6 +44,30 @@ std::vector<SandboxBackend> platform_chain(const std::string& platform) {
 
 bool in_chain(const std::vector<SandboxBackend>& chain, SandboxBackend backend) {
   return std::find(chain.begin(), chain.end(), backend) != chain.end();
+}
+
+const std::vector<std::string> kProbeCommand = {"/usr/bin/true"};
+
+std::vector<ModeEnforcement> modes_from(
+    const std::function<ConfinedArgv(const SandboxPolicy&, const profiles::FsPlan&)>& confine_as) {
+  std::vector<ModeEnforcement> modes;
+  for (const ConfinedSandboxMode mode :
+       {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
+    const SandboxPolicy placeholder{mode, "/nonexistent-probe-workspace", std::nullopt};
+    // With the defaults a call gets (the unreadable secrets of this home), as confine has them.
+    const auto resolved = policy::effective_policy(placeholder, policy::process_path_context());
+    ConfinedArgv confined = resolved ? confine_as(resolved.value().policy, resolved.value().plan)
+                                     : confine_as(placeholder, profiles::FsPlan{});
+    modes.push_back({mode, confined.enforcement, std::move(confined.ungoverned)});
+  }
+  return modes;
+}
+
+SandboxEnforcement weakest(const std::vector<ModeEnforcement>& modes) {
+  const bool partial = std::any_of(modes.begin(), modes.end(), [](const ModeEnforcement& m) {
+    return m.enforcement == SandboxEnforcement::kPartial;
+  });
+  return partial ? SandboxEnforcement::kPartial : SandboxEnforcement::kFull;
 }
 
 }  // namespace
@@ -229,6 +254,21 @@ struct LocalSandboxProvider::State {
     throw std::logic_error("unreachable variant in SandboxBackend");
   }
 
+  // What confine answers per confined mode, through the composer confine itself calls: a pure
+  // wrap of a placeholder command under a placeholder workspace (neither changes enforcement).
+  std::vector<ModeEnforcement> modes_of(const profiles::Selection& chosen) const {
+    return modes_from([&](const SandboxPolicy& policy, const profiles::FsPlan& plan) {
+      return profiles::wrap(chosen, runners, kProbeCommand, policy, {}, temp_dir, {}, plan);
+    });
+  }
+  std::vector<ModeEnforcement> modes_of_runner_command() const {
+    return modes_from([&](const SandboxPolicy& policy, const profiles::FsPlan& plan) {
+      return profiles::wrap_runner_command(config.runner_command, config.runner_failure_signatures,
+                                           kProbeCommand, policy, config.runner_accepts_hardening,
+                                           plan);
+    });
+  }
+
   std::optional<profiles::Selection> verdict(const SandboxPolicy& policy,
                                              std::span<const std::string> roots) {
     const std::lock_guard lock(mutex);
@@ -275,7 +315,14 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite && !policy.resolved_workspace) {
     policy.workspace_root = resolve_workspace_root(policy.workspace_root);
   }
-  const std::vector<std::string> untrusted = untrusted_roots(policy, {}, s.temp_dir);
+  // The path rules made effective once (canonical, with their defaults), and the plan every
+  // generator below reads; extra writable roots are as untrusted as the workspace.
+  auto resolved = policy::effective_policy(policy, policy::process_path_context());
+  if (!resolved) throw InvalidSandboxInputError(resolved.error().message);
+  policy = resolved.value().policy;
+  const profiles::FsPlan& plan = resolved.value().plan;
+  const std::vector<std::string> untrusted =
+      untrusted_roots(policy, policy.allow_write, s.temp_dir);
   if (!s.config.runner_command.empty()) {
     // A missing program outside every untrusted root fails at execution, as a runner failure.
     if (const auto distrust = s.runner_distrust(s.config.runner_command.front(), untrusted)) {
@@ -290,8 +337,13 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
       throw SandboxUnavailableError(
           policy.mode, *profiles::netproxy_unsupported_reason(/*bwrap_backend=*/false));
     }
+    if (const auto reason = profiles::runner_command_unsupported_reason(
+            policy, s.config.runner_accepts_hardening)) {
+      throw SandboxUnavailableError(policy.mode, *reason);
+    }
     return profiles::wrap_runner_command(s.config.runner_command,
-                                         s.config.runner_failure_signatures, argv, policy);
+                                         s.config.runner_failure_signatures, argv, policy,
+                                         s.config.runner_accepts_hardening, plan);
   }
   s.require_trusted_chain(untrusted, policy.mode);
   const std::optional<profiles::Selection> selection = s.verdict(policy, untrusted);
@@ -311,14 +363,21 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   const std::vector<std::string> roots = selection->backend == SandboxBackend::kSeatbelt
                                              ? writable_roots(policy, s.temp_dir)
                                              : std::vector<std::string>{};
-  return profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir,
-                        {request.workdir, request.status_channels});
+  ConfinedArgv confined =
+      profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir,
+                     {request.workdir, request.status_channels, request.denial_evidence}, plan);
+  if (selection->backend == SandboxBackend::kBwrap) {
+    if (auto too_long = profiles::bwrap_argv_too_long(confined.argv)) {
+      throw InvalidSandboxInputError(*too_long);
+    }
+  }
+  return confined;
 }
 
 ProbeSummary LocalSandboxProvider::probe_all() {
   State& s = *state_;
   const std::lock_guard lock(s.mutex);
-  ProbeSummary summary{s.platform, {}, {}};
+  ProbeSummary summary{s.platform, {}, {}, {}, {}};
   // No call, no workspace: the roots every call has.
   const std::vector<std::string> untrusted = untrusted_roots("", {}, s.temp_dir);
   for (const SandboxBackend backend : s.chain) {
@@ -330,14 +389,37 @@ ProbeSummary LocalSandboxProvider::probe_all() {
     }
     return std::nullopt;
   };
-  s.selection.reset();
+  // What selecting each usable backend would give, from the reports as probed (before their
+  // enforcement becomes the weakest of their modes below).
+  std::vector<std::optional<profiles::Selection>> selections;
   for (const BackendReport& report : summary.backends) {
-    if (!report.usable) continue;
-    s.selection = State::select(report, [&] { return report_of(SandboxBackend::kLandlock); });
-    summary.selected = profiles::selection_name(*s.selection);
+    selections.push_back(report.usable
+                             ? std::optional(State::select(
+                                   report, [&] { return report_of(SandboxBackend::kLandlock); }))
+                             : std::nullopt);
+  }
+  s.selection.reset();
+  for (const std::optional<profiles::Selection>& selection : selections) {
+    if (!selection) continue;
+    s.selection = selection;
+    summary.selected = profiles::selection_name(*selection);
+    summary.modes = s.modes_of(*selection);
     break;
   }
+  for (std::size_t i = 0; i < summary.backends.size(); ++i) {
+    if (!selections[i]) continue;
+    BackendReport& report = summary.backends[i];
+    report.modes = s.modes_of(*selections[i]);
+    report.enforcement = weakest(report.modes);
+  }
   s.decided = true;
+  // confine uses the operator's runner instead of the chain: so does the probe's answer.
+  if (!s.config.runner_command.empty()) {
+    summary.runner_command = s.config.runner_command;
+    summary.modes = s.modes_of_runner_command();
+    const std::vector<RunnerLayer> layers = {RunnerLayer::kRunnerCommand};
+    summary.selected = backend_label(layers);
+  }
   return summary;
 }
 

@@ -356,16 +356,28 @@ std::string dump_audit_line(const Json& value) {
 }  // namespace
 
 void record_run(const SessionLog& session, const SandboxRunEvent& event) {
-  const Json payload{{"argv", event.argv},
-                     {"mode", wire_name(event.mode)},
-                     {"workspace", event.workspace_root},
-                     {"backend", event.backend.empty() ? Json(nullptr) : Json(event.backend)},
-                     {"enforcement", optional_json(event.enforcement)},
-                     {"exitCode", event.exit_code ? Json(*event.exit_code) : Json(nullptr)},
-                     {"signal", optional_json(event.signal)},
-                     {"timedOut", event.timed_out},
-                     {"denied", event.denied},
-                     {"denial", event.denied ? Json(event.denial) : Json(nullptr)}};
+  Json payload{{"argv", event.argv},
+               {"mode", wire_name(event.mode)},
+               {"workspace", event.workspace_root},
+               {"backend", event.backend.empty() ? Json(nullptr) : Json(event.backend)},
+               {"enforcement", optional_json(event.enforcement)},
+               {"exitCode", event.exit_code ? Json(*event.exit_code) : Json(nullptr)},
+               {"signal", optional_json(event.signal)},
+               {"timedOut", event.timed_out},
+               {"denied", event.denied},
+               {"denial", event.denied ? Json(event.denial) : Json(nullptr)}};
+  Json denials = Json::array();
+  for (const Denial& denial : event.denials.records) {
+    denials.push_back({{"op", denial.op},
+                       {"path", denial.path},
+                       {"rule", denial.rule},
+                       {"pid", denial.pid ? Json(*denial.pid) : Json(nullptr)},
+                       {"exe", denial.exe}});
+  }
+  payload["denialSource"] =
+      event.denial_source ? Json(wire_name(*event.denial_source)) : Json(nullptr);
+  payload["denials"] = std::move(denials);
+  payload["denialCount"] = event.denials.total;
   session.append_line(dump_audit_line(Json{{"type", kSandboxRunEventType}, {"payload", payload}}));
 }
 

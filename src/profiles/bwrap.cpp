@@ -4,7 +4,10 @@
 // under /tmp is bound over the fresh tmpfs instead of being hidden by it.
 #include "profiles/bwrap.h"
 
+#include <algorithm>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "seccomp_filter.h"
 
@@ -12,7 +15,7 @@
 
 namespace dsh::sandbox::profiles {
 
-std::vector<std::string> bwrap_args(const SandboxPolicy& policy) {
+std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& plan) {
   std::vector<std::string> args = {
       "--ro-bind", "/", "/",  // the host, read-only
       "--dev", "/dev",        // a fresh minimal /dev with a writable /dev/null
@@ -32,6 +35,26 @@ std::vector<std::string> bwrap_args(const SandboxPolicy& policy) {
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
     args.insert(args.end(),
                 {"--tmpfs", "/tmp", "--bind", policy.workspace_root, policy.workspace_root});
+    // Writable first, carve-outs on top: a later mount hides what lies beneath it. The reserve
+    // keeps growth linear: one push per path, no reallocation storm.
+    args.reserve(args.size() +
+                 3 * (plan.writable.size() + plan.pinned.size() + plan.read_only.size()) +
+                 4 * plan.unreadable.size());
+    for (const std::string& root : plan.writable) args.insert(args.end(), {"--bind", root, root});
+    // A mount point cannot be renamed or removed (EBUSY): .git stays the directory whose hooks
+    // and config are bound read-only below, instead of being moved aside for a planted one.
+    for (const std::string& dir : plan.pinned) args.insert(args.end(), {"--bind", dir, dir});
+    for (const PlannedPath& path : plan.read_only) {
+      args.insert(args.end(), {"--ro-bind", path.path, path.path});
+    }
+  }
+  // Every mode: what cannot be read, last, so no writable bind uncovers it.
+  for (const PlannedPath& path : plan.unreadable) {
+    if (path.directory) {
+      args.insert(args.end(), {"--perms", "0000", "--tmpfs", path.path});
+    } else {
+      args.insert(args.end(), {"--ro-bind", "/dev/null", path.path});
+    }
   }
   return args;
 }
@@ -55,8 +78,19 @@ bool bwrap_hides(std::string_view path, const SandboxPolicy& policy) {
 }
 
 bool bwrap_host_writable(std::string_view path, const SandboxPolicy& policy) {
-  return policy.mode == ConfinedSandboxMode::kWorkspaceWrite &&
-         is_beneath(path, policy.workspace_root);
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return false;
+  if (is_beneath(path, policy.workspace_root)) return true;
+  return std::any_of(policy.allow_write.begin(), policy.allow_write.end(),
+                     [&](const std::string& root) { return is_beneath(path, root); });
+}
+
+std::optional<std::string> bwrap_argv_too_long(std::span<const std::string> argv) {
+  if (argv.size() <= kBwrapMaxArgs) return std::nullopt;
+  return fmt::format(
+      "the confined command line has {} words and bwrap takes at most {}; the path rules add three "
+      "or four per path and Landlock's read grants two per entry beside an unreadable path: name "
+      "fewer paths (a directory instead of its files)",
+      argv.size(), kBwrapMaxArgs);
 }
 
 RunnerFailureRule bwrap_failure_rule() { return {std::nullopt, {"bwrap: "}, std::nullopt}; }

@@ -4,12 +4,15 @@
 // its view hides. Pure: no I/O.
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dsh/sandbox/confined_argv.h"
 #include "dsh/sandbox/policy.h"
+#include "profiles/fs_plan.h"
 #include "profiles/runner_report.h"
 
 namespace dsh::sandbox::profiles {
@@ -21,8 +24,12 @@ inline constexpr int kBwrapSeccompFd = 5;
 
 // bwrap: `--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent --unshare-ipc
 // --new-session --cap-drop ALL`, then `--unshare-net` for a denied network, then under
-// workspace-write `--tmpfs /tmp --bind WS WS`.
-std::vector<std::string> bwrap_args(const SandboxPolicy& policy);
+// workspace-write `--tmpfs /tmp --bind WS WS`, then the plan's mounts: the extra writable roots
+// (`--bind`), the pinned git directories (`--bind D D`), the read-only carve-outs (`--ro-bind`),
+// and the unreadable paths (`--perms 0000 --tmpfs DIR`, `--ro-bind /dev/null FILE`: bwrap binds
+// with nodev, so opening it is EACCES), in that order, each group shallowest first. Mounts made
+// later lie on top, and the command has no capability to unmount them.
+std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& plan = {});
 
 // The run's flags, right after the program name: `--json-status-fd 3` when status channels are
 // wanted, then `--chdir WORKDIR` when a workdir is given. Without --chdir a bwrap whose view
@@ -37,9 +44,19 @@ StatusChannel bwrap_status_channel();
 // under workspace-write a tmpfs on /tmp.
 bool bwrap_hides(std::string_view path, const SandboxPolicy& policy);
 
-// Whether a command inside bwrap's view can write `path` on the host: beneath the workspace under
-// workspace-write (its /tmp is a private tmpfs). `path` is compared as spelled.
+// Whether a command inside bwrap's view can write `path` on the host: beneath the workspace or an
+// extra writable root under workspace-write (its /tmp is a private tmpfs). `path` is compared as
+// spelled.
 bool bwrap_host_writable(std::string_view path, const SandboxPolicy& policy);
+
+// bwrap refuses a command line of more words than this, the command's included ("Exceeded maximum
+// number of arguments", bubblewrap 0.4 to 0.11).
+inline constexpr std::size_t kBwrapMaxArgs = 9000;
+
+// Why `argv`, starting with bwrap, cannot run: more words than bwrap takes (each path rule adds
+// three or four, and Landlock's read grants two per entry around an unreadable path). nullopt
+// when it fits.
+std::optional<std::string> bwrap_argv_too_long(std::span<const std::string> argv);
 
 // In band: a "bwrap: " line, any nonzero exit.
 RunnerFailureRule bwrap_failure_rule();

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::string_view kRecordPrefix = "denial ";
 constexpr std::string_view kDroppedPrefix = "denials-dropped ";
-constexpr char kHex[] = "0123456789ABCDEF";
+constexpr std::string_view kHex = "0123456789ABCDEF";
 
 bool needs_escape(unsigned char byte) { return byte <= 0x20 || byte >= 0x7f || byte == '%'; }
 
@@ -136,14 +136,28 @@ bool collect_denials(std::string_view status, DenialEvidence& evidence) {
     if (auto denial = decode_denial_line(line)) {
       found = true;
       ++evidence.total;
-      if (evidence.records.size() < kMaxDenialRecords)
+      if (evidence.records.size() < kMaxDenialRecords) {
         evidence.records.push_back(std::move(*denial));
+      }
     } else if (const auto dropped = decode_dropped_line(line)) {
       found = true;
       evidence.total += *dropped;
     }
   }
   return found;
+}
+
+std::string without_denial_lines(std::string_view status) {
+  std::string rest;
+  while (!status.empty()) {
+    const std::size_t newline = status.find('\n');
+    const std::string_view line = status.substr(0, newline);
+    status = newline == std::string_view::npos ? std::string_view{} : status.substr(newline + 1);
+    if (decode_denial_line(line) || decode_dropped_line(line)) continue;
+    rest += line;
+    if (newline != std::string_view::npos) rest += '\n';
+  }
+  return rest;
 }
 
 }  // namespace dsh::sandbox::profiles

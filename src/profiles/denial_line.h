@@ -37,4 +37,7 @@ std::optional<std::uint64_t> decode_dropped_line(std::string_view line);
 // ignored) to `evidence`, keeping at most kMaxDenialRecords records; true when any was found.
 bool collect_denials(std::string_view status, DenialEvidence& evidence);
 
+// `status` without its record and dropped-count lines: what a producer said besides.
+std::string without_denial_lines(std::string_view status);
+
 }  // namespace dsh::sandbox::profiles

@@ -2,17 +2,40 @@
 // landlock-run grants plus the launcher's hardening options this kernel supports.
 #include "profiles/landlock_run.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "dsh/sandbox/roots.h"
+#include "profiles/denial_line.h"
 #include "profiles/netproxy.h"
 
 namespace dsh::sandbox::profiles {
 
 std::vector<std::string> landlock_args(const SandboxPolicy& policy,
-                                       const LandlockFeatures& features, LandlockPlace place) {
+                                       const LandlockFeatures& features, LandlockPlace place,
+                                       const FsPlan& plan) {
+  const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
+  std::vector<std::string> args;
+  args.reserve(16 + 2 * (plan.read_grants.size() + plan.writable.size()));
+  // Inside bwrap an unreadable path is already a mode-0000 tmpfs or a nodev /dev/null, so a read
+  // fails with EACCES there; the inner layer keeps `--ro /` and the ancestors stay listable.
+  if (plan.unreadable.empty() || place == LandlockPlace::kInsideBwrap) {
+    args.insert(args.end(), {"--ro", "/"});
+  } else {
+    // Grants only add access: a path is unreadable by granting everything around it instead of
+    // the whole tree.
+    for (const std::string& path : plan.read_grants) {
+      // --ro-try: an entry removed between the listing and the launcher's start grants nothing
+      // instead of failing the run.
+      args.insert(args.end(), {"--ro-try", path});
+    }
+  }
   // /dev/null is granted as a file, never /dev: on the host /dev/shm is a world-writable tmpfs
   // holding other programs' POSIX shared memory and semaphores, and /dev/pts the person's other
   // terminals (opening a pty's peer, even through TIOCGPTPEER, is checked against its path).
-  std::vector<std::string> args = {"--ro", "/", "--rw", "/dev/null"};
+  args.insert(args.end(), {"--rw", "/dev/null"});
   if (place == LandlockPlace::kInsideBwrap) {
     // bwrap's /dev is a private tmpfs: its /dev/shm directory and its devpts instance (a fresh
     // one, /dev/ptmx links into it) hold only what this run creates, and /dev/tty is the
@@ -20,10 +43,10 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
     // --rw grant includes IOCTL_DEV (ABI 5), which terminal programs need.
     args.insert(args.end(), {"--rw", "/dev/pts", "--rw", "/dev/shm", "--rw", "/dev/tty"});
   }
-  const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
   if (workspace_write) {
     // The host /tmp, shared and persistent, as spelled (not canonicalized), as the reference.
     args.insert(args.end(), {"--rw", "/tmp", "--rw", policy.workspace_root});
+    for (const std::string& root : plan.writable) args.insert(args.end(), {"--rw", root});
   }
   if (features.scope_ipc) args.emplace_back("--scope-ipc");
   // Read-only promises no changes at all, metadata included; workspace-write needs chmod and
@@ -40,7 +63,9 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
 
 std::vector<std::string> landlock_run_args(const RunNeeds& needs) {
   if (!needs.status_channels) return {};
-  return {"--status-fd", std::to_string(kLauncherStatusFd)};
+  std::vector<std::string> args = {"--status-fd", std::to_string(kLauncherStatusFd)};
+  if (needs.denial_evidence) args.emplace_back("--evidence");
+  return args;
 }
 
 StatusChannel landlock_status_channel() {
@@ -48,8 +73,10 @@ StatusChannel landlock_status_channel() {
 }
 
 bool landlock_host_writable(std::string_view path, const SandboxPolicy& policy) {
-  return policy.mode == ConfinedSandboxMode::kWorkspaceWrite &&
-         (is_beneath(path, policy.workspace_root) || is_beneath(path, "/tmp"));
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return false;
+  if (is_beneath(path, policy.workspace_root) || is_beneath(path, "/tmp")) return true;
+  return std::any_of(policy.allow_write.begin(), policy.allow_write.end(),
+                     [&](const std::string& root) { return is_beneath(path, root); });
 }
 
 namespace {
@@ -67,24 +94,62 @@ RunnerFailureRule landlock_failure_rule() {
 
 // Landlock governs file writes, not file metadata; --deny-metadata's seccomp filter closes that
 // gap under read-only only, and older ABIs govern fewer write paths.
+// abi 0: a launcher that does not answer --features (the reference's) reported only "fully" or
+// "partially enforced", not which ABI, and offers none of the seccomp filters: its gaps are
+// named as that, never as an ABI it may not have.
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
-                                             const LandlockFeatures& features) {
+                                             const LandlockFeatures& features, const FsPlan& plan) {
   std::vector<std::string> gaps;
-  if (features.abi < 3) gaps.emplace_back("file truncation (Landlock ABI < 3)");
-  if (features.abi < 5) gaps.emplace_back("ioctl on device files (Landlock ABI < 5)");
+  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
+    // Every carve-out lies inside a writable root (the plan keeps no other), and an unreadable
+    // path there is covered by that root's read-write grant.
+    for (const PlannedPath& path : plan.read_only) {
+      gaps.push_back(
+          fmt::format("read-only carve-out {} inside a writable root (Landlock grants "
+                      "only add access)",
+                      path.path));
+    }
+    for (const PlannedPath& path : plan.unreadable) {
+      if (landlock_host_writable(path.path, policy)) {
+        gaps.push_back(fmt::format(
+            "unreadable path {} inside a writable root (Landlock grants only add access)",
+            path.path));
+      }
+    }
+  }
+  const bool abi_known = features.abi > 0;
+  if (abi_known && features.abi < 3) gaps.emplace_back("file truncation (Landlock ABI < 3)");
+  if (abi_known && features.abi < 5) {
+    gaps.emplace_back("ioctl on device files (Landlock ABI < 5)");
+  }
+  if (!abi_known && features.enforcement == SandboxEnforcement::kPartial) {
+    gaps.emplace_back(
+        "the file accesses this kernel's older Landlock ABI does not govern (file truncation "
+        "below ABI 3, device ioctl below ABI 5; the launcher does not report which ABI)");
+  }
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
     gaps.emplace_back(
         "file metadata outside the workspace: chmod, chown, utimes and extended attributes "
         "(Landlock does not govern them)");
   } else if (!features.deny_metadata) {
-    gaps.emplace_back(
-        "file metadata: chmod, chown, utimes and extended attributes (Landlock does not govern "
-        "them and seccomp is unavailable)");
+    gaps.emplace_back(abi_known ? "file metadata: chmod, chown, utimes and extended attributes "
+                                  "(Landlock does not govern them and seccomp is unavailable)"
+                                : "file metadata: chmod, chown, utimes and extended attributes "
+                                  "(Landlock does not govern them and this launcher has no "
+                                  "seccomp metadata filter)");
   }
   if (gaps.empty() && features.enforcement == SandboxEnforcement::kPartial) {
     gaps.emplace_back("write paths of a newer Landlock ABI than this kernel's");
   }
   return gaps;
+}
+
+void append_plan_refusals(const FsPlan& plan, std::vector<std::string>& refused) {
+  if (plan.unlisted.empty()) return;
+  refused.push_back(fmt::format(
+      "listing the directories that lead to an unreadable path fails with EACCES ({}): Landlock "
+      "can only leave them out of its grants; their entries stay readable by name",
+      fmt::join(plan.unlisted, ", ")));
 }
 
 void append_kernel_refusals(std::vector<std::string>& refused) {
@@ -111,7 +176,10 @@ void append_host_device_refusals(std::vector<std::string>& refused) {
 }
 
 RunnerReport landlock_status_report(std::string_view status) {
-  // Only the launcher writes there, and only when it failed.
+  // Besides its records of refusals (--evidence), the launcher writes there only when it
+  // failed: what is left once the records are taken out.
+  const std::string failure = without_denial_lines(status);
+  status = failure;
   while (!status.empty() && (status.back() == '\n' || status.back() == '\r')) {
     status.remove_suffix(1);
   }

@@ -11,6 +11,7 @@
 
 #include "dsh/sandbox/confined_argv.h"
 #include "dsh/sandbox/policy.h"
+#include "profiles/fs_plan.h"
 #include "profiles/runner_report.h"
 
 namespace dsh::sandbox::profiles {
@@ -35,11 +36,14 @@ inline constexpr int kLauncherStatusFd = 4;
 enum class LandlockPlace { kHost, kInsideBwrap };
 
 // landlock-run: `--ro / --rw /dev/null`, inside bwrap also `--rw /dev/pts --rw /dev/shm
-// --rw /dev/tty`, under workspace-write `--rw /tmp --rw WS`, then the hardening options this
-// kernel supports.
+// --rw /dev/tty`, under workspace-write `--rw /tmp --rw WS` and `--rw ROOT` per extra writable
+// root, then the hardening options this kernel supports. With unreadable paths in the plan and
+// on the host, `--ro /` becomes `--ro-try` per plan.read_grants (inside bwrap, bwrap's mounts
+// already refuse those reads with EACCES, and `--ro /` stays).
 std::vector<std::string> landlock_args(const SandboxPolicy& policy,
                                        const LandlockFeatures& features,
-                                       LandlockPlace place = LandlockPlace::kHost);
+                                       LandlockPlace place = LandlockPlace::kHost,
+                                       const FsPlan& plan = {});
 
 // The run's flags, right after the program name: `--status-fd 4` when status channels are wanted.
 // landlock-run has no --chdir: the spawner's working directory is the command's.
@@ -48,8 +52,9 @@ std::vector<std::string> landlock_run_args(const RunNeeds& needs);
 // The status channel landlock_run_args names.
 StatusChannel landlock_status_channel();
 
-// Whether a command under landlock-run on the host can write `path`: beneath the workspace and
-// beneath the shared host /tmp, under workspace-write. `path` is compared as spelled.
+// Whether a command under landlock-run on the host can write `path`: beneath the workspace, an
+// extra writable root and the shared host /tmp, under workspace-write. `path` is compared as
+// spelled.
 bool landlock_host_writable(std::string_view path, const SandboxPolicy& policy);
 
 // In band: exit 125 plus a "landlock-run: " line that is not the partial-enforcement notice.
@@ -57,9 +62,15 @@ RunnerFailureRule landlock_failure_rule();
 // What the kernel says when Landlock refuses an access.
 inline constexpr std::string_view kLandlockDenial = "permission denied";
 
-// What the launcher does not govern of the mode's promise on this kernel (empty: full).
+// What the launcher does not govern of the mode's promise on this kernel (empty: full): with the
+// plan, the read-only carve-outs and unreadable paths inside a writable root (Landlock's grants
+// only add access), each named.
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
-                                             const LandlockFeatures& features);
+                                             const LandlockFeatures& features,
+                                             const FsPlan& plan = {});
+
+// What Landlock alone refuses besides under `plan`: listing the ancestors of unreadable paths.
+void append_plan_refusals(const FsPlan& plan, std::vector<std::string>& refused);
 
 // What the launcher's always-on seccomp filter refuses (bwrap alone loads the same filter
 // through --seccomp): kernel objects the command cannot be given a private copy of.

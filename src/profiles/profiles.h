@@ -67,10 +67,11 @@ std::optional<std::string> unsupported_reason(const Selection& selection, const 
 // signatures, runner-failure rules, layers and status channels of every layer. bwrap layers
 // landlock-run inside, bound back read-only at its own path where a profile mount (/dev, /proc,
 // workspace-write's tmpfs /tmp) would hide it.
+// `plan` is the call's filesystem plan (policy/effective_policy.h); empty: no path rules.
 ConfinedArgv wrap(const Selection& selection, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir,
-                  const RunNeeds& needs = {});
+                  const RunNeeds& needs = {}, const FsPlan& plan = {});
 
 // What the runners of `confined` reported on its status channels once the run settled:
 // `status[i]` is everything channel confined.status_channels[i] carried. Only a nonzero exit is

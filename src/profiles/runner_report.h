@@ -13,6 +13,7 @@ namespace dsh::sandbox::profiles {
 struct RunNeeds {
   std::string workdir;  // absolute, or empty: none given (no --chdir)
   bool status_channels = false;
+  bool denial_evidence = true;  // landlock-run --evidence on its status channel
 };
 
 // What a run's runners reported out of band. At most one field is set; none: the runner did not

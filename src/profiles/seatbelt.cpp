@@ -18,13 +18,34 @@ std::string sbpl_string(std::string_view text) {
 }
 
 std::string seatbelt_profile(const SandboxPolicy& policy,
-                             std::span<const std::string> writable_roots) {
+                             std::span<const std::string> writable_roots, const FsPlan& plan) {
   std::string profile =
       "(version 1) (allow default) (deny file-write*) (allow file-write* (literal \"/dev/null\"))";
-  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite && !writable_roots.empty()) {
+  const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
+  if (workspace_write && (!writable_roots.empty() || !plan.writable.empty())) {
     profile += " (allow file-write*";
     for (const std::string& root : writable_roots) {
       profile += fmt::format(" (subpath {})", sbpl_string(root));
+    }
+    for (const std::string& root : plan.writable) {
+      profile += fmt::format(" (subpath {})", sbpl_string(root));
+    }
+    profile += ")";
+  }
+  if (workspace_write && (!plan.pinned.empty() || !plan.read_only.empty())) {
+    profile += " (deny file-write*";
+    for (const std::string& dir : plan.pinned) {
+      profile += fmt::format(" (literal {})", sbpl_string(dir));
+    }
+    for (const PlannedPath& path : plan.read_only) {
+      profile += fmt::format(" (subpath {})", sbpl_string(path.path));
+    }
+    profile += ")";
+  }
+  if (!plan.unreadable.empty()) {
+    profile += " (deny file-read*";
+    for (const PlannedPath& path : plan.unreadable) {
+      profile += fmt::format(" (subpath {})", sbpl_string(path.path));
     }
     profile += ")";
   }

@@ -15,7 +15,8 @@ namespace {
 
 using Argv = std::vector<std::string>;
 
-ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) {
+ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
+                       const FsPlan& plan) {
   ConfinedArgv facts;
   facts.network = policy.network;
   switch (selection.backend) {
@@ -31,8 +32,9 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy) 
     case SandboxBackend::kLandlock:
       facts.denial_signatures = {std::string(kLandlockDenial)};
       facts.runner_failure_rules = {landlock_failure_rule()};
-      facts.ungoverned = landlock_ungoverned(policy, selection.landlock.value());
+      facts.ungoverned = landlock_ungoverned(policy, selection.landlock.value(), plan);
       append_kernel_refusals(facts.refused);
+      append_plan_refusals(plan, facts.refused);
       append_host_device_refusals(facts.refused);
       break;
     case SandboxBackend::kSeatbelt:
@@ -67,7 +69,7 @@ void append_runner(Argv& out, const std::string& runner, const Argv& run_args, c
 // copies), the descriptors they read to `fds` and the status channels they write to `channels`.
 void append_prefix(ConfinedArgv& out, const Selection& selection, const Runners& runners,
                    const SandboxPolicy& policy, std::span<const std::string> writable_roots,
-                   std::string_view temp_dir, const RunNeeds& needs) {
+                   std::string_view temp_dir, const RunNeeds& needs, const FsPlan& plan) {
   switch (selection.backend) {
     case SandboxBackend::kBwrap: {
       // The allow-list: the proxy heads the chain outside; inside bwrap's network namespace the
@@ -77,7 +79,7 @@ void append_prefix(ConfinedArgv& out, const Selection& selection, const Runners&
         append_runner(out.argv, runners.netproxy, netproxy_run_args(needs), netproxy_args(policy));
         if (needs.status_channels) out.status_channels.push_back(netproxy_status_channel());
       }
-      Argv args = bwrap_args(policy);
+      Argv args = bwrap_args(policy, plan);
       if (allow_list) {
         const Argv env = netproxy_env_args();
         args.insert(args.end(), env.begin(), env.end());
@@ -104,20 +106,21 @@ void append_prefix(ConfinedArgv& out, const Selection& selection, const Runners&
       if (needs.status_channels) out.status_channels.push_back(bwrap_status_channel());
       if (allow_list) append_runner(out.argv, runners.netproxy, netproxy_bridge_args(), {});
       if (selection.landlock) {
-        append_runner(out.argv, runners.landlock_run, landlock_run_args(needs),
-                      landlock_args(policy, *selection.landlock, LandlockPlace::kInsideBwrap));
+        append_runner(
+            out.argv, runners.landlock_run, landlock_run_args(needs),
+            landlock_args(policy, *selection.landlock, LandlockPlace::kInsideBwrap, plan));
         if (needs.status_channels) out.status_channels.push_back(landlock_status_channel());
       }
       return;
     }
     case SandboxBackend::kLandlock:
       append_runner(out.argv, runners.landlock_run, landlock_run_args(needs),
-                    landlock_args(policy, selection.landlock.value()));
+                    landlock_args(policy, selection.landlock.value(), LandlockPlace::kHost, plan));
       if (needs.status_channels) out.status_channels.push_back(landlock_status_channel());
       return;
     case SandboxBackend::kSeatbelt:
       append_runner(out.argv, runners.sandbox_exec, {},
-                    {"-p", seatbelt_profile(policy, writable_roots)});
+                    {"-p", seatbelt_profile(policy, writable_roots, plan)});
       return;
     case SandboxBackend::kWindowsAcl:
       out.argv.insert(out.argv.end(), runners.windows_acl.begin(), runners.windows_acl.end());
@@ -196,10 +199,10 @@ std::optional<std::string> unsupported_reason(const Selection& selection, const 
 ConfinedArgv wrap(const Selection& selection, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir,
-                  const RunNeeds& needs) {
-  ConfinedArgv confined = facts_for(selection, policy);
+                  const RunNeeds& needs, const FsPlan& plan) {
+  ConfinedArgv confined = facts_for(selection, policy, plan);
   confined.argv.reserve(44 + argv.size());
-  append_prefix(confined, selection, runners, policy, writable_roots, temp_dir, needs);
+  append_prefix(confined, selection, runners, policy, writable_roots, temp_dir, needs, plan);
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
   return confined;
 }

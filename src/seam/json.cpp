@@ -158,6 +158,11 @@ json to_value(const SandboxPolicy& policy) {
   json value{{"mode", wire_name(policy.mode)}, {"workspaceRoot", policy.workspace_root}};
   if (policy.session_id) value["sessionId"] = *policy.session_id;
   if (policy.network != NetworkPolicy::kInherit) value["network"] = wire_name(policy.network);
+  // The path rules only when set: a policy without them reads as the reference wrote it.
+  if (!policy.allow_write.empty()) value["allowWrite"] = policy.allow_write;
+  if (!policy.deny_write.empty()) value["denyWrite"] = policy.deny_write;
+  if (!policy.deny_read.empty()) value["denyRead"] = policy.deny_read;
+  if (!policy.allow_cache.empty()) value["allowCache"] = policy.allow_cache;
   if (policy.network == NetworkPolicy::kAllowList) {
     value["networkAllow"] = policy.network_allow.allow;
     value["networkDeny"] = policy.network_allow.deny;
@@ -370,6 +375,16 @@ Result<SandboxPolicy> sandbox_policy_from_value(const json& value) {
       if (!canonical) return canonical.error();
       field->push_back(std::move(canonical).value());
     }
+  }
+  for (const auto& [field, out] :
+       {std::pair<const char*, std::vector<std::string>*>{"allowWrite", &policy.allow_write},
+        {"denyWrite", &policy.deny_write},
+        {"denyRead", &policy.deny_read},
+        {"allowCache", &policy.allow_cache}}) {
+    if (!value.contains(field)) continue;
+    auto read = string_array(value, field, kWhat);
+    if (!read) return read.error();
+    *out = std::move(read).value();
   }
   if (auto valid = validate_policy(policy); !valid) return valid.error();
   return policy;

@@ -2,6 +2,9 @@
 #include "dsh/sandbox/policy.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "dsh/sandbox/roots.h"
 
 #include "base/text.h"
 
@@ -44,14 +47,91 @@ Result<void> validate_network_allow(NetworkPolicy network, const NetworkAllowLis
   return {};
 }
 
+// NOLINTNEXTLINE(modernize-avoid-c-arrays)
+constexpr std::string_view kCachePresets[] = {"npm",   "yarn", "pnpm",  "bun",    "pip",   "uv",
+                                              "cargo", "go",   "maven", "gradle", "ccache"};
+
+// True when `path` is `root` or beneath it, by whole components (lexical: the paths here are
+// not resolved yet).
+bool lexically_beneath(std::string_view path, std::string_view root) {
+  if (root == "/") return true;
+  return path == root ||
+         (path.starts_with(root) && path.size() > root.size() && path[root.size()] == '/');
+}
+
+Result<void> check_path_rule(std::string_view field, std::string_view entry, bool may_lift) {
+  std::string_view path = entry;
+  if (may_lift && path.starts_with('!')) path.remove_prefix(1);
+  if (has_nul(path)) {
+    return InvalidInput{fmt::format("{} entry {} contains a NUL byte; a path cannot contain NUL",
+                                    field, text::quoted(entry))};
+  }
+  if (path.empty() || path.front() != '/') {
+    return InvalidInput{fmt::format(
+        "{} entry {} is not an absolute path; pass a path that starts with \"/\" (\"~/\" and "
+        "relative paths are resolved by the CLI and the config, not by the library)",
+        field, text::quoted(entry))};
+  }
+  return {};
+}
+
+Result<void> check_path_rules(const SandboxPolicy& policy) {
+  const std::string& root = policy.workspace_root;
+  for (const std::string& entry : policy.allow_write) {
+    if (auto checked = check_path_rule("allow_write", entry, false); !checked) return checked;
+    const std::string normal = lexically_normalize(entry);
+    if (normal == "/" || lexically_beneath(normal, "/proc") || lexically_beneath(normal, "/dev") ||
+        lexically_beneath(normal, "/sys")) {
+      return InvalidInput{fmt::format(
+          "allow_write entry {} would make the whole host or a kernel filesystem writable; name "
+          "the directory the command needs (danger-full-access is the mode for no confinement)",
+          text::quoted(entry))};
+    }
+  }
+  for (const std::string& entry : policy.deny_write) {
+    if (auto checked = check_path_rule("deny_write", entry, true); !checked) return checked;
+  }
+  for (const std::string& entry : policy.deny_read) {
+    if (auto checked = check_path_rule("deny_read", entry, true); !checked) return checked;
+    if (entry.starts_with('!')) continue;
+    const std::string normal = lexically_normalize(entry);
+    if (lexically_beneath(root, normal)) {
+      return InvalidInput{fmt::format(
+          "deny_read entry {} contains the workspace {}; the command could not read its own "
+          "workspace. Name the files or directories inside it to hide",
+          text::quoted(entry), text::quoted(root))};
+    }
+  }
+  for (const std::string& name : policy.allow_cache) {
+    bool known = false;
+    for (const std::string_view preset : kCachePresets) known = known || preset == name;
+    if (!known) {
+      return InvalidInput{
+          fmt::format("allow_cache entry {} is not a known cache preset; known presets: {}",
+                      text::quoted(name), fmt::join(kCachePresets, ", "))};
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& policy) {
   const std::optional<ConfinedSandboxMode> mode = to_confined_mode(policy.mode);
   if (!mode) return std::nullopt;
-  return SandboxPolicy{*mode,          policy.workspace_root,     policy.session_id,
-                       policy.network, policy.resolved_workspace, policy.network_allow};
+  return SandboxPolicy{*mode,
+                       policy.workspace_root,
+                       policy.session_id,
+                       policy.network,
+                       policy.resolved_workspace,
+                       policy.allow_write,
+                       policy.deny_write,
+                       policy.deny_read,
+                       policy.allow_cache,
+                       policy.network_allow};
 }
+
+std::span<const std::string_view> cache_preset_names() { return kCachePresets; }
 
 Result<void> validate_policy(const SandboxPolicy& policy) {
   const std::string& root = policy.workspace_root;
@@ -77,6 +157,7 @@ Result<void> validate_policy(const SandboxPolicy& policy) {
         "NUL bytes",
         text::quoted(*policy.session_id))};
   }
+  if (auto valid = check_path_rules(policy); !valid) return valid;
   return validate_network_allow(policy.network, policy.network_allow);
 }
 

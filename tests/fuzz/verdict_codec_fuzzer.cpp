@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(selection->backend != SandboxBackend::kLandlock || selection->landlock.has_value());
   if (selection->landlock) {
     const auto& features = *selection->landlock;
-    check(features.abi >= 1 && features.abi <= 64);
+    check(features.abi >= 0 && features.abi <= 64);
     check(features.scope_ipc == (features.abi >= 6));
     check(features.deny_metadata == features.deny_network);
   }

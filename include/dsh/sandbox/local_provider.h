@@ -26,6 +26,10 @@ struct LocalSandboxConfig {
   double probe_timeout_ms = 5000;
   // An absolute bwrap path to use instead of the trusted locations (/usr/bin/bwrap first).
   std::string bwrap_path;
+  // The operator's word that runner_command accepts bwrap's hardening options (--unshare-ipc,
+  // --new-session, --cap-drop ALL, --unshare-net): only then does it get them, and only then is
+  // it asserted full. Off: the documented bwrap-compatible profile, partial, the gaps named.
+  bool runner_accepts_hardening = false;
 
   bool operator==(const LocalSandboxConfig&) const = default;
 };
@@ -35,9 +39,20 @@ struct LocalSandboxConfig {
 Result<void> validate_config(const LocalSandboxConfig& config);
 
 // Reads the provider's keys from a JSON config document (runnerCommand,
-// runnerFailureSignatures, probeTimeoutMs, bwrapPath); `mode` is the policy's and allowed.
-// Unknown keys are errors: a misspelt key must not silently leave a default in force.
+// runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath); `mode` is the
+// policy's and allowed. Unknown keys are errors: a misspelt key must not silently leave a default
+// in force.
 Result<LocalSandboxConfig> config_from_json(std::string_view text);
+
+// What confine would answer for one confined mode: the enforcement and what is not governed,
+// computed by the same composer confine uses (so probe and confine cannot disagree).
+struct ModeEnforcement {
+  ConfinedSandboxMode mode = ConfinedSandboxMode::kReadOnly;
+  SandboxEnforcement enforcement = SandboxEnforcement::kFull;
+  std::vector<std::string> ungoverned;  // empty exactly when enforcement is full
+
+  bool operator==(const ModeEnforcement&) const = default;
+};
 
 // One backend's verdict on this host, with the reason and the fix when it is unusable.
 struct BackendReport {
@@ -50,6 +65,10 @@ struct BackendReport {
   bool landlock_seccomp = false;  // landlock only: its seccomp hardening is available
   std::string cause;              // why it is unusable, one line
   std::string fix;                // what to do about it, one line
+  // When usable: per confined mode, what confine would answer were this backend selected (bwrap
+  // with landlock-run inside when the chain's Landlock is usable too). `enforcement` above is
+  // then the weakest of them: "full" only when every mode is.
+  std::vector<ModeEnforcement> modes;
 };
 
 // What `dsh-sandbox probe` shows: every backend of the chain, and the one confine would use.
@@ -57,6 +76,11 @@ struct ProbeSummary {
   std::string platform;
   std::vector<BackendReport> backends;
   std::string selected;  // e.g. "bwrap+landlock"; empty when no backend is usable
+  // Per confined mode, what confine answers on this host with this config (the selected
+  // backend's, or the operator's runnerCommand's); empty when nothing is usable.
+  std::vector<ModeEnforcement> modes;
+  // The operator's runnerCommand, which confine uses instead of the chain: set when configured.
+  std::vector<std::string> runner_command;
 };
 
 // Where a verdict can be kept across processes (the CLI keeps one per user). The provider

@@ -7,6 +7,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "dsh/sandbox/modes.h"
 #include "dsh/sandbox/resolved_workspace.h"
@@ -25,6 +27,17 @@ struct SandboxExecutionPolicy {
   // Set when the caller resolved the root once (ResolvedWorkspace): workspace_root is then its
   // path, and nothing downstream resolves it again.
   std::optional<ResolvedWorkspace> resolved_workspace;
+  // Added path rules (docs/policy.md). Each path absolute, NUL-free; the provider canonicalises
+  // each once and adds its defaults (the git state, the secrets list) before any backend sees
+  // them. allow_write: extra writable roots under workspace-write. deny_write: read-only
+  // carve-outs inside writable roots. deny_read: paths the command cannot read in any confined
+  // mode (a `*`/`?` in the last component matches the entries that exist when the call starts).
+  // An entry "!PATH" in deny_write or deny_read lifts that default carve-out or secret instead.
+  // allow_cache: package cache presets by name (npm, pip, cargo, go, ...), made writable.
+  std::vector<std::string> allow_write;
+  std::vector<std::string> deny_write;
+  std::vector<std::string> deny_read;
+  std::vector<std::string> allow_cache;
   // The destinations of NetworkPolicy::kAllowList (empty otherwise), entries canonical.
   NetworkAllowList network_allow;
 
@@ -40,6 +53,17 @@ struct SandboxPolicy {
   // The root as resolved by the caller, when it was: the provider then takes workspace_root as
   // an existing canonical directory instead of resolving and checking it again.
   std::optional<ResolvedWorkspace> resolved_workspace;
+  // Added path rules (docs/policy.md). Each path absolute, NUL-free; the provider canonicalises
+  // each once and adds its defaults (the git state, the secrets list) before any backend sees
+  // them. allow_write: extra writable roots under workspace-write. deny_write: read-only
+  // carve-outs inside writable roots. deny_read: paths the command cannot read in any confined
+  // mode (a `*`/`?` in the last component matches the entries that exist when the call starts).
+  // An entry "!PATH" in deny_write or deny_read lifts that default carve-out or secret instead.
+  // allow_cache: package cache presets by name (npm, pip, cargo, go, ...), made writable.
+  std::vector<std::string> allow_write;
+  std::vector<std::string> deny_write;
+  std::vector<std::string> deny_read;
+  std::vector<std::string> allow_cache;
   // The destinations of NetworkPolicy::kAllowList (empty otherwise), entries canonical.
   NetworkAllowList network_allow;
 
@@ -52,9 +76,15 @@ std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& pol
 
 // Pure checks: an absolute workspace root without NUL bytes, the resolved workspace (when
 // present) naming that same root, and a session id (when present) that is non-empty and NUL-free.
-// Network entries only with the allow-list policy, each in its canonical spelling.
+// Path rules: each absolute and NUL-free ("!" allowed before a deny path); an extra writable root
+// neither "/" nor beneath /proc, /dev or /sys; a deny-read path neither "/" nor containing the
+// workspace; cache names from the known presets (policy/cache_presets.h). Network entries only
+// with the allow-list policy, each in its canonical spelling.
 // Existence is the provider's check: a policy may describe a root on another host.
 Result<void> validate_policy(const SandboxPolicy& policy);
+
+// The package cache presets allow_cache accepts, in the order docs/policy.md lists them.
+std::span<const std::string_view> cache_preset_names();
 
 // A program and its arguments: non-empty, a non-empty program name, no NUL byte anywhere
 // (execve would silently cut the argument at the NUL and run something else).

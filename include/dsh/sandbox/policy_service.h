@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dsh/sandbox/denial.h"
 #include "dsh/sandbox/modes.h"
 #include "dsh/sandbox/policy.h"
 #include "dsh/sandbox/resolved_workspace.h"
@@ -79,6 +80,9 @@ struct SandboxRunEvent {
   bool timed_out = false;
   bool denied = false;
   std::string denial;  // the denial marker shown, when denied
+  // The kernel side's records (docs/evidence.md), whether or not the run counted as denied.
+  std::optional<DenialSource> denial_source;
+  DenialEvidence denials;
 };
 
 // Why the sandbox refused to run a command: the payload of a sandbox/refused event.

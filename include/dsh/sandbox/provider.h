@@ -22,6 +22,9 @@ struct ConfineRequest {
   // Whether the runners' out-of-band status channels are wanted (ConfinedArgv::status_channels):
   // the spawner must then open every channel the answer names.
   bool status_channels = false;
+  // With status channels: whether the launcher records the refusals the policy causes
+  // (landlock-run --evidence, docs/evidence.md). Off costs nothing and gives stderr inference.
+  bool denial_evidence = true;
 };
 
 class SandboxProvider {

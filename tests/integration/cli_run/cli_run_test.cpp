@@ -275,8 +275,8 @@ class CliRunner : public CliRun {
 
 TEST_F(CliRunner, MissingRunnerIsUnavailableAndNothingRuns) {
   const string runner = dir_ / "missing-runner";
-  expect_unavailable(runner, "spawn " + runner + " ENOENT");
-  expect_unavailable("/abs/missing-runner", "spawn /abs/missing-runner ENOENT");
+  expect_unavailable(runner, "Error: spawn " + runner + " ENOENT");
+  expect_unavailable("/abs/missing-runner", "Error: spawn /abs/missing-runner ENOENT");
 }
 
 TEST_F(CliRunner, NonExecutableRunnerIsUnavailableAndNothingRuns) {
@@ -286,13 +286,13 @@ TEST_F(CliRunner, NonExecutableRunnerIsUnavailableAndNothingRuns) {
     // root's execute permission still needs one x bit: 0644 is refused for root too.
     ASSERT_NE(::access(runner.c_str(), X_OK), 0);
   }
-  expect_unavailable(runner, "spawn " + runner + " EACCES");
+  expect_unavailable(runner, "Error: spawn " + runner + " EACCES");
 }
 
 TEST_F(CliRunner, RunnerWithAMissingInterpreterIsUnavailable) {
   const string runner = dir_ / "runner-interp";
   write_file(runner, "#!/nonexistent/dsh-cli-run/interpreter\nexec \"$@\"\n", 0755);
-  expect_unavailable(runner, "spawn " + runner + " ENOENT");
+  expect_unavailable(runner, "Error: spawn " + runner + " ENOENT");
 }
 
 // ---- 5. a child's own 125/126/127 stays ordinary --------------------------------------------
@@ -553,10 +553,15 @@ TEST_P(CliRunOn, JsonIsOneObjectWithTheDocumentedFieldsAndTypes) {
   vector<string> keys;
   for (const auto& [key, value] : object.items()) keys.push_back(key);
   std::sort(keys.begin(), keys.end());
-  EXPECT_EQ(keys, (vector<string>{"backend", "bounds", "denied", "durationMs", "enforcement",
-                                  "exitCode", "interrupted", "mode", "runnerFailed", "signal",
-                                  "stderr", "stdout", "timedOut"}));
+  EXPECT_EQ(keys,
+            (vector<string>{
+                "backend",    "bounds",      "denialCount",  "denialSource",  "denials", "denied",
+                "durationMs", "enforcement", "exitCode",     "interrupted",   "mode",    "network",
+                "notStarted", "policy",      "runnerFailed", "schemaVersion", "signal",  "stderr",
+                "stdout",     "timedOut",    "truncated",    "workspaceRoot"}));
   EXPECT_EQ(object["mode"], "read-only");
+  EXPECT_EQ(object["policy"]["mode"], "read-only");
+  EXPECT_TRUE(object["policy"]["protected"].is_array());
   EXPECT_EQ(object["backend"], backend_name(GetParam()));
   EXPECT_TRUE(object["enforcement"] == "full" || object["enforcement"] == "partial") << result.out;
   EXPECT_TRUE(object["exitCode"].is_number_integer());
@@ -599,7 +604,17 @@ TEST_P(CliRunOn, AgentRenderEndsWithTheExitCodeAfterTheDenialMarker) {
   EXPECT_TRUE(result.exited_with(1)) << result.describe();
   EXPECT_EQ(result.err, "") << result.describe();
   EXPECT_FALSE(exists(ws + "/f"));
-  const vector<string> lines = split_lines(result.out);
+  // The evidence lines (what was refused, the narrowest change) come after the hint.
+  const vector<string> all_lines = split_lines(result.out);
+  vector<string> lines;
+  for (const string& line : all_lines) {
+    if (line.rfind("[sandbox refused", 0) != 0 && line.rfind("[narrowest change", 0) != 0) {
+      lines.push_back(line);
+    }
+  }
+  EXPECT_NE(result.out.find("[sandbox refused: create " + ws + "/f (read-only-mode)]"),
+            string::npos)
+      << result.out;
   ASSERT_GE(lines.size(), 4U) << result.out;
   // The command's stderr inside its fence, then the sandbox's own lines.
   EXPECT_EQ(lines.front().rfind("<stderr ", 0), 0U) << result.out;

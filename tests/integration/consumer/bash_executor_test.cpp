@@ -141,8 +141,29 @@ TEST_F(BashExecutorTest, MissingRunnerIsUnavailableNamingItAndTheCommandNeverRan
       [&](std::span<const std::string> argv) { return wrap_with(missing, argv); });
   SandboxBashExecutor executor(provider);
   expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")),
-                            "Runner failure: spawn " + missing + " ENOENT");
+                            "Runner failure: Error: spawn " + missing + " ENOENT");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+// Byte-exact: the reference's message with its spawn-failure detail, String() of Node's spawn
+// error ("Error: spawn <runner> ENOENT").
+TEST_F(BashExecutorTest, MissingRunnerDetailIsTheReferencesTextExactly) {
+  const std::string missing = dir_ / "no-such-runner";
+  FakeProvider provider(
+      [&](std::span<const std::string> argv) { return wrap_with(missing, argv); });
+  SandboxBashExecutor executor(provider);
+  try {
+    (void)executor.run_or_throw(spec("true"));
+    ADD_FAILURE() << "expected SANDBOX_UNAVAILABLE";
+  } catch (const SandboxUnavailableError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "sandbox mode \"read-only\" is requested but no sandbox backend is usable on this "
+              "host; refusing to run the command unconfined. Install bubblewrap or run a "
+              "Landlock-enforcing kernel (Linux), ensure sandbox-exec is usable (macOS), or "
+              "ensure the ACL restricted-token runner can start (Windows) \u2014 otherwise "
+              "switch the consumer to danger-full-access. Runner failure: Error: spawn " +
+                  missing + " ENOENT");
+  }
 }
 
 TEST_F(BashExecutorTest, NonExecutableRunnerIsUnavailable) {

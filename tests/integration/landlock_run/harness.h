@@ -27,6 +27,13 @@ using dsh::testing::userns_available;
 using dsh::testing::write_file;
 
 inline const char* launcher() { return LANDLOCK_RUN_PATH; }
+// The test build (landlock-run-testing): the same sources plus the --max-abi cap. Suites that
+// never cap the ABI do not build it; a cap there reaches the shipped launcher, which refuses it.
+#if defined(LANDLOCK_RUN_TESTING_PATH)
+inline const char* testing_launcher() { return LANDLOCK_RUN_TESTING_PATH; }
+#else
+inline const char* testing_launcher() { return LANDLOCK_RUN_PATH; }
+#endif
 inline const char* probe_path() { return LL_PROBE_PATH; }
 
 // `landlock-run ARGS...`

@@ -64,7 +64,14 @@ void expect_landlock_usable(const nlohmann::json& probe) {
   const nlohmann::json& landlock = find(probe, "landlock");
   ASSERT_TRUE(landlock.is_object());
   EXPECT_EQ(landlock["usable"], true) << landlock.dump();
-  EXPECT_EQ(landlock["enforcement"], "full") << landlock.dump();
+  // The weakest of its modes: workspace-write leaves file metadata outside the workspace
+  // ungoverned, as confine says for that mode.
+  EXPECT_EQ(landlock["enforcement"], "partial") << landlock.dump();
+  ASSERT_EQ(landlock["modes"].size(), 2U) << landlock.dump();
+  EXPECT_EQ(landlock["modes"][0]["mode"], "read-only");
+  EXPECT_EQ(landlock["modes"][0]["enforcement"], "full") << landlock.dump();
+  EXPECT_EQ(landlock["modes"][1]["mode"], "workspace-write");
+  EXPECT_EQ(landlock["modes"][1]["enforcement"], "partial") << landlock.dump();
   EXPECT_EQ(landlock["landlockAbi"], llrt::kernel_abi()) << landlock.dump();
   EXPECT_EQ(landlock["runner"], dir(dsh_sandbox()) + "/landlock-run") << landlock.dump();
 }
@@ -152,12 +159,15 @@ TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
       confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kReadOnly, workspace.path());
   EXPECT_EQ(read_only.backend, "landlock");
   EXPECT_EQ(read_only.argv.front(), llrt::launcher());
-  EXPECT_EQ(read_only.enforcement, landlock.enforcement);
+  ASSERT_EQ(landlock.modes.size(), 2U);
+  EXPECT_EQ(read_only.enforcement, landlock.modes[0].enforcement);
   EXPECT_EQ(read_only.enforcement, SandboxEnforcement::kFull);
   const ConfinedArgv workspace_write =
       confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kWorkspaceWrite, workspace.path());
   EXPECT_EQ(workspace_write.backend, "landlock");
   EXPECT_EQ(workspace_write.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(workspace_write.enforcement, landlock.modes[1].enforcement);
+  EXPECT_EQ(landlock.enforcement, SandboxEnforcement::kPartial);  // the weakest of its modes
   ASSERT_FALSE(workspace_write.ungoverned.empty());
   EXPECT_NE(workspace_write.ungoverned[0].find("metadata"), std::string::npos);
   EXPECT_TRUE(spawn(workspace_write).exited_with(0)) << spawn(workspace_write).describe();

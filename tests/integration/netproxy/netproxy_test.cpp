@@ -89,7 +89,9 @@ class NetProxyTest : public ::testing::Test {
     EXPECT_EQ(facts["network"], "allow-list");
     std::vector<std::pair<int, int>> read_ends;  // {read end, channel fd}
     SpawnOptions options;
+    int proxy_fd = -1;
     for (const auto& channel : facts["statusChannels"]) {
+      if (channel["layer"] == "netproxy") proxy_fd = channel["fd"].get<int>();
       int pipe_fds[2];
       EXPECT_EQ(::pipe(pipe_fds), 0);
       read_ends.emplace_back(pipe_fds[0], channel["fd"].get<int>());
@@ -106,7 +108,7 @@ class NetProxyTest : public ::testing::Test {
       std::string text;
       dsh::sandbox::io::read_all(read_end, text);
       ::close(read_end);
-      if (number == 7) outcome.proxy_status = text;
+      if (number == proxy_fd) outcome.proxy_status = text;
     }
     return outcome;
   }
@@ -242,6 +244,67 @@ TEST_F(NetProxyTest, ProxyIsGoneAfterTheRun) {
     const auto exe = std::filesystem::read_symlink(entry.path() / "exe", error);
     if (!error) EXPECT_NE(exe.string(), self) << entry.path();
   }
+}
+
+// A trusted config file (not under /tmp, the workspace or $TMPDIR) holding `json`.
+std::string write_config(const TempDir& dir, const std::string& json) {
+  const std::string path = dir / "config.json";
+  std::ofstream(path) << json;
+  return path;
+}
+
+// The allow-list from the config file, through `run --json --learn`: the refused name is a denial
+// record in the JSON result and learn proposes it beside the allowed one.
+TEST_F(NetProxyTest, ConfigAllowListRefusalReachesRunJsonAndLearn) {
+  TempDir workspace;
+  TempDir config_dir;
+  const std::string config = write_config(
+      config_dir, R"({"mode":"workspace-write","networkAllow":["allowed.test","127.0.0.1"],)"
+                  R"("networkDeny":["blocked.allowed.test"]})");
+  const RunResult run = execute(
+      {DSH_SANDBOX_PATH, "run", "--json", "--learn", "--config", config, "--workspace",
+       workspace.path(), "--network-resolve", "allowed.test=127.0.0.1", "--", "bash", "-c",
+       "curl -s -o /dev/null -w '%{http_code}\n' http://allowed.test:" + port() +
+           "/index.html; curl -s -o /dev/null -w '%{http_code}\n' http://other.test:" + port() +
+           "/"});
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const auto result = nlohmann::json::parse(run.out);
+  EXPECT_EQ(result["stdout"], "200\n403\n") << run.out;
+  EXPECT_EQ(result["network"], "allow-list");
+  EXPECT_EQ(result["policy"]["networkAllow"], nlohmann::json::array({"allowed.test", "127.0.0.1"}));
+  EXPECT_EQ(result["policy"]["networkDeny"], nlohmann::json::array({"blocked.allowed.test"}));
+  bool found = false;
+  for (const auto& denial : result["denials"]) {
+    found = found || (denial["op"] == "connect" && denial["rule"] == "network-not-allowed" &&
+                      denial["path"] == "other.test:" + port());
+  }
+  EXPECT_TRUE(found) << result["denials"].dump();
+  EXPECT_NE(run.err.find("learn: --network allow:allowed.test,127.0.0.1,other.test"),
+            std::string::npos)
+      << run.err;
+}
+
+// Landlock alone has no network namespace to force the route: the allow-list is unavailable
+// with the reason, and nothing runs (the marker the command would create stays absent).
+TEST_F(NetProxyTest, LandlockAloneRefusesTheAllowListAndRunsNothing) {
+  TempDir workspace;
+  TempDir config_dir;
+  const std::string config =
+      write_config(config_dir, R"({"bwrapPath":"/nonexistent/dsh-netproxy-test/bwrap"})");
+  const std::string marker = workspace / "marker";
+  const RunResult run = execute({DSH_SANDBOX_PATH, "run", "--config", config, "--workspace",
+                                 workspace.path(), "--mode", "workspace-write", "--network",
+                                 "allow:allowed.test", "--", "touch", marker});
+  EXPECT_TRUE(run.exited_with(125)) << run.describe();
+  EXPECT_NE(run.err.find("refusing to run the command unconfined"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("needs bwrap's network namespace"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  // The same policy without the allow-list runs there: the refusal is the allow-list's.
+  const RunResult plain =
+      execute({DSH_SANDBOX_PATH, "run", "--config", config, "--workspace", workspace.path(),
+               "--mode", "workspace-write", "--", "touch", marker});
+  EXPECT_TRUE(plain.exited_with(0)) << plain.describe();
+  EXPECT_TRUE(std::filesystem::exists(marker));
 }
 
 }  // namespace

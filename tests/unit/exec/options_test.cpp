@@ -13,7 +13,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr const char* kTimeoutText = "request.timeoutMs must be a positive finite number";
+// Byte-exact: the reference's text.
+constexpr const char* kTimeoutText =
+    "bash-local: request.timeoutMs must be a positive finite number";
 
 TEST(ResolveTimeout, DefaultsTo120SecondsAndCapsAt600) {
   EXPECT_EQ(resolve_timeout(std::nullopt).value(), milliseconds(120'000));

@@ -97,13 +97,20 @@ TEST(LandlockRunCli, NothingAfterDoubleDashIsParsed) {
 
 TEST(LandlockRunCli, ExtensionsInAnyOrder) {
   const Parsed parsed = parse({"--scope-ipc", "--ro", "/", "--status-fd", "7", "--deny-network",
-                               "--max-abi", "3", "--deny-metadata", "--", "true"});
+                               "--deny-metadata", "--", "true"});
   ASSERT_EQ(parsed.options.action, Action::kRun);
   EXPECT_TRUE(parsed.options.deny_network);
   EXPECT_TRUE(parsed.options.deny_metadata);
   EXPECT_TRUE(parsed.options.scope_ipc);
   EXPECT_EQ(parsed.options.status_fd, 7);
-  EXPECT_EQ(parsed.options.max_abi, 3);
+  EXPECT_EQ(parsed.options.max_abi, -1);
+}
+
+// The ABI cap weakens enforcement: only the test build (landlock-run-testing) knows it; the
+// grammar every shipped launcher is built from refuses it like any other unknown option.
+TEST(LandlockRunCli, ShippedGrammarRefusesTheTestOnlyAbiCap) {
+  EXPECT_EQ(usage_message({"--max-abi", "3", "--ro", "/", "--", "true"}),
+            "usage error: unknown argument: --max-abi");
 }
 
 TEST(LandlockRunCli, DefaultsAreNoExtension) {
@@ -119,12 +126,12 @@ TEST(LandlockRunCli, DefaultsAreNoExtension) {
 TEST(LandlockRunCli, NumbersMustBeDecimal) {
   EXPECT_EQ(usage_message({"--status-fd", "x", "--", "true"}),
             "usage error: --status-fd requires a number");
-  EXPECT_EQ(usage_message({"--max-abi", "-1", "--", "true"}),
-            "usage error: --max-abi requires a number");
-  EXPECT_EQ(usage_message({"--max-abi", "1234567890", "--", "true"}),
-            "usage error: --max-abi requires a number");
-  EXPECT_EQ(usage_message({"--max-abi", "", "--", "true"}),
-            "usage error: --max-abi requires a number");
+  EXPECT_EQ(usage_message({"--status-fd", "-1", "--", "true"}),
+            "usage error: --status-fd requires a number");
+  EXPECT_EQ(usage_message({"--status-fd", "1234567890", "--", "true"}),
+            "usage error: --status-fd requires a number");
+  EXPECT_EQ(usage_message({"--status-fd", "", "--", "true"}),
+            "usage error: --status-fd requires a number");
   EXPECT_EQ(usage_message({"--status-fd"}), "usage error: --status-fd requires a number");
 }
 
@@ -135,8 +142,8 @@ TEST(LandlockRunCli, StatusFdIsKnownEvenWhenALaterArgumentFails) {
 }
 
 TEST(LandlockRunCli, ValuedExtensionsMayNotRepeat) {
-  EXPECT_EQ(usage_message({"--max-abi", "3", "--max-abi", "9", "--", "true"}),
-            "usage error: --max-abi given more than once");
+  EXPECT_EQ(usage_message({"--status-fd", "3", "--status-fd", "9", "--", "true"}),
+            "usage error: --status-fd given more than once");
   EXPECT_EQ(usage_message({"--status-fd", "3", "--status-fd", "4", "--", "true"}),
             "usage error: --status-fd given more than once");
 }

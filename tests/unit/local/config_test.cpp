@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "dsh/sandbox/local_provider.h"
+#include "local/config.h"
 
 namespace dsh::sandbox {
 namespace {
@@ -85,6 +86,23 @@ TEST(ConfigFromJson, ReadsTheReferencesKeys) {
   EXPECT_EQ(config.value().bwrap_path, "/opt/bwrap");
 }
 
+TEST(ConfigFromJson, RunnerAcceptsHardeningIsABooleanOfTheOperatorsRunner) {
+  const Result<LocalSandboxConfig> off =
+      config_from_json(R"({"runnerCommand":["/opt/r"],"runnerFailureSignatures":["r: "]})");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off.value().runner_accepts_hardening);
+  const Result<LocalSandboxConfig> on =
+      config_from_json(R"({"runnerCommand":["/opt/r"],"runnerFailureSignatures":["r: "],)"
+                       R"("runnerAcceptsHardening":true})");
+  ASSERT_TRUE(on) << on.error().message;
+  EXPECT_TRUE(on.value().runner_accepts_hardening);
+  EXPECT_FALSE(config_from_json(R"({"runnerCommand":["/opt/r"],"runnerFailureSignatures":["r: "],)"
+                                R"("runnerAcceptsHardening":"yes"})"));
+  const Result<LocalSandboxConfig> alone = config_from_json(R"({"runnerAcceptsHardening":true})");
+  ASSERT_FALSE(alone);
+  EXPECT_EQ(alone.error().message, "sandbox-local: runnerAcceptsHardening requires runnerCommand");
+}
+
 TEST(ConfigFromJson, UnknownKeyIsAnErrorNotASilentDefault) {
   const Result<LocalSandboxConfig> config = config_from_json(R"({"probeTimeOutMs": 10})");
   ASSERT_FALSE(config);
@@ -97,6 +115,61 @@ TEST(ConfigFromJson, MalformedAndMistypedDocumentsAreRefused) {
   EXPECT_FALSE(config_from_json(R"({"probeTimeoutMs":"5"})"));
   EXPECT_FALSE(config_from_json(R"({"runnerCommand":"/opt/r"})"));
   EXPECT_FALSE(config_from_json(R"({"probeTimeoutMs":0})"));
+}
+
+TEST(ConfigPathRules, TheFourKeysAreReadAndTypeChecked) {
+  const auto document = nlohmann::json::parse(
+      R"({"mode":"workspace-write","allowWrite":["~/.cache/x"],"denyWrite":["/ws/c"],)"
+      R"("denyRead":["!~/.aws"],"allowCache":["npm","pip"]})");
+  EXPECT_TRUE(config_from_json(document.dump()));
+  auto rules = local::path_rules_from_document(document);
+  ASSERT_TRUE(rules);
+  EXPECT_EQ(rules.value().allow_write, std::vector<std::string>{"~/.cache/x"});
+  EXPECT_EQ(rules.value().deny_read, std::vector<std::string>{"!~/.aws"});
+  EXPECT_EQ(rules.value().allow_cache, (std::vector<std::string>{"npm", "pip"}));
+  EXPECT_FALSE(local::path_rules_from_document(nlohmann::json::parse(R"({"allowWrite":"/x"})")));
+  auto unknown = config_from_json(R"({"allowWrites":[]})");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("allowWrite, denyWrite, denyRead, allowCache"),
+            std::string::npos);
+}
+
+TEST(ConfigNetworkRules, EntriesAreCanonicalisedOnce) {
+  const auto document = nlohmann::json::parse(
+      R"({"networkAllow":["Registry.NPMJS.org.","*.GitHub.com:443","10.0.0.5"],)"
+      R"("networkDeny":["gist.github.com"]})");
+  EXPECT_TRUE(config_from_json(document.dump()));
+  auto rules = local::network_rules_from_document(document);
+  ASSERT_TRUE(rules) << rules.error().message;
+  EXPECT_EQ(rules.value().allow,
+            (std::vector<std::string>{"registry.npmjs.org", "*.github.com:443", "10.0.0.5"}));
+  EXPECT_EQ(rules.value().deny, std::vector<std::string>{"gist.github.com"});
+  EXPECT_EQ(local::network_rules_from_document(nlohmann::json::object()).value(),
+            local::ConfigNetworkRules{});
+}
+
+TEST(ConfigNetworkRules, BadInputNamesTheKeyAndTheEntry) {
+  const auto error = [](const std::string& text) {
+    auto rules = local::network_rules_from_document(nlohmann::json::parse(text));
+    EXPECT_FALSE(rules) << text;
+    return rules ? std::string() : rules.error().message;
+  };
+  // Not an array of strings.
+  EXPECT_NE(error(R"({"networkAllow":"registry.npmjs.org"})").find("networkAllow"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"networkDeny":[1]})").find("networkDeny"), std::string::npos);
+  // Entries the grammar refuses: each message names the key and the entry.
+  for (const std::string entry : {"allowed.test\u0000.evil.test", "host:0", "host:65536",
+                                  "ex ample.com", "*.", "a*.b.com", "\u0430llowed.test", "127.1"}) {
+    const std::string message = error(R"({"networkAllow":[")" + entry + R"("]})");
+    EXPECT_NE(message.find("config: networkAllow entry"), std::string::npos) << message;
+  }
+  const std::string deny = error(R"({"networkDeny":["bad name"]})");
+  EXPECT_NE(deny.find("config: networkDeny entry \"bad name\""), std::string::npos) << deny;
+  // A misspelt key is refused with the known keys, the network ones among them.
+  auto unknown = config_from_json(R"({"networkAllowed":[]})");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("networkAllow, networkDeny"), std::string::npos);
 }
 
 }  // namespace

@@ -23,6 +23,15 @@ using dsh::testing::TempDir;
 using dsh::testing::write_script;
 
 const Argv kCommand = {"bash", "-c", "echo hi"};
+
+// The provider adds the secrets found under $HOME to every profile; these comparisons are of the
+// profiles without path rules, so the tests run with a home that holds none.
+class HomeWithoutSecrets : public ::testing::Environment {
+ public:
+  void SetUp() override { ::setenv("HOME", "/nonexistent/dsh-unit-home", 1); }
+};
+[[maybe_unused]] ::testing::Environment* const kHome =
+    ::testing::AddGlobalTestEnvironment(new HomeWithoutSecrets);  // gtest owns it
 const SandboxPolicy kRo{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
 const std::string kNotice = "landlock-run: partial enforcement (older Landlock ABI)";
 
@@ -67,13 +76,36 @@ TEST(LocalProviderRunnerCommand, WrapsWithTheBwrapProfileAndNeverProbes) {
   LocalSandboxProvider provider({{"/opt/fake-runner", "--flag"}, {"fake-runner: "}},
                                 linux_hooks(probes));
   const ConfinedArgv confined = provider.confine(kCommand, kRo);
-  EXPECT_EQ(confined.argv,
-            concat({{"/opt/fake-runner", "--flag"}, profiles::bwrap_args(kRo), {"--"}, kCommand}));
-  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(confined.argv, concat({{"/opt/fake-runner", "--flag"},
+                                   profiles::documented_bwrap_args(kRo),
+                                   {"--"},
+                                   kCommand}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.ungoverned, profiles::runner_command_ungoverned());
   EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
   EXPECT_EQ(confined.runner_failure_rules,
             (std::vector<RunnerFailureRule>{{std::nullopt, {"fake-runner: "}, std::nullopt}}));
   EXPECT_EQ(provider.probes_run(), 0);
+}
+
+TEST(LocalProviderRunnerCommand, HardeningWhenTheConfigSaysTheRunnerAcceptsIt) {
+  FakeProbes probes;
+  LocalSandboxConfig config{{"/opt/fake-runner"}, {"fake-runner: "}};
+  config.runner_accepts_hardening = true;
+  LocalSandboxProvider provider(config, linux_hooks(probes));
+  const ConfinedArgv confined = provider.confine(kCommand, kRo);
+  EXPECT_EQ(confined.argv,
+            concat({{"/opt/fake-runner"}, profiles::bwrap_args(kRo), {"--"}, kCommand}));
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(provider.probes_run(), 0);
+}
+
+TEST(LocalProviderRunnerCommand, DeniedNetworkWithoutHardeningIsRefusedNotDropped) {
+  FakeProbes probes;
+  LocalSandboxProvider provider({{"/opt/fake-runner"}, {"fake-runner: "}}, linux_hooks(probes));
+  SandboxPolicy denied = kRo;
+  denied.network = NetworkPolicy::kDeny;
+  EXPECT_THROW((void)provider.confine(kCommand, denied), SandboxUnavailableError);
 }
 
 TEST(LocalProviderChain, NothingUsableIsSandboxUnavailableWithEveryCandidateProbedOnce) {

@@ -164,7 +164,14 @@ TEST(VerdictCodec, EveryLandlockFieldIsCheckedForTypeRangeAndConsistency) {
   EXPECT_EQ(layered(R"({"enforcement":"full","abi":7,"denyNetwork":true,"scopeIpc":true,)"
                     R"("denyMetadata":false})"),
             std::nullopt);
-  EXPECT_EQ(layered(R"({"enforcement":"full","abi":0,"denyNetwork":false,"scopeIpc":false,)"
+  // ABI 0 is a launcher without --features: it reports no ABI and offers no seccomp filter.
+  EXPECT_NE(layered(R"({"enforcement":"full","abi":0,"denyNetwork":false,"scopeIpc":false,)"
+                    R"("denyMetadata":false})"),
+            std::nullopt);
+  EXPECT_EQ(layered(R"({"enforcement":"full","abi":0,"denyNetwork":true,"scopeIpc":false,)"
+                    R"("denyMetadata":true})"),
+            std::nullopt);
+  EXPECT_EQ(layered(R"({"enforcement":"full","abi":-1,"denyNetwork":false,"scopeIpc":false,)"
                     R"("denyMetadata":false})"),
             std::nullopt);
   EXPECT_EQ(layered(R"({"enforcement":"full","abi":99999999999,"denyNetwork":false,)"

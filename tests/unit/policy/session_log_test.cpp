@@ -318,6 +318,7 @@ TEST_F(SessionLogTest, RunsAndRefusalsAreRecordedAndWrittenWorkspacesAreKnown) {
   const std::string text = read_all(path());
   EXPECT_NE(text.find(R"({"payload":{"argv":["bash","-c","make"],"backend":"bwrap+landlock",)"
                       R"("denial":"[sandbox: file access denied under workspace-write mode]",)"
+                      R"("denialCount":0,"denialSource":null,"denials":[],)"
                       R"("denied":true,"enforcement":"full","exitCode":1,)"
                       R"("mode":"workspace-write","signal":null,"timedOut":false,)"
                       R"("workspace":"/ws/sub"},"type":"sandbox/run"})"

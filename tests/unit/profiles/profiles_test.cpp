@@ -376,19 +376,84 @@ TEST(Wrap, RogueBackendValueThrowsInsteadOfWrapping) {
   EXPECT_THROW((void)backend_name(static_cast<SandboxBackend>(42)), std::logic_error);
 }
 
-TEST(WrapRunnerCommand, RunnerThenBwrapProfileAssertedFull) {
+// The documented bwrap-compatible profile, exactly: a runner built to it rejects anything more.
+TEST(WrapRunnerCommand, RunnerGetsTheDocumentedProfileExactly) {
   const Argv runner = {"fake-runner", "--flag"};
   const Argv signatures = {"fake-runner: "};
-  const ConfinedArgv confined = wrap_runner_command(runner, signatures, kCommand, kRo);
+  const ConfinedArgv ro = wrap_runner_command(runner, signatures, kCommand, kRo);
+  EXPECT_EQ(ro.argv,
+            (Argv{"fake-runner", "--flag", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
+                  "--proc", "/proc", "--die-with-parent", "--", "bash", "-c", "echo hi"}));
+  const ConfinedArgv ww = wrap_runner_command(runner, signatures, kCommand, kWw);
+  EXPECT_EQ(ww.argv, (Argv{"fake-runner",
+                           "--flag",
+                           "--ro-bind",
+                           "/",
+                           "/",
+                           "--dev",
+                           "/dev",
+                           "--unshare-pid",
+                           "--proc",
+                           "/proc",
+                           "--die-with-parent",
+                           "--tmpfs",
+                           "/tmp",
+                           "--bind",
+                           "/ws",
+                           "/ws",
+                           "--",
+                           "bash",
+                           "-c",
+                           "echo hi"}));
+  EXPECT_EQ(ro.denial_signatures, (Argv{"read-only file system", "permission denied"}));
+  EXPECT_EQ(ro.runner_failure_rules,
+            (std::vector<RunnerFailureRule>{{std::nullopt, signatures, std::nullopt}}));
+  // Honest: what the hardening options would close is named, so the assertion is partial.
+  EXPECT_EQ(ro.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(ro.ungoverned, runner_command_ungoverned());
+  EXPECT_EQ(ro.ungoverned.size(), 3U);
+  EXPECT_EQ(runner_command_unsupported_reason(kRo, false), std::nullopt);
+  EXPECT_NE(runner_command_unsupported_reason(with_network_denied(kRo), false), std::nullopt);
+}
+
+TEST(WrapRunnerCommand, HardeningOnlyWhenTheOperatorSaysTheRunnerAcceptsIt) {
+  const Argv runner = {"fake-runner"};
+  const ConfinedArgv confined =
+      wrap_runner_command(runner, Argv{"fake-runner: "}, kCommand, kRo, true);
   Argv expected = runner;
   const Argv profile = bwrap_args(kRo);
   expected.insert(expected.end(), profile.begin(), profile.end());
   expected.insert(expected.end(), {"--", "bash", "-c", "echo hi"});
   EXPECT_EQ(confined.argv, expected);
-  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
-  EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
-  EXPECT_EQ(confined.runner_failure_rules,
-            (std::vector<RunnerFailureRule>{{std::nullopt, signatures, std::nullopt}}));
+  EXPECT_NE(index_of(confined.argv, {"--cap-drop", "ALL"}), -1);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);  // the operator's assertion
+  EXPECT_TRUE(confined.ungoverned.empty());
+  EXPECT_EQ(runner_command_unsupported_reason(with_network_denied(kRo), true), std::nullopt);
+  const ConfinedArgv denied =
+      wrap_runner_command(runner, Argv{"r: "}, kCommand, with_network_denied(kRo), true);
+  EXPECT_NE(index_of(denied.argv, {"--unshare-net"}), -1);
+}
+
+// A launcher without --features (the reference's) reports only full or partial: its gaps are
+// named as that, never as "ABI < 3" of an ABI it may not have.
+TEST(Wrap, LandlockWithoutFeaturesIsProbedAsWhatItIs) {
+  const LandlockFeatures full_unknown{SandboxEnforcement::kFull, 0, false, false, false};
+  const ConfinedArgv full = wrap_of({SandboxBackend::kLandlock, full_unknown}, kRo);
+  for (const std::string& gap : full.ungoverned) {
+    EXPECT_EQ(gap.find("ABI <"), std::string::npos) << gap;
+  }
+  EXPECT_EQ(full.ungoverned,
+            (Argv{"file metadata: chmod, chown, utimes and extended attributes (Landlock does not "
+                  "govern them and this launcher has no seccomp metadata filter)"}));
+  EXPECT_EQ(index_of(full.argv, {"--deny-metadata"}), -1);
+  EXPECT_EQ(index_of(full.argv, {"--scope-ipc"}), -1);
+  const LandlockFeatures partial_unknown{SandboxEnforcement::kPartial, 0, false, false, false};
+  const ConfinedArgv partial = wrap_of({SandboxBackend::kLandlock, partial_unknown}, kRo);
+  ASSERT_FALSE(partial.ungoverned.empty());
+  EXPECT_EQ(partial.ungoverned[0].find("the file accesses this kernel's older Landlock ABI"), 0U);
+  for (const std::string& gap : partial.ungoverned) {
+    EXPECT_EQ(gap.find("ABI <"), std::string::npos) << gap;
+  }
 }
 
 TEST(WrapRunnerCommand, IsItsOwnLayerWithoutChannels) {
@@ -407,9 +472,10 @@ TEST(WrapWithRunNeeds, LayeredBwrapNamesBothChannelsAndEntersTheWorkdir) {
   const ConfinedArgv confined = wrap(Selection{SandboxBackend::kBwrap, kAbi7}, kRunners, kCommand,
                                      kWw, {}, "/tmp/user", kNeeds);
   Argv expected = {"/usr/bin/bwrap", "--json-status-fd", "3", "--chdir", "/ws/sub"};
-  for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run", "--status-fd", "4"},
-                           landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
-                           Argv{"--", "bash", "-c", "echo hi"}}) {
+  for (const Argv& part :
+       {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run", "--status-fd", "4", "--evidence"},
+        landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
+        Argv{"--", "bash", "-c", "echo hi"}}) {
     expected.insert(expected.end(), part.begin(), part.end());
   }
   EXPECT_EQ(confined.argv, expected);
@@ -453,8 +519,8 @@ TEST(WrapWithRunNeeds, LandlockAloneHasItsChannelAndNoChdir) {
   const ConfinedArgv confined = wrap(Selection{SandboxBackend::kLandlock, kAbi7}, kRunners,
                                      kCommand, kRo, {}, "/tmp/user", kNeeds);
   EXPECT_EQ(confined.argv,
-            (Argv{"/opt/dsh/landlock-run", "--status-fd", "4", "--ro", "/", "--rw", "/dev/null",
-                  "--scope-ipc", "--deny-metadata", "--", "bash", "-c", "echo hi"}));
+            (Argv{"/opt/dsh/landlock-run", "--status-fd", "4", "--evidence", "--ro", "/", "--rw",
+                  "/dev/null", "--scope-ipc", "--deny-metadata", "--", "bash", "-c", "echo hi"}));
   EXPECT_EQ(confined.status_channels,
             (std::vector<StatusChannel>{
                 {kLauncherStatusFd, RunnerLayer::kLandlockRun, StatusFormat::kLauncherLines}}));

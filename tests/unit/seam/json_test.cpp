@@ -251,6 +251,28 @@ TEST(SandboxPolicyJson, RoundTripsExactly) {
   }
 }
 
+TEST(SandboxPolicyJson, PathRulesRoundTripUnderTheirJsonNames) {
+  SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
+  policy.allow_write = {"/cache"};
+  policy.deny_write = {"/ws/conf", "!/ws/.git/hooks"};
+  policy.deny_read = {"/ws/.env"};
+  policy.allow_cache = {"npm", "pip"};
+  const std::string text = to_json(policy).value();
+  for (const char* name : {"\"allowWrite\"", "\"denyWrite\"", "\"denyRead\"", "\"allowCache\""}) {
+    EXPECT_NE(text.find(name), std::string::npos) << text;
+  }
+  const Result<SandboxPolicy> parsed = sandbox_policy_from_json(text);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed.value(), policy);
+  // Without rules the object is the reference's, unchanged.
+  EXPECT_EQ(to_json(SandboxPolicy{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt}).value(),
+            R"({"mode":"read-only","workspaceRoot":"/ws"})");
+  EXPECT_FALSE(
+      sandbox_policy_from_json(R"({"mode":"read-only","workspaceRoot":"/ws","allowWrite":"/x"})"));
+  EXPECT_FALSE(sandbox_policy_from_json(
+      R"({"mode":"read-only","workspaceRoot":"/ws","allowCache":["nope"]})"));
+}
+
 TEST(SandboxPolicyJson, BadPoliciesAreRefused) {
   const auto error_of = [](const std::string& text) {
     const Result<SandboxPolicy> parsed = sandbox_policy_from_json(text);

@@ -98,5 +98,67 @@ TEST(ValidateArgv, NulByteInAnyArgumentIsRejectedNamingItsIndex) {
       << result.error().message;
 }
 
+TEST(ToSandboxPolicy, CarriesThePathRules) {
+  SandboxExecutionPolicy execution{SandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
+  execution.allow_write = {"/cache"};
+  execution.deny_write = {"/ws/conf"};
+  execution.deny_read = {"/home/u/.ssh"};
+  execution.allow_cache = {"npm"};
+  const std::optional<SandboxPolicy> policy = to_sandbox_policy(execution);
+  ASSERT_TRUE(policy);
+  EXPECT_EQ(policy->allow_write, execution.allow_write);
+  EXPECT_EQ(policy->deny_write, execution.deny_write);
+  EXPECT_EQ(policy->deny_read, execution.deny_read);
+  EXPECT_EQ(policy->allow_cache, execution.allow_cache);
+}
+
+TEST(ValidatePolicy, PathRulesMustBeAbsoluteAndNulFree) {
+  SandboxPolicy policy = policy_with_root("/ws");
+  policy.allow_write = {"/cache", "relative/dir"};
+  auto checked = validate_policy(policy);
+  ASSERT_FALSE(checked);
+  EXPECT_NE(checked.error().message.find("allow_write entry \"relative/dir\" is not an absolute"),
+            std::string::npos);
+  policy.allow_write = {"/ca\0che"s};
+  EXPECT_FALSE(validate_policy(policy));
+  policy.allow_write.clear();
+  policy.deny_read = {"!/home/u/.ssh", "/ws/.env"};  // "!" lifts a default
+  policy.deny_write = {"!/ws/.git/hooks"};
+  EXPECT_TRUE(validate_policy(policy));
+  policy.deny_write = {"!relative"};
+  EXPECT_FALSE(validate_policy(policy));
+}
+
+TEST(ValidatePolicy, AWritableRootIsNeitherTheHostNorAKernelFilesystem) {
+  for (const char* root : {"/", "/proc/self", "/dev", "/sys/fs/cgroup", "/ws/../"}) {
+    SandboxPolicy policy = policy_with_root("/ws");
+    policy.allow_write = {root};
+    EXPECT_FALSE(validate_policy(policy)) << root;
+  }
+  SandboxPolicy policy = policy_with_root("/ws");
+  policy.allow_write = {"/devices", "/process"};  // whole components only
+  EXPECT_TRUE(validate_policy(policy));
+}
+
+TEST(ValidatePolicy, AnUnreadablePathCannotContainTheWorkspace) {
+  SandboxPolicy policy = policy_with_root("/home/u/ws");
+  policy.deny_read = {"/home/u"};
+  auto checked = validate_policy(policy);
+  ASSERT_FALSE(checked);
+  EXPECT_NE(checked.error().message.find("contains the workspace"), std::string::npos);
+  policy.deny_read = {"/home/u/ws/.env"};
+  EXPECT_TRUE(validate_policy(policy));
+}
+
+TEST(ValidatePolicy, CachePresetsAreKnownNames) {
+  SandboxPolicy policy = policy_with_root("/ws");
+  policy.allow_cache = {"npm", "pip", "cargo", "go"};
+  EXPECT_TRUE(validate_policy(policy));
+  policy.allow_cache = {"npmm"};
+  auto checked = validate_policy(policy);
+  ASSERT_FALSE(checked);
+  EXPECT_NE(checked.error().message.find("known presets: npm"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dsh::sandbox

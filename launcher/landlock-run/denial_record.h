@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// The launcher's encoder of the status channel's denial line (src/profiles/denial_line.h is the
+// format's home; tests/unit/landlock_run checks both encoders agree byte for byte). PURE: no I/O,
+// no allocation, C headers only, like the rest of the launcher.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace landlock_run {
+
+// Longest line format_denial_line writes: both encoded fields at their caps, plus the rest.
+inline constexpr size_t kDenialLineMax = 3 * 4096 + 3 * 4096 + 128;
+
+// "denial op=OP rule=RULE pid=PID exe=EXE path=PATH\n" into `out`; pid <= 0 writes "-". EXE and
+// PATH are percent-encoded (bytes <= 0x20, >= 0x7f and '%' as %XX, upper case). Returns the
+// length written, or 0 when `capacity` is too small (nothing usable written).
+size_t format_denial_line(char* out, size_t capacity, const char* op, const char* rule, int pid,
+                          const char* exe, const char* path);
+
+// "denials-dropped N\n". Same return convention.
+size_t format_dropped_line(char* out, size_t capacity, uint64_t dropped);
+
+}  // namespace landlock_run

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Evidence (--evidence): the launcher forks; the child confines itself, installs the filter with a
+// seccomp user-notification listener (Linux 5.0) and hands the listener to the parent over a
+// socketpair (SCM_RIGHTS) before it execs the command; the parent, outside the sandbox, becomes the
+// supervisor. It answers every notification (docs/evidence.md):
+// - a call a rule refuses (kernel objects, --deny-network, --deny-metadata): the rule's errno,
+//   exactly what the filter returned without evidence, plus a record;
+// - a write-intent call (seccomp_rules.h kWriteIntentRules): SECCOMP_USER_NOTIF_FLAG_CONTINUE, so
+//   Landlock decides as it always did, plus a record when the path, resolved as the command's
+//   process sees it, lies outside every --rw grant. A race (a path changed after it was read) can
+//   only make a record wrong, never let a call through that Landlock refuses.
+// Records go to the status fd as denial lines (denial_record.h), at most kMaxRecords, then one
+// "denials-dropped N" when the run ends. The parent forwards signals sent to it, waits for the
+// child and exits with its status. If the supervisor dies, every notified call fails with ENOSYS
+// (the kernel's answer when a listener has no reader), and the child, whose parent-death signal is
+// SIGKILL, dies with it.
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "seccomp_filter.h"
+
+namespace landlock_run {
+
+inline constexpr size_t kMaxRecords = 64;
+
+struct SupervisorConfig {
+  FilterChoice filter;
+  const char* const* writable_roots;  // canonical absolute paths
+  size_t writable_root_count;
+  int status_fd;  // -1: count only
+};
+
+// Serves `listener` until `child` exits; returns the child's wait status.
+int supervise(int listener, pid_t child, int signal_fd, const SupervisorConfig& config);
+
+// Whether `path` is `root` or beneath it, component-wise ("/a/bc" is not beneath "/a/b").
+bool path_beneath(const char* path, const char* root);
+
+// Lexically joins `base` (absolute) and `path` into `out`, folding "." and ".." and repeated
+// slashes. False when the result does not fit.
+bool join_lexically(const char* base, const char* path, char* out, size_t capacity);
+
+}  // namespace landlock_run

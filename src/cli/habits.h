@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// What people expect of a command-line tool, kept out of the parser itself: --version, the help
+// footer (defaults, exit statuses, examples), unknown flags named with the closest known one, and
+// errors as JSON objects when the call asked for JSON.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
+class App;
+}  // namespace CLI
+
+namespace dsh::sandbox::cli {
+
+// "dsh-sandbox 0.1.0 (git abb189f)" or "dsh-sandbox 0.1.0".
+std::string version_text();
+
+// The --help footer: exit statuses and examples (the defaults are on each option's line).
+std::string help_footer();
+
+// The closest of `known` to `given` by edit distance, when it is close enough to be a typo.
+std::optional<std::string> closest_name(std::string_view given,
+                                        const std::vector<std::string>& known);
+
+// Before CLI11 sees the line: the first argument before `--` that looks like a flag but is no
+// option of the subcommand it follows, as "unknown option --netwrok; did you mean --network?".
+// CLI11 alone would report the words after it as unexpected positionals instead.
+std::optional<std::string> unknown_flag(const CLI::App& app, const std::vector<std::string>& args);
+
+// True when `args` ask for JSON (--json or --json-lines before any `--`): fail() then also prints
+// the error as a JSON object on stdout.
+bool wants_json(const std::vector<std::string>& args);
+void set_json_errors(bool enabled);
+bool json_errors();
+
+// {"schemaVersion":1,"error":{"code":CODE,"message":MESSAGE}} (docs/schema/error.schema.json).
+std::string error_json(std::string_view code, std::string_view message);
+
+}  // namespace dsh::sandbox::cli

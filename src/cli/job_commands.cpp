@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// `dsh-sandbox start`, `job-output` and `job-kill`: background jobs held by a detached job
+// supervisor, their state in the trusted per-user job directory (src/jobs/).
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/text.h"
+#include "cli/jobs_and_shell.h"
+#include "cli/run_context.h"
+#include "consumer/render.h"
+#include "dsh/sandbox/errors.h"
+#include "dsh/sandbox/escalation.h"
+#include "dsh/sandbox/roots.h"
+#include "dsh/sandbox/trust.h"
+#include "jobs/job_store.h"
+#include "jobs/job_supervisor.h"
+
+namespace dsh::sandbox::cli {
+
+namespace {
+
+// What job-output and job-kill check the job directory against: they have no workspace, so
+// /tmp and $TMPDIR (the job directory is owner-only on every level besides).
+std::vector<std::string> common_roots() { return untrusted_roots("", {}, user_temp_dir()); }
+
+// A session log's canonical path: what a job records and job-kill --session compares.
+std::string canonical_file(const std::string& path) {
+  std::string absolute = path;
+  if (!absolute.starts_with('/')) absolute = working_directory() + "/" + absolute;
+  std::array<char, PATH_MAX> resolved{};
+  return ::realpath(absolute.c_str(), resolved.data()) != nullptr ? resolved.data() : absolute;
+}
+
+jobs::JobDirectory open_job(int jobs_dir, const std::string& handle, std::string_view command) {
+  if (!jobs::valid_handle(handle)) {
+    throw InvalidSandboxInputError(
+        fmt::format("{}: {} is not a job handle (16 hex digits, as dsh-sandbox start printed it)",
+                    command, text::quoted(handle)));
+  }
+  auto dir = jobs::JobDirectory::open(jobs_dir, handle);
+  if (!dir) {
+    throw InvalidSandboxInputError(fmt::format("{}: there is no job {} of uid {} (jobs live in {})",
+                                               command, handle, ::geteuid(),
+                                               text::quoted(jobs::jobs_directory_path())));
+  }
+  return std::move(*dir);
+}
+
+}  // namespace
+
+int start_job(const Options& options) {
+  try {
+    if (options.argv.empty() && options.command.empty()) {
+      throw InvalidSandboxInputError("start: give the command: -c COMMAND, or -- ARGV...");
+    }
+    const RunInvocation run = run_invocation(options).value();
+    const CallContext call = call_context(run);
+    const Setup setup = load_setup(run.config_path, call.untrusted);
+    consumer::RunSpec spec;
+    spec.argv = run.argv;
+    spec.policy = resolve_policy(run, setup, call);
+    spec.process.bounds = run.bounds;
+    if (const auto confined = to_confined_mode(spec.policy.mode)) {
+      require_trusted_self(call.untrusted, *confined);
+    }
+    record_writable_workspace(call.workspace, spec.policy.mode, call.untrusted);
+    LocalSandboxProvider provider = make_provider(setup.provider);
+    // The provider's refusals (no usable backend, an untrusted runner) are this call's errors;
+    // only the runner's spawn, in the job supervisor, is the job's outcome.
+    if (const auto policy = to_sandbox_policy(spec.policy)) {
+      try {
+        (void)provider.confine(spec.argv, *policy);
+      } catch (const SandboxUnavailableError&) {
+        provider.invalidate_verdict();
+        throw;
+      }
+    }
+    const UniqueFd jobs = jobs::open_jobs_directory(call.untrusted, true);
+    consumer::SandboxBashExecutor executor(provider);
+    const std::string session = call.session ? canonical_file(call.session->path()) : "";
+    jobs::prune_ended_jobs(jobs.get());
+    const std::string handle = jobs::launch_job(jobs.get(), executor, {std::move(spec), session});
+    fmt::print("{}\n", handle);
+    return 0;
+  } catch (const SandboxError& error) {
+    return fail(error.what());
+  }
+}
+
+int job_output(const std::string& handle) {
+  try {
+    const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
+    const jobs::JobDirectory dir = open_job(jobs.get(), handle, "job-output");
+    const jobs::JobView view = jobs::read_job(dir);
+    const bool advertised = !wider_modes(view.mode).empty();
+    fmt::print("{}\n", jobs::render_job_output(view, advertised, consumer::output_nonce()));
+    return 0;
+  } catch (const SandboxError& error) {
+    return fail(error.what());
+  }
+}
+
+int job_kill(const std::string& handle, const std::string& session) {
+  try {
+    if (handle.empty() == session.empty()) {
+      throw InvalidSandboxInputError("job-kill: give either a job handle or --session FILE");
+    }
+    const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
+    if (!handle.empty()) {
+      const jobs::JobDirectory dir = open_job(jobs.get(), handle, "job-kill");
+      if (!jobs::kill_job(dir)) {
+        fmt::print(stderr, "dsh-sandbox: job {} had already ended\n", handle);
+      }
+      return 0;
+    }
+    const std::string absolute = canonical_file(session);
+    if (jobs.get() < 0) return 0;
+    DIR* entries = ::fdopendir(::dup(jobs.get()));
+    std::vector<std::string> handles;
+    while (entries != nullptr) {
+      // One directory stream, read by this thread alone.
+      const dirent* entry = ::readdir(entries);  // NOLINT(concurrency-mt-unsafe)
+      if (entry == nullptr) break;
+      if (jobs::valid_handle(entry->d_name)) handles.emplace_back(entry->d_name);
+    }
+    if (entries != nullptr) ::closedir(entries);
+    for (const std::string& each : handles) {
+      // A job this user's own processes broke (not ours to read) is named and skipped: it cannot
+      // say which session it belongs to, and the others still end.
+      try {
+        const auto dir = jobs::JobDirectory::open(jobs.get(), each);
+        if (!dir) continue;
+        const auto record = dir->read(jobs::kRecordFile, jobs::kMaxRecordBytes);
+        if (record && jobs::decode_record(*record).session == absolute) jobs::kill_job(*dir);
+      } catch (const SandboxError& error) {
+        fmt::print(stderr, "dsh-sandbox: job-kill: skipped: {}\n", error.what());
+      }
+    }
+    return 0;
+  } catch (const SandboxError& error) {
+    return fail(error.what());
+  }
+}
+
+}  // namespace dsh::sandbox::cli

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// `dsh-sandbox tool-schema`: the bash tool definition a harness hands to a model, with the texts
+// and the working-directory rule of the tool layer, as one JSON object any language can read.
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/setup.h"
+#include "consumer/tool_schema.h"
+#include "dsh/sandbox/errors.h"
+#include "dsh/sandbox/roots.h"
+#include "dsh/sandbox/trust.h"
+
+namespace dsh::sandbox::cli {
+
+int tool_schema(const Options& options, bool plain_executor, const std::string& workdir) {
+  try {
+    const Setup setup = load_setup(options.config_path, untrusted_roots(""));
+    SandboxMode mode = setup.mode;
+    if (!options.mode.empty()) {
+      const Result<SandboxMode> parsed = parse_sandbox_mode(options.mode);
+      if (!parsed) return fail(parsed.error().message);
+      mode = parsed.value();
+    }
+    consumer::ToolComposition composition;
+    if (!plain_executor) composition.executor_mode = mode;
+    Result<nlohmann::json> definition = consumer::bash_tool_definition(composition);
+    if (!definition) return fail(definition.error().message);
+    // The policy root: --workspace resolved, else the canonical working directory.
+    const std::string root =
+        options.workspace.empty() ? std::string() : resolve_workspace_root(options.workspace);
+    definition.value()["workdir"] = consumer::resolve_tool_workdir(
+        root, working_directory(),
+        workdir.empty() ? std::nullopt : std::optional<std::string_view>(workdir));
+    fmt::print("{}\n", definition.value().dump());
+    return 0;
+  } catch (const SandboxError& error) {
+    return fail(error.what());
+  }
+}
+
+}  // namespace dsh::sandbox::cli

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "consumer/tool_schema.h"
+
+#include <filesystem>
+
+#include "dsh/sandbox/escalation.h"
+#include "dsh/sandbox/roots.h"
+
+namespace dsh::sandbox::consumer {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kDescription =
+    "Run a bash command. A result marked [sandbox: file access denied under <mode> mode] is a "
+    "policy denial: do not retry it another way. When escalation is offered, retry that exact "
+    "command once in the same turn with sandbox_permissions set to the narrowest wider mode that "
+    "suffices and a justification grounded in the denial; the person is asked to approve it, and "
+    "a rejection is final for that command.";
+
+json pairing_texts() {
+  json texts = json::array();
+  // The reference's three pairing errors, in its order.
+  const std::optional<std::string_view> blank = std::string_view(" ");
+  for (const auto& [permissions, justification] :
+       {std::pair{std::optional(SandboxMode::kWorkspaceWrite), std::optional<std::string_view>()},
+        std::pair{std::optional<SandboxMode>(), std::optional<std::string_view>("why")},
+        std::pair{std::optional(SandboxMode::kWorkspaceWrite), blank}}) {
+    const Result<void> checked = validate_escalation_args(permissions, justification);
+    texts.push_back(checked ? std::string() : checked.error().message);
+  }
+  return texts;
+}
+
+}  // namespace
+
+Result<json> bash_tool_definition(const ToolComposition& composition) {
+  const bool confines = composition.executor_mode.has_value() &&
+                        *composition.executor_mode != SandboxMode::kDangerFullAccess;
+  if (composition.executor_mode && !composition.policy_service) {
+    return InvalidInput{std::string(kToolPolicyMissing)};
+  }
+  json properties = {
+      {"command", {{"type", "string"}, {"description", "The bash command to run."}}},
+      {"description",
+       {{"type", "string"}, {"description", "What the command does, in a few words."}}},
+      {"timeoutMs",
+       {{"type", "number"},
+        {"exclusiveMinimum", 0},
+        {"description", "Foreground timeout in milliseconds."}}},
+      {"workdir",
+       {{"type", "string"},
+        {"description",
+         "Working directory; a relative path is resolved against the workspace root."}}}};
+  if (composition.run_in_background) {
+    properties["run_in_background"] = {{"type", "boolean"},
+                                       {"description", "Start the command as a background job."}};
+  }
+  if (confines) {
+    json targets = json::array();
+    for (const SandboxMode mode : kEscalationTargets) targets.push_back(wire_name(mode));
+    properties["sandbox_permissions"] = {
+        {"type", "string"},
+        {"enum", targets},
+        {"description", "Retry under this wider sandbox mode; requires justification."}};
+    properties["justification"] = {
+        {"type", "string"},
+        {"description", "Why the wider mode is needed; only with sandbox_permissions."}};
+  }
+  json texts = {{"policyMissing", kToolPolicyMissing},
+                {"notAvailable", kToolNotAvailable},
+                {"pairing", pairing_texts()}};
+  if (confines) texts["escalationHint"] = escalation_hint_marker("command");
+  return json{{"name", "bash"},
+              {"description", kDescription},
+              {"input_schema",
+               {{"type", "object"},
+                {"properties", properties},
+                {"required", json::array({"command", "description"})},
+                {"additionalProperties", false}}},
+              {"escalation", confines},
+              {"texts", texts}};
+}
+
+std::string resolve_tool_workdir(std::string_view policy_root,
+                                 std::optional<std::string_view> session_cwd,
+                                 std::optional<std::string_view> model_workdir) {
+  std::string root = !policy_root.empty()
+                         ? std::string(policy_root)
+                         : canonical_path(session_cwd.value_or(std::string_view(".")));
+  if (!model_workdir) return root;
+  const std::filesystem::path given(*model_workdir);
+  if (given.is_absolute()) return std::string(*model_workdir);
+  return (std::filesystem::path(root) / given).lexically_normal().string();
+}
+
+}  // namespace dsh::sandbox::consumer

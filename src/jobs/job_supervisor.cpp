@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/job_supervisor.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <initializer_list>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/io.h"
+#include "base/pipe.h"
+#include "consumer/render.h"
+#include "dsh/sandbox/errors.h"
+
+namespace dsh::sandbox::jobs {
+
+namespace {
+
+namespace status = consumer::status;
+using consumer::Overloaded;
+
+// How long job-kill waits for the supervisor after SIGTERM: exec's grace (SIGTERM to the
+// command's group, SIGKILL to the tree 3 s later) plus the time to reap and record.
+constexpr int kKillWaitMs = 15'000;
+
+// The job supervisor's abort, reached from its signal handler (abort() is async-signal-safe).
+std::shared_ptr<exec::AbortSignal>& job_abort() {
+  static std::shared_ptr<exec::AbortSignal> abort;
+  return abort;
+}
+
+void on_end_request(int /*signal*/) { job_abort()->abort(SIGTERM); }
+
+// The session ends when its log is removed: an inotify watch on the log, and its link count on
+// a descriptor held since the job started (IN_ATTRIB reports an unlink, Linux 2.6.13).
+void watch_session(const std::string& path) {
+  if (path.empty()) return;
+  const int held = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int watch = ::inotify_init1(IN_CLOEXEC);
+  if (held < 0 || watch < 0 ||
+      ::inotify_add_watch(watch, path.c_str(), IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF) < 0) {
+    job_abort()->abort(SIGTERM);  // the session is already gone: the job ends at once
+    return;
+  }
+  std::thread([held, watch] {
+    std::array<char, 4096> events{};
+    for (;;) {
+      struct stat info {};
+      if (::fstat(held, &info) != 0 || info.st_nlink == 0) {
+        job_abort()->abort(SIGTERM);
+        return;
+      }
+      if (io::read_some(watch, events.data(), events.size()) <= 0) return;
+    }
+  }).detach();
+}
+
+// The live output files: what the command wrote, up to a tail's size each; the whole tail
+// replaces them when the job ends.
+class LiveFile {
+ public:
+  explicit LiveFile(UniqueFd fd) : fd_(std::move(fd)) {}
+  void append(std::string_view chunk) {
+    const std::size_t room =
+        written_ < exec::kDefaultMaxOutputBytes ? exec::kDefaultMaxOutputBytes - written_ : 0;
+    const std::string_view kept = chunk.substr(0, room);
+    if (!kept.empty()) written_ += io::write_all(fd_.get(), kept);
+  }
+
+ private:
+  UniqueFd fd_;
+  std::size_t written_ = 0;
+};
+
+// Every descriptor but `keep` closed: the supervisor lives long, and a pipe it inherited from
+// whoever ran `start` (a harness reading start's output through a descriptor other than 1 and 2)
+// would otherwise never see end-of-file while the job runs.
+void close_other_descriptors(std::initializer_list<int> keep) {
+  std::vector<int> open;
+  if (DIR* fds = ::opendir("/proc/self/fd")) {
+    // One directory stream, read by this thread alone.
+    while (const dirent* entry = ::readdir(fds)) {  // NOLINT(concurrency-mt-unsafe)
+      if (entry->d_name[0] != '.') {
+        open.push_back(static_cast<int>(std::strtol(entry->d_name, nullptr, 10)));
+      }
+    }
+    ::closedir(fds);
+  }
+  for (const int fd : open) {
+    if (fd > 2 && std::find(keep.begin(), keep.end(), fd) == keep.end()) {
+      ::close(fd);
+    }
+  }
+}
+
+void send(int fd, std::string_view message) { (void)io::write_all(fd, message); }
+
+void finish(const JobDirectory& dir, const JobView& view, const consumer::RunOutcome* outcome) {
+  if (outcome != nullptr) {
+    dir.write(kStdoutFile, outcome->out.tail);
+    dir.write(kStderrFile, outcome->err.tail);
+  }
+  dir.write(kOutcomeFile, encode_outcome(view));  // last: its presence says the job ended
+}
+
+// The job supervisor's whole life; never returns.
+[[noreturn]] void supervise(int jobs_dir, const JobDirectory& dir,
+                            consumer::SandboxBashExecutor& executor, JobLaunch launch,
+                            UniqueFd handshake) {
+  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd <= 2 && null >= 0; ++fd) ::dup2(null, fd);
+  close_other_descriptors({jobs_dir, dir.fd(), handshake.get()});
+  job_abort() = std::make_shared<exec::AbortSignal>();
+  struct sigaction action {};
+  action.sa_handler = on_end_request;
+  sigemptyset(&action.sa_mask);
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &action, nullptr);
+  (void)::signal(SIGPIPE, SIG_IGN);
+  bool started = false;
+  try {
+    JobRecord record;
+    record.pid = ::getpid();
+    record.start_time = process_start_time(record.pid);
+    record.session = launch.session;
+    record.mode = launch.spec.policy.mode;
+    record.workspace = launch.spec.policy.workspace_root;
+    record.argv = launch.spec.argv;
+    dir.write(kRecordFile, encode_record(record));
+    auto out = std::make_shared<LiveFile>(dir.create_file(kStdoutFile));
+    auto err = std::make_shared<LiveFile>(dir.create_file(kStderrFile));
+    launch.spec.process.on_stdout = [out](std::string_view chunk) { out->append(chunk); };
+    launch.spec.process.on_stderr = [err](std::string_view chunk) { err->append(chunk); };
+    launch.spec.process.abort = job_abort();
+    launch.spec.process.keep_spill = true;  // the lossy note names the full output
+    launch.spec.process.stdin_fd = -1;
+    launch.spec.process.timeout_ms.reset();
+    watch_session(launch.session);
+    std::optional<consumer::BackgroundJob> job;
+    try {
+      job.emplace(executor.start(launch.spec));
+    } catch (const SandboxUnavailableError& error) {
+      // The provider already confined this argv in the CLI: what fails here is the runner's
+      // spawn, which the reference reports through job_output, not at once.
+      JobView view;
+      view.mode = launch.spec.policy.mode;
+      view.state = JobState::kKilled;
+      view.runner_failed = true;
+      view.spawn_failed = error.detail().value_or(error.what());
+      send(handshake.get(), "ok\n");
+      started = true;
+      handshake.reset();
+      finish(dir, view, nullptr);
+      ::_exit(0);
+    }
+    send(handshake.get(), "ok\n");
+    started = true;
+    handshake.reset();
+    const consumer::RunOutcome outcome = job->wait();
+    finish(dir, view_of(outcome), &outcome);
+    ::_exit(0);
+  } catch (const std::exception& error) {
+    if (!started) {
+      send(handshake.get(), fmt::format("error {}", error.what()));
+      dir.remove(jobs_dir);
+      ::_exit(1);
+    }
+    JobView view;
+    view.mode = launch.spec.policy.mode;
+    view.state = JobState::kKilled;
+    view.spawn_failed = error.what();
+    try {
+      finish(dir, view, nullptr);
+    } catch (const std::exception&) {
+      // Nowhere left to report: job-output shows a supervisor gone without an outcome (killed).
+    }
+    ::_exit(1);
+  }
+}
+
+}  // namespace
+
+JobView view_of(const consumer::RunOutcome& outcome) {
+  JobView view;
+  view.mode = outcome.sandbox.mode;
+  view.out = outcome.out.tail;
+  view.err = outcome.err.tail;
+  for (const exec::StreamOutput* stream : {&outcome.out, &outcome.err}) {
+    if (!stream->truncated) continue;
+    view.lossy = true;
+    view.full_output.push_back(stream->spill_path.value_or(""));
+  }
+  std::visit(Overloaded{
+                 [&view](const status::Exited& exited) {
+                   view.state = JobState::kCompleted;
+                   view.exit_code = exited.code;
+                 },
+                 [&view](const status::Signalled& signalled) {
+                   view.state = JobState::kCompleted;
+                   view.signal = signalled.signal;
+                 },
+                 [&view](const status::TimedOut&) { view.state = JobState::kKilled; },
+                 [&view](const status::Aborted&) { view.state = JobState::kKilled; },
+                 [&view](const status::NotStarted& not_started) {
+                   view.state = JobState::kKilled;
+                   view.spawn_failed = not_started.message();
+                 },
+                 [&view](const status::RunnerFailed&) {
+                   // The runner reported its own failure with its reserved status.
+                   view.state = JobState::kCompleted;
+                   view.runner_failed = true;
+                   view.exit_code = consumer::kNotRunExit;
+                 },
+             },
+             outcome.status);
+  view.denied = outcome.sandbox.denied && !view.runner_failed;
+  return view;
+}
+
+std::string launch_job(int jobs_dir, consumer::SandboxBashExecutor& executor, JobLaunch launch) {
+  std::string handle = new_handle();
+  const JobDirectory dir = JobDirectory::create(jobs_dir, handle);
+  Pipe handshake;
+  if (!open_pipe(handshake)) {
+    dir.remove(jobs_dir);
+    throw std::runtime_error("cannot start the job: pipe2 failed");
+  }
+  const pid_t first = ::fork();
+  if (first == 0) {
+    // A new session without a terminal, then a second fork so the supervisor is no session
+    // leader and can never acquire one; the CLI call returns at once.
+    handshake.read.reset();
+    ::setsid();
+    const pid_t second = ::fork();
+    if (second != 0) ::_exit(second < 0 ? 1 : 0);
+    supervise(jobs_dir, dir, executor, std::move(launch), std::move(handshake.write));
+  }
+  handshake.write.reset();
+  if (first < 0) {
+    dir.remove(jobs_dir);
+    throw std::runtime_error("cannot start the job: fork failed");
+  }
+  int wait_status = 0;
+  while (::waitpid(first, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  std::string reply;
+  (void)io::read_all(handshake.read.get(), reply, 65536);
+  if (reply == "ok\n") return handle;
+  if (reply.starts_with("error ")) throw std::runtime_error(reply.substr(6));
+  dir.remove(jobs_dir);
+  throw std::runtime_error("the job supervisor ended before the job started");
+}
+
+bool kill_job(const JobDirectory& dir) {
+  const auto text = dir.read(kRecordFile, kMaxRecordBytes);
+  if (!text || dir.read(kOutcomeFile, kMaxRecordBytes)) return false;
+  const JobRecord record = decode_record(*text);
+  const UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, record.pid, 0)));
+  // Checked after the pidfd is open: if the start time matches now, the pidfd is the supervisor
+  // the record names, never a process that reused its pid.
+  if (pidfd.get() < 0 || process_start_time(record.pid) != record.start_time) return false;
+  const auto signal_and_wait = [&pidfd](int signal, int wait_ms) {
+    (void)::syscall(SYS_pidfd_send_signal, pidfd.get(), signal, nullptr, 0);
+    pollfd ready{pidfd.get(), POLLIN, 0};
+    while (::poll(&ready, 1, wait_ms) < 0 && errno == EINTR) {
+    }
+    return (ready.revents & POLLIN) != 0;
+  };
+  // SIGKILL only when it ignores the request: exec's supervisor then ends the tree on its own.
+  if (!signal_and_wait(SIGTERM, kKillWaitMs)) signal_and_wait(SIGKILL, kKillWaitMs);
+  return true;
+}
+
+}  // namespace dsh::sandbox::jobs

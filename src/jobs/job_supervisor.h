@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Starting, and ending, a background job. A job outlives the CLI call that started it, so a
+// detached supervisor process of ours holds it:
+//
+//     dsh-sandbox start ─ fork ─ setsid ─ fork ─ job supervisor (own session, no terminal)
+//                                                  └─ exec's run supervisor (own process group,
+//                                                     subreaper, cgroup) ─ the confined command
+//
+// The job supervisor runs the command through the bash consumer (the same confinement,
+// classification and tree clean-up as `run`), writes its output live and its outcome at the end
+// into the job's trusted directory (job_store.h), and ends the command's tree when asked
+// (SIGTERM from job-kill), when the session it belongs to ends (its log is removed), or when it
+// is itself killed (exec's supervisor sees its control pipe close and kills the tree).
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "consumer/bash_executor.h"
+#include "jobs/job_store.h"
+
+namespace dsh::sandbox::jobs {
+
+struct JobLaunch {
+  consumer::RunSpec spec;  // no deadline: a background job runs until it ends or is ended
+  std::string session;     // canonical session log path, "" without one
+};
+
+// Forks the job supervisor and returns the job's handle once the job has started (its record
+// written). Errors before the start (a provider that refuses, a bad workdir handling) are thrown
+// here as the provider threw them; a runner that cannot be spawned is the job's outcome (the
+// reference's background runner failure: no immediate error channel, it surfaces through
+// job-output). `executor` is used in the forked process only.
+std::string launch_job(int jobs_dir, consumer::SandboxBashExecutor& executor, JobLaunch launch);
+
+// The outcome a finished (or failed-to-spawn) job records.
+JobView view_of(const consumer::RunOutcome& outcome);
+
+// Ends the job: SIGTERM to its supervisor (checked by pid and start time, through a pidfd), which
+// ends the command's whole tree and records the outcome; waits until the supervisor is gone.
+// False when the job had already ended.
+bool kill_job(const JobDirectory& dir);
+
+}  // namespace dsh::sandbox::jobs

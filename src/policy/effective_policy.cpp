@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: Apache-2.0
+// The policy's path rules resolved on the host, once per call. Every path is canonicalised here
+// (realpath), so bwrap's binds, Landlock's grants and Seatbelt's rules name the same objects
+// and a symlink cannot point a rule at something else later in the call.
+#include "policy/effective_policy.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/io.h"
+#include "base/text.h"
+#include "base/unique_fd.h"
+#include "dsh/sandbox/roots.h"
+
+namespace dsh::sandbox::policy {
+
+namespace {
+
+using profiles::PlannedPath;
+
+// A git pointer or config file is a few lines; anything larger is not one.
+constexpr std::size_t kMaxGitFileBytes = std::size_t{64} * 1024;
+
+std::optional<struct stat> lstat_of(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return std::nullopt;
+  return info;
+}
+
+// realpath of an existing path, else nullopt.
+std::optional<std::string> existing_canonical(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return std::nullopt;
+  std::string out(resolved);
+  std::free(resolved);  // NOLINT(cppcoreguidelines-no-malloc): realpath(3) allocates with malloc
+  return out;
+}
+
+bool is_directory(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+// A small file read without following a symlink at its last component, or empty.
+std::string read_small(const std::string& path) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) return {};
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return {};
+  std::string text;
+  if (!io::read_all(fd.get(), text, kMaxGitFileBytes).ok()) return {};
+  return text;
+}
+
+std::string trim(std::string_view text) {
+  const std::size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return {};
+  const std::size_t end = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(start, end - start + 1));
+}
+
+// The value of `key` (lower case, "section.name") in a git config file, as a plain scan: enough
+// to find core.hooksPath and extensions.worktreeConfig without running git.
+std::vector<std::string> git_config_values(const std::string& text, std::string_view section,
+                                           std::string_view name) {
+  std::vector<std::string> values;
+  std::string current;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string line = trim(std::string_view(text).substr(start, end - start));
+    start = end + 1;
+    if (line.starts_with('[')) {
+      const std::size_t close = line.find_first_of(" \"]");
+      current = text::ascii_lower(line.substr(1, close == std::string::npos ? 0 : close - 1));
+      continue;
+    }
+    const std::size_t equals = line.find('=');
+    if (current != section || equals == std::string::npos) continue;
+    if (text::ascii_lower(trim(line.substr(0, equals))) != name) continue;
+    std::string value = trim(line.substr(equals + 1));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+struct Planner {
+  const SandboxPolicy& policy;
+  const PathContext& context;
+  std::vector<std::string> writable_roots;  // workspace (workspace-write) and extra roots
+  std::vector<PlannedPath> read_only;
+  std::vector<std::string> default_read_only;  // the defaults among read_only
+  std::vector<std::string> pinned;
+  std::optional<std::string> error;
+
+  bool under_writable(const std::string& path) const {
+    return std::any_of(writable_roots.begin(), writable_roots.end(),
+                       [&](const std::string& root) { return is_beneath(path, root); });
+  }
+
+  // A default carve-out of an existing path; a file with a second hard link is refused: the other
+  // name may lie in a writable root, and a write through it changes this file.
+  void protect(const std::string& path, bool as_default) {
+    const auto info = lstat_of(path);
+    if (!info || S_ISLNK(info->st_mode)) return;
+    if (S_ISREG(info->st_mode) && info->st_nlink > 1 && !error) {
+      error = fmt::format(
+          "{} has {} hard links; a write through another name would change it, so it cannot be "
+          "kept read-only. Replace it with a copy (cp {} {}.copy && mv {}.copy {}) and run again",
+          text::quoted(path), info->st_nlink, path, path, path, path);
+    }
+    read_only.push_back({path, S_ISDIR(info->st_mode)});
+    if (as_default) default_read_only.push_back(path);
+  }
+
+  void protect_git_dir(const std::string& gitdir) {
+    if (under_writable(gitdir) && is_directory(gitdir)) pinned.push_back(gitdir);
+    const std::string config_path = gitdir + "/config";
+    const std::string config = read_small(config_path);
+    protect(config_path, true);
+    protect(gitdir + "/commondir", true);
+    // Only read when extensions.worktreeConfig is set, and then as trusted as config.
+    protect(gitdir + "/config.worktree", true);
+    const std::string hooks = gitdir + "/hooks";
+    // A missing hooks directory would be creatable inside the pinned .git: create the empty
+    // directory git init would have made, so it can be bound read-only.
+    if (context.create_missing && !lstat_of(hooks) && under_writable(gitdir)) {
+      ::mkdir(hooks.c_str(), 0755);
+    }
+    protect(hooks, true);
+    // A hook with a second name elsewhere could be rewritten through it: refused like config.
+    if (DIR* dir = ::opendir(hooks.c_str())) {
+      while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
+        const std::string hook = hooks + "/" + entry->d_name;
+        const auto info = lstat_of(hook);
+        if (info && S_ISREG(info->st_mode) && info->st_nlink > 1 && !error) {
+          error = fmt::format(
+              "the hook {} has {} hard links; a write through another name would change what git "
+              "runs. Replace it with a copy and run again",
+              text::quoted(hook), info->st_nlink);
+        }
+      }
+      ::closedir(dir);
+    }
+    for (const std::string& value : git_config_values(config, "core", "hookspath")) {
+      std::string path = value;
+      if (path.starts_with("~/") && !context.home.empty()) path = context.home + path.substr(1);
+      if (!path.starts_with('/')) continue;  // relative to each worktree: handled by the caller
+      if (auto canonical = existing_canonical(path)) protect(*canonical, true);
+    }
+    // Submodules' git directories: the same state, one level down.
+    const std::string modules = gitdir + "/modules";
+    if (DIR* dir = ::opendir(modules.c_str())) {
+      while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
+        const std::string name = entry->d_name;
+        if (name == "." || name == "..") continue;
+        const std::string sub = std::string(modules).append("/").append(name);
+        const auto sub_info = lstat_of(sub);
+        if (!sub_info || !S_ISDIR(sub_info->st_mode)) continue;
+        if (under_writable(sub)) pinned.push_back(sub);
+        protect(sub + "/config", true);
+        protect(sub + "/hooks", true);
+      }
+      ::closedir(dir);
+    }
+  }
+
+  // The git state of the repository whose worktree is `root`: its .git directory, or the
+  // directory a .git file (a linked worktree, a submodule) points at, and that one's common dir.
+  void protect_repository(const std::string& root) {
+    const std::string dotgit = root + "/.git";
+    const auto info = lstat_of(dotgit);
+    if (!info) return;
+    std::vector<std::string> gitdirs;
+    if (S_ISDIR(info->st_mode)) {
+      gitdirs.push_back(dotgit);
+    } else if (S_ISREG(info->st_mode)) {
+      protect(dotgit, true);  // rewriting it would point git at a directory the command made
+      const std::string pointer = trim(read_small(dotgit));
+      if (!pointer.starts_with("gitdir:")) return;
+      std::string target = trim(pointer.substr(7));
+      if (!target.starts_with('/')) target = root + "/" + target;
+      const auto gitdir = existing_canonical(target);
+      if (!gitdir) return;
+      gitdirs.push_back(*gitdir);
+      const std::string common = trim(read_small(*gitdir + "/commondir"));
+      if (!common.empty()) {
+        const auto common_dir =
+            existing_canonical(common.starts_with('/') ? common : *gitdir + "/" + common);
+        if (common_dir) gitdirs.push_back(*common_dir);
+      }
+    } else {
+      return;
+    }
+    for (const std::string& gitdir : gitdirs) protect_git_dir(gitdir);
+    // A relative core.hooksPath is taken from the worktree's top level.
+    for (const std::string& gitdir : gitdirs) {
+      for (const std::string& value :
+           git_config_values(read_small(gitdir + "/config"), "core", "hookspath")) {
+        if (value.empty() || value.starts_with('/') || value.starts_with('~')) continue;
+        if (auto canonical = existing_canonical(std::string(root).append("/").append(value))) {
+          protect(*canonical, true);
+        }
+      }
+    }
+    // Submodule worktrees' .git files, from .gitmodules' path entries.
+    for (const std::string& path :
+         git_config_values(read_small(root + "/.gitmodules"), "submodule", "path")) {
+      if (path.empty() || path.starts_with('/') || path.find("..") != std::string::npos) continue;
+      const std::string sub_git = std::string(root).append("/").append(path).append("/.git");
+      if (const auto sub_info = lstat_of(sub_git); sub_info && S_ISREG(sub_info->st_mode)) {
+        protect(sub_git, true);
+      }
+    }
+  }
+};
+
+// Entries matching the last component's pattern, or the path itself.
+std::vector<std::string> expand_last_component(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::string last = path.substr(slash + 1);
+  if (last.find_first_of("*?[") == std::string::npos) return {path};
+  const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
+  std::vector<std::string> matches;
+  if (DIR* dir = ::opendir(parent.c_str())) {
+    while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
+      const std::string name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      if (::fnmatch(last.c_str(), name.c_str(), FNM_PERIOD) == 0) {
+        matches.push_back((parent == "/" ? "" : parent) + "/" + name);
+      }
+    }
+    ::closedir(dir);
+  }
+  std::sort(matches.begin(), matches.end());
+  return matches;
+}
+
+std::size_t depth(std::string_view path) {
+  return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+void sort_by_depth(std::vector<PlannedPath>& paths) {
+  std::stable_sort(paths.begin(), paths.end(), [](const PlannedPath& a, const PlannedPath& b) {
+    return depth(a.path) < depth(b.path);
+  });
+}
+
+void dedupe(std::vector<std::string>& paths) {
+  std::set<std::string> seen;
+  std::erase_if(paths, [&](const std::string& path) { return !seen.insert(path).second; });
+}
+
+void dedupe(std::vector<PlannedPath>& paths) {
+  std::set<std::string> seen;
+  std::erase_if(paths, [&](const PlannedPath& p) { return !seen.insert(p.path).second; });
+}
+
+// The lifted entries ("!PATH"), canonical where they exist; the rest left in `entries`.
+std::vector<std::string> take_lifted(std::vector<std::string>& entries) {
+  std::vector<std::string> lifted;
+  std::erase_if(entries, [&](const std::string& entry) {
+    if (!entry.starts_with('!')) return false;
+    const std::string path = lexically_normalize(entry.substr(1));
+    lifted.push_back(existing_canonical(path).value_or(path));
+    return true;
+  });
+  return lifted;
+}
+
+bool is_lifted(const std::string& path, const std::vector<std::string>& lifted) {
+  return std::any_of(lifted.begin(), lifted.end(),
+                     [&](const std::string& l) { return is_beneath(path, l); });
+}
+
+// Landlock's read grants that leave `unreadable` out: each entry of every ancestor except the
+// ancestors themselves and the unreadable paths; symlinks are skipped (access through one is
+// checked at its target). An ancestor that cannot be listed contributes nothing.
+void plan_read_grants(profiles::FsPlan& plan) {
+  std::set<std::string> blocked;
+  std::set<std::string> ancestors;
+  for (const PlannedPath& path : plan.unreadable) {
+    blocked.insert(path.path);
+    std::string ancestor = path.path;
+    while (ancestor != "/") {
+      const std::size_t slash = ancestor.rfind('/');
+      ancestor = slash == 0 ? "/" : ancestor.substr(0, slash);
+      ancestors.insert(ancestor);
+    }
+  }
+  std::set<std::string> grants;
+  for (const std::string& ancestor : ancestors) {
+    DIR* dir = ::opendir(ancestor.c_str());
+    if (dir == nullptr) continue;
+    while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
+      const std::string name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      const std::string child = (ancestor == "/" ? "" : ancestor) + "/" + name;
+      if (blocked.contains(child) || ancestors.contains(child)) continue;
+      if (entry->d_type == DT_LNK) continue;
+      if (entry->d_type == DT_UNKNOWN) {
+        const auto info = lstat_of(child);
+        if (!info || S_ISLNK(info->st_mode)) continue;
+      }
+      grants.insert(child);
+    }
+    ::closedir(dir);
+  }
+  plan.read_grants.assign(grants.begin(), grants.end());
+  plan.unlisted.assign(ancestors.begin(), ancestors.end());
+}
+
+}  // namespace
+
+PathContext process_path_context() {
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): read once, no setenv
+  std::string h = home != nullptr && home[0] == '/' ? lexically_normalize(home) : std::string();
+  if (h == "/") h.clear();  // a home of "/" would make every path a home path
+  return {std::move(h), process_env()};
+}
+
+Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const PathContext& context) {
+  EffectivePolicy out{policy, {}, {}};
+  SandboxPolicy& effective = out.policy;
+  profiles::FsPlan& plan = out.plan;
+  const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
+  effective.allow_write.clear();
+  effective.deny_write.clear();
+  effective.deny_read.clear();
+  if (!workspace_write) effective.allow_cache.clear();
+
+  // Extra writable roots: existing directories, canonical.
+  if (workspace_write) {
+    for (const std::string& entry : policy.allow_write) {
+      const auto path = existing_canonical(entry);
+      if (!path || !is_directory(*path)) {
+        return InvalidInput{fmt::format(
+            "allow_write entry {} is not an existing directory; create it first (a writable root "
+            "that appears later would not be writable in this run)",
+            text::quoted(entry))};
+      }
+      effective.allow_write.push_back(*path);
+    }
+    for (const std::string& name : policy.allow_cache) {
+      for (const std::string& dir : cache_preset_dirs(name, context.home, context.env)) {
+        // The user's own cache: created as the tool would on first use, so it can be bound.
+        std::string partial;
+        for (std::size_t i = 1; context.create_missing && i <= dir.size(); ++i) {
+          if (i == dir.size() || dir[i] == '/') {
+            partial = dir.substr(0, i);
+            ::mkdir(partial.c_str(), 0700);
+          }
+        }
+        const auto path = existing_canonical(dir);
+        if (!context.create_missing && !path) {
+          effective.allow_write.push_back(dir);  // shown as it would be created
+          continue;
+        }
+        if (!path || !is_directory(*path)) {
+          return InvalidInput{fmt::format(
+              "the {} cache directory {} cannot be created; create it or set the tool's cache "
+              "variable to a directory you own",
+              name, text::quoted(dir))};
+        }
+        effective.allow_write.push_back(*path);
+      }
+    }
+    dedupe(effective.allow_write);
+  }
+  plan.writable = effective.allow_write;
+  std::stable_sort(plan.writable.begin(), plan.writable.end(),
+                   [](const std::string& a, const std::string& b) { return depth(a) < depth(b); });
+
+  // Read-only carve-outs inside the writable roots.
+  std::vector<std::string> deny_write = policy.deny_write;
+  const std::vector<std::string> lifted_write = take_lifted(deny_write);
+  Planner planner{policy, context, {}, {}, {}, {}, {}};
+  if (workspace_write) {
+    planner.writable_roots.push_back(policy.workspace_root);
+    planner.writable_roots.insert(planner.writable_roots.end(), plan.writable.begin(),
+                                  plan.writable.end());
+    for (const std::string& root : planner.writable_roots) planner.protect_repository(root);
+    if (!context.home.empty() && planner.under_writable(context.home)) {
+      for (const std::string_view file : home_startup_files()) {
+        planner.protect(context.home + "/" + std::string(file), true);
+      }
+    }
+    for (const std::string& entry : deny_write) {
+      const auto path = existing_canonical(entry);
+      if (!path) {
+        return InvalidInput{fmt::format(
+            "deny_write entry {} does not exist; a read-only carve-out must name an existing "
+            "file or directory (a missing one could be created by the command)",
+            text::quoted(entry))};
+      }
+      planner.protect(*path, false);
+    }
+    if (planner.error) return InvalidInput{*planner.error};
+  }
+  std::erase_if(planner.read_only, [&](const PlannedPath& p) {
+    const bool is_default =
+        std::find(planner.default_read_only.begin(), planner.default_read_only.end(), p.path) !=
+        planner.default_read_only.end();
+    return is_default && is_lifted(p.path, lifted_write);
+  });
+  dedupe(planner.read_only);
+  dedupe(planner.pinned);
+  for (const PlannedPath& p : planner.read_only) {
+    effective.deny_write.push_back(p.path);
+    if (std::find(planner.default_read_only.begin(), planner.default_read_only.end(), p.path) !=
+        planner.default_read_only.end()) {
+      out.protected_paths.push_back(p.path);
+    }
+  }
+  std::erase_if(planner.pinned,
+                [&](const std::string& path) { return is_lifted(path, lifted_write); });
+  // Only a carve-out inside a writable root changes anything; the rest is read-only already.
+  for (PlannedPath& p : planner.read_only) {
+    if (planner.under_writable(p.path)) plan.read_only.push_back(std::move(p));
+  }
+  sort_by_depth(plan.read_only);
+  plan.pinned = std::move(planner.pinned);
+
+  // Unreadable paths: the secrets list and the caller's own entries.
+  std::vector<std::string> deny_read = policy.deny_read;
+  const std::vector<std::string> lifted_read = take_lifted(deny_read);
+  std::vector<std::pair<std::string, bool>> candidates;  // path, is a default
+  if (!context.home.empty()) {
+    for (const std::string_view secret : home_secrets()) {
+      candidates.emplace_back(context.home + "/" + std::string(secret), true);
+    }
+  }
+  for (const std::string& entry : deny_read) {
+    for (const std::string& match : expand_last_component(lexically_normalize(entry))) {
+      candidates.emplace_back(match, false);
+    }
+  }
+  for (const auto& [candidate, is_default] : candidates) {
+    if (!lstat_of(candidate)) continue;
+    const auto path = existing_canonical(candidate);
+    if (!path) continue;
+    if (is_default && is_lifted(*path, lifted_read)) continue;
+    if (*path == "/" || is_beneath(policy.workspace_root, *path)) {
+      return InvalidInput{fmt::format(
+          "deny_read entry {} contains the workspace {}; name the paths inside it to hide",
+          text::quoted(candidate), text::quoted(policy.workspace_root))};
+    }
+    for (const std::string& root : plan.writable) {
+      if (is_beneath(root, *path)) {
+        return InvalidInput{fmt::format(
+            "deny_read entry {} contains the writable root {}; a root cannot be both writable "
+            "and unreadable. Drop one of them",
+            text::quoted(candidate), text::quoted(root))};
+      }
+    }
+    plan.unreadable.push_back({*path, is_directory(*path)});
+    if (is_default) out.protected_paths.push_back(*path);
+  }
+  dedupe(plan.unreadable);
+  sort_by_depth(plan.unreadable);
+  // A path beneath another unreadable one is hidden with it; listing it again would make bwrap
+  // mount inside a directory nobody may enter and Landlock grant its hidden siblings.
+  std::vector<PlannedPath> outermost;
+  for (PlannedPath& p : plan.unreadable) {
+    const bool covered = std::any_of(outermost.begin(), outermost.end(), [&](const PlannedPath& o) {
+      return o.directory && is_beneath(p.path, o.path);
+    });
+    if (!covered) outermost.push_back(std::move(p));
+  }
+  plan.unreadable = std::move(outermost);
+  dedupe(out.protected_paths);
+  for (const PlannedPath& p : plan.unreadable) effective.deny_read.push_back(p.path);
+  if (!plan.unreadable.empty()) plan_read_grants(plan);
+  return out;
+}
+
+std::string absolute_rule_path(std::string_view entry, std::string_view cwd,
+                               std::string_view home) {
+  std::string prefix;
+  if (entry.starts_with('!')) {
+    prefix = "!";
+    entry.remove_prefix(1);
+  }
+  if (entry.empty() || entry.find('\0') != std::string_view::npos) {
+    return prefix + std::string(entry);  // left for validate_policy to name
+  }
+  std::string path;
+  if (entry == "~" || entry.starts_with("~/")) {
+    if (home.empty()) return prefix + std::string(entry);
+    path = std::string(home) + std::string(entry.substr(1));
+  } else if (entry.front() == '/') {
+    path = std::string(entry);
+  } else {
+    path = std::string(cwd) + "/" + std::string(entry);
+  }
+  return prefix + lexically_normalize(path);
+}
+
+std::vector<std::string> split_cache_names(const std::vector<std::string>& values) {
+  std::vector<std::string> names;
+  for (const std::string& value : values) {
+    std::size_t start = 0;
+    while (start <= value.size()) {
+      const std::size_t end = std::min(value.find(',', start), value.size());
+      std::string name = trim(std::string_view(value).substr(start, end - start));
+      if (!name.empty()) names.push_back(std::move(name));
+      start = end + 1;
+    }
+  }
+  return names;
+}
+
+std::optional<std::string> writable_root_covering(std::string_view path,
+                                                  const std::vector<std::string>& roots) {
+  if (path.empty()) return std::nullopt;
+  const std::string canonical = existing_canonical(std::string(path)).value_or(std::string(path));
+  for (const std::string& root : roots) {
+    const std::string root_canonical = existing_canonical(root).value_or(root);
+    if (is_beneath(canonical, root_canonical)) return root;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json effective_policy_json(const EffectivePolicy& effective) {
+  const SandboxPolicy& policy = effective.policy;
+  return nlohmann::json{{"mode", wire_name(policy.mode)},
+                        {"workspaceRoot", policy.workspace_root},
+                        {"network", wire_name(policy.network)},
+                        {"allowWrite", policy.allow_write},
+                        {"denyWrite", policy.deny_write},
+                        {"denyRead", policy.deny_read},
+                        {"allowCache", policy.allow_cache},
+                        {"protected", effective.protected_paths},
+                        {"networkAllow", policy.network_allow.allow},
+                        {"networkDeny", policy.network_allow.deny}};
+}
+
+}  // namespace dsh::sandbox::policy

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// The filesystem plan of one call: the policy's path rules and their defaults, resolved once on
+// the host (policy/effective_policy.h) into existing canonical paths, so the generators stay pure
+// and every backend acts on the same list.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dsh::sandbox::profiles {
+
+struct PlannedPath {
+  std::string path;  // canonical, existing when the plan was made
+  bool directory = false;
+
+  bool operator==(const PlannedPath&) const = default;
+};
+
+struct FsPlan {
+  // Extra writable roots (allow_write and the cache presets), existing directories.
+  std::vector<std::string> writable;
+  // Git directories inside writable roots, bound onto themselves under bwrap: a mount point
+  // cannot be renamed or removed (EBUSY), so `.git` cannot be swapped for a planted one.
+  std::vector<std::string> pinned;
+  // Read-only carve-outs inside writable roots.
+  std::vector<PlannedPath> read_only;
+  // Paths the command cannot read.
+  std::vector<PlannedPath> unreadable;
+  // Landlock grants additively, so with unreadable paths its `--ro /` becomes one read grant per
+  // entry of every ancestor of an unreadable path, except the entries on the way to one; symlinks
+  // are left out (access through one is checked at its target).
+  std::vector<std::string> read_grants;
+  // Those ancestors: under Landlock they can be entered but not listed.
+  std::vector<std::string> unlisted;
+
+  bool operator==(const FsPlan&) const = default;
+};
+
+}  // namespace dsh::sandbox::profiles

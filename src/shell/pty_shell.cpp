@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "shell/pty_shell.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "base/io.h"
+#include "base/unique_fd.h"
+
+namespace dsh::sandbox::shell {
+
+namespace {
+
+[[noreturn]] void fail(const char* what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+// The signals this process acts on, as bytes on a pipe its loop polls.
+int g_signal_pipe = -1;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+void on_signal(int signal) {
+  const int saved = errno;
+  const auto byte = static_cast<unsigned char>(signal);
+  (void)::write(g_signal_pipe, &byte, 1);
+  errno = saved;
+}
+
+constexpr std::array kHandled = {SIGWINCH, SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT};
+
+// The person's terminal in raw mode for as long as it lives; its settings come back on every
+// return and exception.
+class RawMode {
+ public:
+  explicit RawMode(int fd) : fd_(fd) {
+    if (::tcgetattr(fd, &saved_) != 0) return;  // not a terminal: nothing to change
+    termios raw = saved_;
+    ::cfmakeraw(&raw);
+    if (::tcsetattr(fd, TCSANOW, &raw) == 0) active_ = true;
+  }
+  ~RawMode() { restore(); }
+  RawMode(const RawMode&) = delete;
+  RawMode& operator=(const RawMode&) = delete;
+  void restore() {
+    if (active_) ::tcsetattr(fd_, TCSANOW, &saved_);
+    active_ = false;
+  }
+  const termios* saved() const { return active_ ? &saved_ : nullptr; }
+
+ private:
+  int fd_;
+  termios saved_{};
+  bool active_ = false;
+};
+
+// A sealed memfd holding what a runner reads from a descriptor it was told about.
+UniqueFd provided_descriptor(const ProvidedFd& wanted) {
+  UniqueFd fd(::memfd_create("dsh-sandbox-provided", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (fd.get() < 0) fail("memfd_create");
+  if (io::write_all(fd.get(), wanted.content) != wanted.content.size()) fail("write to memfd");
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
+          0 ||
+      ::lseek(fd.get(), 0, SEEK_SET) != 0) {
+    fail("sealing the memfd");
+  }
+  return fd;
+}
+
+// Every descendant this subreaper still has (orphans reparent to it), found through
+// /proc/self/task/*/children (Linux 3.5), SIGKILLed and reaped until none is left.
+void end_descendants() {
+  for (int round = 0; round < 100; ++round) {
+    std::vector<pid_t> children;
+    if (DIR* tasks = ::opendir("/proc/self/task")) {
+      // One directory stream, read by this thread alone.
+      while (const dirent* task = ::readdir(tasks)) {  // NOLINT(concurrency-mt-unsafe)
+        if (task->d_name[0] == '.') continue;
+        std::ifstream list(std::string("/proc/self/task/") + task->d_name + "/children");
+        pid_t pid = 0;
+        while (list >> pid) children.push_back(pid);
+      }
+      ::closedir(tasks);
+    }
+    if (children.empty()) return;
+    for (const pid_t pid : children) ::kill(pid, SIGKILL);
+    for (const pid_t pid : children) {
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+}
+
+int status_of(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+}  // namespace
+
+int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
+  if (launch.argv.empty() || !launch.argv.front().starts_with('/')) {
+    throw std::invalid_argument("the shell's argv must start with an absolute program");
+  }
+  // The pty pair: the master stays here; the slave is handed down as an inherited descriptor, so
+  // no process in the sandbox needs to open a path under /dev/pts (Landlock refuses the host's,
+  // bwrap mounts its own).
+  UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (master.get() < 0 || ::grantpt(master.get()) != 0 || ::unlockpt(master.get()) != 0) {
+    fail("posix_openpt");
+  }
+  std::array<char, 128> name{};
+  if (::ptsname_r(master.get(), name.data(), name.size()) != 0) fail("ptsname_r");
+  UniqueFd slave(::open(name.data(), O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (slave.get() < 0) fail("opening the pty's slave side");
+  // The inner line discipline starts as the person's terminal is (erase, intr, ...), sized alike.
+  termios settings{};
+  if (::tcgetattr(terminal_in, &settings) == 0) ::tcsetattr(slave.get(), TCSANOW, &settings);
+  winsize size{};
+  if (::ioctl(terminal_in, TIOCGWINSZ, &size) == 0) ::ioctl(master.get(), TIOCSWINSZ, &size);
+
+  std::vector<UniqueFd> provided;
+  for (const ProvidedFd& wanted : launch.provided) provided.push_back(provided_descriptor(wanted));
+
+  std::array<int, 2> signal_pipe{};
+  if (::pipe2(signal_pipe.data(), O_CLOEXEC | O_NONBLOCK) != 0) fail("pipe2");
+  const UniqueFd signal_read(signal_pipe[0]);
+  const UniqueFd signal_write(signal_pipe[1]);
+  g_signal_pipe = signal_write.get();
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  std::array<struct sigaction, kHandled.size()> previous{};
+  for (std::size_t i = 0; i < kHandled.size(); ++i) {
+    ::sigaction(kHandled[i], &action, &previous[i]);
+  }
+  // Orphans of the shell's tree (a setsid'd or double-forked job) reparent here, so they can be
+  // ended when the shell ends.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+  std::vector<char*> argv;
+  for (const std::string& arg : launch.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) fail("fork");
+  if (child == 0) {
+    // A session of its own, without a controlling terminal: nothing in it can reach the
+    // person's terminal, which is not among its descriptors either. Its own terminal is made
+    // controlling inside the sandbox (setsid --ctty), after the runner's own setsid.
+    sigset_t none;
+    sigemptyset(&none);
+    // The forked child of a process whose only other threads are none of ours: signal(2) and
+    // sigprocmask(2) act on this process alone.
+    for (const int signal : kHandled) (void)::signal(signal, SIG_DFL);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // NOLINT(concurrency-mt-unsafe)
+    ::setsid();
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (int fd = 0; fd <= 2; ++fd) ::dup2(slave.get(), fd);
+    for (std::size_t i = 0; i < provided.size(); ++i) {
+      // dup2 clears FD_CLOEXEC on the target; a descriptor already in place keeps its flag.
+      const int target = launch.provided[i].fd;
+      if (provided[i].get() == target) {
+        ::fcntl(target, F_SETFD, 0);
+      } else {
+        ::dup2(provided[i].get(), target);
+      }
+    }
+    if (::chdir(launch.workdir.c_str()) != 0) ::_exit(126);
+    ::execve(argv.front(), argv.data(), environ);
+    ::_exit(errno == ENOENT ? 127 : 126);
+  }
+  slave.reset();
+  provided.clear();
+  ::fcntl(master.get(), F_SETFL, O_NONBLOCK);
+
+  RawMode raw(terminal_in);
+  std::string to_inner;  // typed, not yet taken by the master
+  std::optional<int> child_status;
+  int ended_by = 0;
+  bool input_open = true;
+  std::array<char, 16384> buffer{};
+  for (;;) {
+    std::array<pollfd, 3> fds{
+        {{signal_read.get(), POLLIN, 0},
+         {master.get(), static_cast<short>(POLLIN | (to_inner.empty() ? 0 : POLLOUT)), 0},
+         {input_open ? terminal_in : -1, POLLIN, 0}}};
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      fail("poll");
+    }
+    if ((fds[0].revents & POLLIN) != 0) {
+      unsigned char signal = 0;
+      while (::read(signal_read.get(), &signal, 1) == 1) {
+        if (signal == SIGWINCH) {
+          // The kernel sends SIGWINCH to the inner foreground job when the size changes.
+          if (::ioctl(terminal_in, TIOCGWINSZ, &size) == 0) {
+            ::ioctl(master.get(), TIOCSWINSZ, &size);
+          }
+        } else if (signal == SIGCHLD) {
+          int wait_status = 0;
+          if (!child_status && ::waitpid(child, &wait_status, WNOHANG) == child) {
+            child_status = status_of(wait_status);
+          }
+        } else if (ended_by == 0) {
+          ended_by = signal;
+        }
+      }
+    }
+    if (ended_by != 0) break;
+    if ((fds[1].revents & POLLIN) != 0) {
+      const ssize_t n = ::read(master.get(), buffer.data(), buffer.size());
+      if (n > 0) {
+        (void)io::write_all(terminal_out, buffer.data(), static_cast<std::size_t>(n));
+        continue;  // drain the output before judging the end
+      }
+    }
+    if ((fds[1].revents & POLLOUT) != 0 && !to_inner.empty()) {
+      const ssize_t n = ::write(master.get(), to_inner.data(), to_inner.size());
+      if (n > 0) to_inner.erase(0, static_cast<std::size_t>(n));
+    }
+    if ((fds[2].revents & (POLLIN | POLLHUP)) != 0) {
+      const ssize_t n = io::read_some(terminal_in, buffer.data(), buffer.size());
+      if (n > 0) {
+        to_inner.append(buffer.data(), static_cast<std::size_t>(n));
+      } else {
+        input_open = false;  // the person's side is gone; the shell sees the master's hangup
+      }
+    }
+    // The slave side is closed by every process (EIO or hangup on the master, Linux): the shell
+    // and everything that held its terminal are gone.
+    if ((fds[1].revents & (POLLHUP | POLLERR)) != 0 && (fds[1].revents & POLLIN) == 0) break;
+    if (child_status && (fds[1].revents & POLLIN) == 0) break;
+  }
+  if (!child_status) {
+    if (ended_by != 0) ::kill(-child, SIGHUP);
+    int wait_status = 0;
+    // With a pending end request the whole tree is killed below; a shell whose terminal closed
+    // has exited or gets SIGHUP from the closed master.
+    if (ended_by != 0) ::kill(child, SIGKILL);
+    master.reset();
+    while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    child_status = status_of(wait_status);
+  }
+  master.reset();
+  end_descendants();
+  raw.restore();
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  for (std::size_t i = 0; i < kHandled.size(); ++i) ::sigaction(kHandled[i], &previous[i], nullptr);
+  g_signal_pipe = -1;
+  return ended_by != 0 ? 128 + ended_by : *child_status;
+}
+
+}  // namespace dsh::sandbox::shell

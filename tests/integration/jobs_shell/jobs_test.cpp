@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+// Background jobs through the real CLI: `start` prints a handle, `job-output` renders each
+// outcome (the texts the reference pins, byte for byte), `job-kill` and the session's end leave
+// nothing of the command's tree (checked in /proc from outside), and nothing a confined run can
+// do changes what job-output says. On the host's natural chain and on Landlock alone, as root
+// and as nobody.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <regex>
+#include <thread>
+
+#include "cli_run_harness.h"
+#include "must_run.h"
+#include "temp_dir.h"
+
+namespace dsh::cli_run_it {
+namespace {
+
+using std::string;
+using std::vector;
+
+constexpr std::string_view kRunnerFailed =
+    "[sandbox: the sandbox runner itself failed under read-only mode \u2014 the command did not "
+    "run; this is a sandbox problem, not a command failure]";
+
+class Jobs : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (!host_problem().empty()) DSH_SKIP_OR_FAIL(host_problem());
+    ::chmod(dir_.path().c_str(), 0755);
+    ws_ = dir_.mkdir("ws", 0755);
+    if (!is_root()) xdg_.emplace("XDG_RUNTIME_DIR", dir_.mkdir("xdg", 0700).c_str());
+  }
+
+  static string jobs_dir() {
+    if (is_root()) return "/run/dsh-sandbox/jobs";
+    return string(std::getenv("XDG_RUNTIME_DIR")) + "/dsh-sandbox/jobs";
+  }
+
+  // `start` with the backend's options, the workspace, then `tail`.
+  vector<string> start_args(const vector<string>& tail) {
+    vector<string> args = {"start", "--workspace", ws_};
+    if (GetParam() == Backend::kLandlock) {
+      const string config = dir_ / "landlock.json";
+      if (!exists(config)) write_file(config, R"({"bwrapPath":"/nonexistent/dsh-jobs/bwrap"})");
+      args.insert(args.end(), {"--config", config});
+    }
+    args.insert(args.end(), tail.begin(), tail.end());
+    return args;
+  }
+
+  string start(const vector<string>& tail) {
+    const CliResult started = cli(start_args(tail));
+    EXPECT_TRUE(started.exited_with(0)) << started.describe();
+    string handle = started.out;
+    while (!handle.empty() && handle.back() == '\n') handle.pop_back();
+    EXPECT_TRUE(std::regex_match(handle, std::regex("[0-9a-f]{16}"))) << started.describe();
+    return handle;
+  }
+
+  // job-output with the fence nonce replaced by N.
+  static string output(const string& handle) {
+    const CliResult shown = cli({"job-output", handle});
+    EXPECT_TRUE(shown.exited_with(0)) << shown.describe();
+    return std::regex_replace(shown.out, std::regex("<(/?)(stdout|stderr) [0-9a-f]{16}>"),
+                              "<$1$2 N>");
+  }
+
+  // Polls job-output until the job is no longer running (30 s at most).
+  static string ended(const string& handle) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    string shown;
+    do {
+      shown = output(handle);
+      if (shown.find("[status: running]") == string::npos) return shown;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (std::chrono::steady_clock::now() < limit);
+    ADD_FAILURE() << "the job did not end: " << shown;
+    return shown;
+  }
+
+  // Waits until `count` processes whose argv starts with `prefix` exist (10 s at most).
+  static bool appear(const string& prefix, std::size_t count) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < limit) {
+      if (processes_named(prefix).size() >= count) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  TempDir dir_;
+  string ws_;
+  std::optional<testing::ScopedEnv> xdg_;
+};
+
+TEST_P(Jobs, CompletedRenderIsExact) {
+  const string handle = start({"-c", "echo out; echo err >&2; exit 3"});
+  EXPECT_EQ(ended(handle),
+            "<stdout N>\nout\n</stdout N>\n<stderr N>\nerr\n</stderr N>\n"
+            "[status: completed, exit code: 3]\n");
+}
+
+TEST_P(Jobs, DeniedWriteIsMarkedAndNothingLands) {
+  const string target = ws_ + "/denied";
+  const string shown = ended(start({"-c", "echo x > " + target}));
+  EXPECT_NE(shown.find("\n[sandbox: file access denied under read-only mode]\n"), string::npos)
+      << shown;
+  EXPECT_TRUE(shown.ends_with("[status: completed, exit code: 1]\n")) << shown;
+  EXPECT_FALSE(exists(target));
+}
+
+TEST_P(Jobs, JobKillEndsTheWholeTree) {
+  const string tag = std::to_string(7000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
+  const string handle = start({"-c", "sleep 1" + tag + " & setsid sleep 2" + tag + " & (sleep 3" +
+                                         tag + " &); echo ready; wait"});
+  ASSERT_TRUE(appear("sleep 1" + tag, 1) && appear("sleep 2" + tag, 1) &&
+              appear("sleep 3" + tag, 1));
+  EXPECT_EQ(output(handle).find("[status: running]") != string::npos, true);
+  const CliResult killed = cli({"job-kill", handle});
+  ASSERT_TRUE(killed.exited_with(0)) << killed.describe();
+  // job-kill returns once the job's supervisor is gone, which is after the tree was reaped.
+  for (const char* which : {"sleep 1", "sleep 2", "sleep 3"}) {
+    EXPECT_TRUE(processes_named(which + tag).empty()) << which << tag << " survived";
+  }
+  EXPECT_TRUE(output(handle).ends_with("[status: killed, killed before exit]\n"));
+  const CliResult again = cli({"job-kill", handle});
+  EXPECT_TRUE(again.exited_with(0)) << again.describe();
+  EXPECT_NE(again.err.find("had already ended"), string::npos) << again.describe();
+}
+
+TEST_P(Jobs, SessionEndEndsItsJobs) {
+  const string tag = std::to_string(8000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
+  const string first = dir_ / "first.jsonl";
+  const string a = start({"--session", first, "--", "sleep", "1" + tag});
+  const string b = start({"--session", first, "-c", "setsid sleep 2" + tag + "; :"});
+  ASSERT_TRUE(appear("sleep 1" + tag, 1) && appear("sleep 2" + tag, 1));
+  const CliResult killed = cli({"job-kill", "--session", first});
+  ASSERT_TRUE(killed.exited_with(0)) << killed.describe();
+  EXPECT_TRUE(processes_named("sleep 1" + tag).empty());
+  EXPECT_TRUE(processes_named("sleep 2" + tag).empty());
+  EXPECT_TRUE(output(a).ends_with("[status: killed, killed before exit]\n"));
+  EXPECT_TRUE(output(b).ends_with("[status: killed, killed before exit]\n"));
+  // The session's log removed: the session ended, and its job with it.
+  const string second = dir_ / "second.jsonl";
+  const string c = start({"--session", second, "--", "sleep", "3" + tag});
+  ASSERT_TRUE(appear("sleep 3" + tag, 1));
+  ASSERT_EQ(::unlink(second.c_str()), 0);
+  EXPECT_TRUE(ended(c).ends_with("[status: killed, killed before exit]\n"));
+  EXPECT_TRUE(processes_named("sleep 3" + tag).empty());
+}
+
+// The runner itself cannot be spawned: the job starts (a background runner failure has no
+// immediate error channel) and job-output shows the spawn-failed note, the runner-failed
+// marker, killed.
+TEST_P(Jobs, RunnerSpawnFailureSurfacesThroughJobOutput) {
+  const string config = dir_ / "runner.json";
+  write_file(
+      config,
+      R"({"runnerCommand":["/nonexistent/dsh-jobs-missing-runner"],"runnerFailureSignatures":["dsh-jobs-runner:"]})");
+  const CliResult started = cli({"start", "--workspace", ws_, "--config", config, "--", "true"});
+  ASSERT_TRUE(started.exited_with(0)) << started.describe();
+  string handle = started.out.substr(0, 16);
+  const string shown = ended(handle);
+  EXPECT_TRUE(shown.starts_with("<stderr N>\nspawn failed: ")) << shown;
+  EXPECT_NE(shown.find("/nonexistent/dsh-jobs-missing-runner"), string::npos) << shown;
+  EXPECT_TRUE(shown.ends_with("\n</stderr N>\n" + string(kRunnerFailed) +
+                              "\n[status: killed, killed before exit]\n"))
+      << shown;
+}
+
+TEST_P(Jobs, SpawnFailureIsKilledWithTheSpawnError) {
+  EXPECT_EQ(ended(start({"--mode", "danger-full-access", "--", "/nonexistent/dsh-jobs-program"})),
+            "<stderr N>\nspawn failed: spawn /nonexistent/dsh-jobs-program ENOENT (No such file "
+            "or directory)\n</stderr N>\n[status: killed, killed before exit]\n");
+}
+
+TEST_P(Jobs, LossyOutputNamesTheFullOutput) {
+  const string shown = ended(start({"-c", "head -c 100000 /dev/zero | tr '\\0' a; echo"}));
+  const std::regex note(
+      "\n\\[some output was dropped from memory; full output: (/[^\\]]+)\\]\n"
+      "\\[status: completed, exit code: 0\\]\n$");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(shown, match, note)) << shown.substr(shown.size() - 300);
+  struct stat info {};
+  ASSERT_EQ(::stat(match[1].str().c_str(), &info), 0) << match[1];
+  EXPECT_EQ(info.st_size, 100001);
+}
+
+// The job's state is trusted: a confined run cannot write it, so it cannot plant a job or change
+// what job-output says about one; what the user's own processes could plant there (a symlink, a
+// file others may write) is refused, never followed.
+TEST_P(Jobs, ConfinedRunCannotChangeWhatJobOutputSays) {
+  const string handle = start({"-c", "echo genuine; exit 4"});
+  const string before = ended(handle);
+  const string job = jobs_dir() + "/" + handle;
+  const string outcome = read_file(job + "/outcome.json");
+  const string planted = jobs_dir() + "/00000000deadbeef";
+  vector<string> attack = {"run", "--mode", "workspace-write", "--workspace", ws_};
+  if (GetParam() == Backend::kLandlock) {
+    attack.insert(attack.end(), {"--config", dir_ / "landlock.json"});
+  }
+  attack.insert(
+      attack.end(),
+      {"-c", "echo '{\"forged\":1}' > " + job + "/outcome.json; echo forged > " + job +
+                 "/stdout; mkdir " + planted + "; ln -sf /etc/passwd " + job + "/stderr; true"});
+  const CliResult attacked = cli(attack);
+  ASSERT_TRUE(attacked.exited_with(0)) << attacked.describe();
+  EXPECT_EQ(read_file(job + "/outcome.json"), outcome);
+  EXPECT_FALSE(exists(planted));
+  EXPECT_EQ(ended(handle), before);
+  EXPECT_NE(before.find("genuine"), string::npos);
+
+  // A symlink in place of an output file is refused, not followed.
+  ASSERT_EQ(::unlink((job + "/stdout").c_str()), 0);
+  ASSERT_EQ(::symlink("/etc/passwd", (job + "/stdout").c_str()), 0);
+  const CliResult refused = cli({"job-output", handle});
+  EXPECT_TRUE(refused.exited_with(125)) << refused.describe();
+  EXPECT_EQ(refused.out, "");
+  EXPECT_NE(refused.err.find("stdout"), string::npos) << refused.describe();
+  // A job directory others could write is refused too.
+  ASSERT_EQ(::unlink((job + "/stdout").c_str()), 0);
+  ASSERT_EQ(::chmod(job.c_str(), 0770), 0);
+  EXPECT_TRUE(cli({"job-output", handle}).exited_with(125));
+  ::chmod(job.c_str(), 0700);  // root's job directory is shared with concurrent cases
+  // A handle is never a path.
+  const CliResult traversal = cli({"job-output", "../../../etc/passwd"});
+  EXPECT_TRUE(traversal.exited_with(125)) << traversal.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Jobs, ::testing::Values(Backend::kNatural, Backend::kLandlock),
+                         [](const ::testing::TestParamInfo<Backend>& param) {
+                           return string(param.param == Backend::kNatural ? "bwrap" : "landlock");
+                         });
+
+}  // namespace
+}  // namespace dsh::cli_run_it

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: Apache-2.0
+// `dsh-sandbox shell` driven through a pseudo-terminal of the test's, as a person's terminal
+// would drive it: a command typed and its output read, a resize seen by `stty size`, Ctrl-C and
+// Ctrl-Z reaching the running job, the shell's exit status, the terminal's settings restored,
+// and a TIOCSTI attempt that leaves the outer terminal's input queue empty. On the natural chain
+// and on Landlock alone, as root and as nobody; every effect checked from outside.
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "cli_run_harness.h"
+#include "must_run.h"
+#include "temp_dir.h"
+
+namespace dsh::cli_run_it {
+namespace {
+
+using std::string;
+using std::vector;
+using namespace std::chrono_literals;
+
+// The person's terminal: the test holds the master (and keeps a slave descriptor, to look at the
+// input queue); `dsh-sandbox shell` runs with the slave as stdin, stdout, stderr and controlling
+// terminal, in a session of its own.
+class Terminal {
+ public:
+  explicit Terminal(const vector<string>& args) {
+    winsize size{24, 80, 0, 0};
+    if (::openpty(&master_, &slave_, nullptr, nullptr, &size) != 0) {
+      ADD_FAILURE() << "openpty";
+      return;
+    }
+    ::tcgetattr(slave_, &initial_);
+    const vector<string> argv = cli_argv(args);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setsid();
+      ::ioctl(slave_, TIOCSCTTY, 0);
+      for (int fd = 0; fd <= 2; ++fd) ::dup2(slave_, fd);
+      ::close(master_);
+      ::close(slave_);
+      vector<char*> raw;
+      for (const string& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
+      raw.push_back(nullptr);
+      ::execv(raw.front(), raw.data());
+      ::_exit(127);
+    }
+  }
+  ~Terminal() {
+    if (pid_ > 0 && !status_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    ::close(master_);
+    ::close(slave_);
+  }
+  Terminal(const Terminal&) = delete;
+  Terminal& operator=(const Terminal&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int slave() const { return slave_; }
+  const termios& initial() const { return initial_; }
+  const string& transcript() const { return transcript_; }
+
+  void type(const string& text) const {
+    ASSERT_EQ(::write(master_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
+
+  // Reads until `text` appears after what earlier waits consumed (true), or 60 s passed.
+  bool wait_for(const string& text) {
+    const auto limit = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < limit) {
+      const auto found = transcript_.find(text, consumed_);
+      if (found != string::npos) {
+        consumed_ = found + text.size();
+        return true;
+      }
+      if (!read_some(100)) break;
+    }
+    return false;
+  }
+
+  // Drains the terminal until the CLI exits (60 s at most); its exit status.
+  std::optional<int> exit_status() {
+    const auto limit = std::chrono::steady_clock::now() + 60s;
+    while (!status_ && std::chrono::steady_clock::now() < limit) {
+      int raw = 0;
+      if (::waitpid(pid_, &raw, WNOHANG) == pid_) {
+        status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+        break;
+      }
+      read_some(50);
+    }
+    return status_;
+  }
+
+ private:
+  bool read_some(int timeout_ms) {
+    pollfd ready{master_, POLLIN, 0};
+    if (::poll(&ready, 1, timeout_ms) <= 0) return true;
+    char buffer[4096];
+    const ssize_t n = ::read(master_, buffer, sizeof buffer);
+    if (n <= 0) return false;
+    transcript_.append(buffer, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  int master_ = -1;
+  int slave_ = -1;
+  pid_t pid_ = -1;
+  termios initial_{};
+  string transcript_;
+  std::size_t consumed_ = 0;
+  std::optional<int> status_;
+};
+
+class Shell : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (!host_problem().empty()) DSH_SKIP_OR_FAIL(host_problem());
+    ::chmod(dir_.path().c_str(), 0755);
+    ws_ = dir_.mkdir("ws", 0755);
+    if (!is_root()) xdg_.emplace("XDG_RUNTIME_DIR", dir_.mkdir("xdg", 0700).c_str());
+  }
+
+  vector<string> args(const string& mode = "workspace-write") {
+    vector<string> result = {"shell", "--mode", mode, "--workspace", ws_};
+    if (GetParam() == Backend::kLandlock) {
+      const string config = dir_ / "landlock.json";
+      if (!exists(config)) write_file(config, R"({"bwrapPath":"/nonexistent/dsh-shell/bwrap"})");
+      result.insert(result.end(), {"--config", config});
+    }
+    return result;
+  }
+
+  string tag() const {
+    return std::to_string(5000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
+  }
+
+  static bool gone(const string& prefix) {
+    const auto limit = std::chrono::steady_clock::now() + 30s;
+    while (!processes_named(prefix).empty()) {
+      if (std::chrono::steady_clock::now() > limit) return false;
+      std::this_thread::sleep_for(20ms);
+    }
+    return true;
+  }
+
+  TempDir dir_;
+  string ws_;
+  std::optional<testing::ScopedEnv> xdg_;
+};
+
+TEST_P(Shell, TypeResizeInterruptSuspendExit) {
+  Terminal terminal(args());
+  // A command typed, its output read; the write lands in the workspace, checked on the host.
+  terminal.type("echo AB\"\"CD > " + ws_ + "/typed; cat " + ws_ + "/typed\r");
+  ASSERT_TRUE(terminal.wait_for("ABCD")) << terminal.transcript();
+  EXPECT_EQ(read_file(ws_ + "/typed"), "ABCD\n");
+  // The person's window size changes: the CLI gets SIGWINCH and passes the size on.
+  winsize size{33, 77, 0, 0};
+  ASSERT_EQ(::ioctl(terminal.slave(), TIOCSWINSZ, &size), 0);
+  terminal.type("stty size\r");
+  ASSERT_TRUE(terminal.wait_for("33 77")) << terminal.transcript();
+  // Ctrl-C is a byte for the inner line discipline: SIGINT to the inner foreground job.
+  const string sleeper = "sleep 1" + tag();
+  terminal.type(sleeper + "\r");
+  const auto limit = std::chrono::steady_clock::now() + 30s;
+  while (processes_named(sleeper).empty() && std::chrono::steady_clock::now() < limit) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_FALSE(processes_named(sleeper).empty()) << terminal.transcript();
+  terminal.type("\x03");
+  terminal.type("echo after$?\r");
+  ASSERT_TRUE(terminal.wait_for("after130")) << terminal.transcript();
+  EXPECT_TRUE(gone(sleeper));
+  // Ctrl-Z stops the job (job control works: the shell owns its terminal); seen from outside.
+  const string stopped = "sleep 2" + tag();
+  terminal.type(stopped + "\r");
+  while (processes_named(stopped).empty() && std::chrono::steady_clock::now() < limit + 30s) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_FALSE(processes_named(stopped).empty()) << terminal.transcript();
+  terminal.type("\x1a");
+  ASSERT_TRUE(terminal.wait_for("Stopped")) << terminal.transcript();
+  EXPECT_EQ(process_state(processes_named(stopped).front()), 'T');
+  terminal.type("kill -9 %1; fg >/dev/null 2>&1; echo back$((40+2))\r");
+  ASSERT_TRUE(terminal.wait_for("back42")) << terminal.transcript();
+  EXPECT_TRUE(gone(stopped));
+  // The shell's status is the CLI's; the person's terminal is as it was.
+  terminal.type("exit 7\r");
+  EXPECT_EQ(terminal.exit_status(), 7) << terminal.transcript();
+  termios after{};
+  ASSERT_EQ(::tcgetattr(terminal.slave(), &after), 0);
+  EXPECT_EQ(after.c_lflag, terminal.initial().c_lflag);
+  EXPECT_EQ(after.c_iflag, terminal.initial().c_iflag);
+  EXPECT_EQ(after.c_oflag, terminal.initial().c_oflag);
+}
+
+// TIOCSTI (and TIOCLINUX) inside can reach only the inner pty: the outer terminal's input queue
+// stays empty, and no injected line ever runs.
+TEST_P(Shell, TerminalInjectionNeverReachesThePersonsTerminal) {
+  Terminal terminal(args("read-only"));
+  terminal.type("echo ready$((1+1))\r");
+  ASSERT_TRUE(terminal.wait_for("ready2")) << terminal.transcript();
+  // perl-base is essential on Debian; 0x5412 is TIOCSTI, 0x541C TIOCLINUX (asm-generic ioctls).
+  terminal.type(
+      "perl -e 'for my $f (\"/dev/tty\") { open(my $t, \"+<\", $f) or next; "
+      "ioctl($t, 0x5412, $_) for split //, \"echo INJ\" . \"ECTED\\n\"; "
+      "ioctl($t, 0x541C, pack(\"C\", 3)) }; "
+      "ioctl(STDIN, 0x5412, $_) for split //, \"echo INJ\" . \"ECTED\\n\"'; "
+      "echo done$((6*7))\r");
+  ASSERT_TRUE(terminal.wait_for("done42")) << terminal.transcript();
+  int queued = -1;
+  ASSERT_EQ(::ioctl(terminal.slave(), FIONREAD, &queued), 0);
+  EXPECT_EQ(queued, 0);
+  terminal.type("echo end$((7*7))\r");
+  ASSERT_TRUE(terminal.wait_for("end49")) << terminal.transcript();
+  EXPECT_EQ(terminal.transcript().find("INJECTED"), string::npos) << terminal.transcript();
+  EXPECT_EQ(::ioctl(terminal.slave(), FIONREAD, &queued), 0);
+  EXPECT_EQ(queued, 0);
+  terminal.type("exit\r");
+  EXPECT_EQ(terminal.exit_status(), 0) << terminal.transcript();
+}
+
+// The CLI ended by a signal: the shell's whole tree ends, the terminal is restored, 128+N.
+TEST_P(Shell, SignalEndsTheShellAndRestoresTheTerminal) {
+  Terminal terminal(args());
+  const string sleeper = "sleep 3" + tag();
+  terminal.type("setsid " + sleeper + " & echo started$((2*4))\r");
+  ASSERT_TRUE(terminal.wait_for("started8")) << terminal.transcript();
+  const auto limit = std::chrono::steady_clock::now() + 30s;
+  while (processes_named(sleeper).empty() && std::chrono::steady_clock::now() < limit) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_FALSE(processes_named(sleeper).empty());
+  ASSERT_EQ(::kill(terminal.pid(), SIGTERM), 0);
+  EXPECT_EQ(terminal.exit_status(), 128 + SIGTERM) << terminal.transcript();
+  EXPECT_TRUE(gone(sleeper));
+  termios after{};
+  ASSERT_EQ(::tcgetattr(terminal.slave(), &after), 0);
+  EXPECT_EQ(after.c_lflag, terminal.initial().c_lflag);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Shell, ::testing::Values(Backend::kNatural, Backend::kLandlock),
+                         [](const ::testing::TestParamInfo<Backend>& param) {
+                           return string(param.param == Backend::kNatural ? "bwrap" : "landlock");
+                         });
+
+}  // namespace
+}  // namespace dsh::cli_run_it

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// One truth about enforcement: for every confined mode, what `probe` reports (library and CLI,
+// --json and text) is what `confine` answers on the same host with the same config, for each
+// backend this host can select and for the operator's runnerCommand.
+#include <algorithm>
+
+#include "local_harness.h"
+#include "must_run.h"
+#include "scripts.h"
+
+namespace dsh::local_it {
+namespace {
+
+using sandbox::SandboxEnforcement;
+
+const ConfinedSandboxMode kModes[] = {ConfinedSandboxMode::kReadOnly,
+                                      ConfinedSandboxMode::kWorkspaceWrite};
+
+std::string mode_name(ConfinedSandboxMode mode) {
+  return mode == ConfinedSandboxMode::kReadOnly ? "read-only" : "workspace-write";
+}
+
+class ProbeConfineParity : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = missing_host_feature(); !missing.empty()) {
+      DSH_SKIP_OR_FAIL(missing);
+    }
+  }
+  std::string write_config(const std::string& json) {
+    const std::string path = dir_ / unique("config") + ".json";
+    llrt::write_file(path, json);
+    return path;
+  }
+  TempDir dir_;
+  TempDir workspace_;
+};
+
+TEST_P(ProbeConfineParity, LibraryProbeAndConfineAgreeForEveryMode) {
+  auto prober = make_provider(GetParam());
+  const sandbox::ProbeSummary summary = prober->probe_all();
+  EXPECT_EQ(summary.selected, expected_backend_name(GetParam()));
+  ASSERT_EQ(summary.modes.size(), 2U);
+  auto confiner = make_provider(GetParam());
+  for (std::size_t i = 0; i < 2; ++i) {
+    const ConfinedArgv confined = confine(*confiner, {"/bin/true"}, kModes[i], workspace_.path());
+    EXPECT_EQ(summary.modes[i].mode, kModes[i]);
+    EXPECT_EQ(summary.modes[i].enforcement, confined.enforcement) << mode_name(kModes[i]);
+    EXPECT_EQ(summary.modes[i].ungoverned, confined.ungoverned) << mode_name(kModes[i]);
+  }
+  // The selected backend's own report says the same, and its enforcement is never stronger
+  // than its weakest mode.
+  for (const sandbox::BackendReport& report : summary.backends) {
+    if (!report.usable) continue;
+    ASSERT_EQ(report.modes.size(), 2U);
+    const bool partial = std::any_of(report.modes.begin(), report.modes.end(), [](const auto& m) {
+      return m.enforcement == SandboxEnforcement::kPartial;
+    });
+    EXPECT_EQ(report.enforcement,
+              partial ? SandboxEnforcement::kPartial : SandboxEnforcement::kFull);
+  }
+}
+
+// The CLI always finds its launcher beside itself, so it selects bwrap alone only where the
+// launcher is missing: the library case covers that one.
+class CliProbeConfineParity : public ProbeConfineParity {};
+
+TEST_P(CliProbeConfineParity, CliProbeAndConfineAgreeForEveryMode) {
+  std::vector<std::string> config;
+  if (GetParam() == Backend::kLandlock) {
+    config = {"--config", write_config(R"({"bwrapPath": ")" + missing_bwrap_path() + R"("})")};
+  }
+  std::vector<std::string> probe_args = {"probe", "--json"};
+  probe_args.insert(probe_args.end(), config.begin(), config.end());
+  const RunResult probe = run_cli(probe_args);
+  ASSERT_TRUE(probe.exited_with(0)) << probe.describe();
+  const nlohmann::json report = parse_json(probe.out);
+  EXPECT_EQ(report["selected"], expected_backend_name(GetParam()));
+  ASSERT_EQ(report["modes"].size(), 2U) << probe.out;
+  for (std::size_t i = 0; i < 2; ++i) {
+    std::vector<std::string> args = {"confine", "--mode", mode_name(kModes[i]), "--workspace",
+                                     workspace_.path()};
+    args.insert(args.end(), config.begin(), config.end());
+    args.insert(args.end(), {"--", "true"});
+    const RunResult confine = run_cli(args);
+    ASSERT_TRUE(confine.exited_with(0)) << confine.describe();
+    const nlohmann::json confined = parse_json(confine.out);
+    const nlohmann::json& mode = report["modes"][i];
+    EXPECT_EQ(mode["mode"], mode_name(kModes[i]));
+    EXPECT_EQ(mode["enforcement"], confined["enforcement"]) << probe.out << confine.out;
+    EXPECT_EQ(mode["ungoverned"], confined["ungoverned"]) << probe.out << confine.out;
+  }
+  // The text form names the same enforcement per mode.
+  std::vector<std::string> text_args = {"probe"};
+  text_args.insert(text_args.end(), config.begin(), config.end());
+  const RunResult text = run_cli(text_args);
+  ASSERT_TRUE(text.exited_with(0)) << text.describe();
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string line = "  " + mode_name(kModes[i]) +
+                             std::string(17 - mode_name(kModes[i]).size(), ' ') +
+                             std::string(report["modes"][i]["enforcement"]) + "\n";
+    EXPECT_NE(text.out.find("selected: " + expected_backend_name(GetParam()) + "\n" +
+                            (i == 0 ? line : "")),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find(line), std::string::npos) << text.out;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ProbeConfineParity,
+                         ::testing::Values(Backend::kNatural, Backend::kLandlock,
+                                           Backend::kBwrapOnly),
+                         param_label);
+
+INSTANTIATE_TEST_SUITE_P(Backends, CliProbeConfineParity,
+                         ::testing::Values(Backend::kNatural, Backend::kLandlock), param_label);
+
+// The operator's runner: probe answers for it, as confine does, with and without the hardening.
+class RunnerCommandParity : public ::testing::Test {
+ protected:
+  std::string write_config(const std::string& json) {
+    const std::string path = dir_ / unique("config") + ".json";
+    llrt::write_file(path, json);
+    return path;
+  }
+  TempDir dir_;
+  TempDir workspace_;
+};
+
+TEST_F(RunnerCommandParity, ProbeAnswersForTheOperatorsRunnerAsConfineDoes) {
+  for (const char* hardening : {"false", "true"}) {
+    const std::string config = write_config(
+        std::string(R"({"runnerCommand": ["/nonexistent/dsh-parity/runner"],)") +
+        R"("runnerFailureSignatures": ["runner: "], "runnerAcceptsHardening": )" + hardening + "}");
+    const RunResult probe = run_cli({"probe", "--json", "--config", config});
+    ASSERT_TRUE(probe.exited_with(0)) << probe.describe();
+    const nlohmann::json report = parse_json(probe.out);
+    EXPECT_EQ(report["selected"], "runner-command") << probe.out;
+    EXPECT_EQ(report["runnerCommand"], nlohmann::json::array({"/nonexistent/dsh-parity/runner"}));
+    ASSERT_EQ(report["modes"].size(), 2U) << probe.out;
+    for (std::size_t i = 0; i < 2; ++i) {
+      const RunResult confine = run_cli({"confine", "--mode", mode_name(kModes[i]), "--workspace",
+                                         workspace_.path(), "--config", config, "--", "true"});
+      ASSERT_TRUE(confine.exited_with(0)) << confine.describe();
+      const nlohmann::json confined = parse_json(confine.out);
+      EXPECT_EQ(report["modes"][i]["enforcement"], confined["enforcement"]) << hardening;
+      EXPECT_EQ(report["modes"][i]["ungoverned"], confined["ungoverned"]) << hardening;
+      EXPECT_EQ(confined["enforcement"], std::string(hardening) == "true" ? "full" : "partial");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dsh::local_it
+
+namespace dsh::local_it {
+namespace {
+
+// A runner built to the documented bwrap-compatible profile and nothing more: any other option
+// is refused in its own failure line; the documented ones are handed to the real bwrap.
+constexpr const char* kStrictRunner = R"(
+n=0
+skip=0
+for a in "$@"; do
+  n=$((n + 1))
+  if [ "$skip" -gt 0 ]; then skip=$((skip - 1)); continue; fi
+  case "$a" in
+    --) exec /usr/bin/bwrap "$@" ;;
+    --ro-bind|--bind) skip=2 ;;
+    --dev|--proc|--tmpfs) skip=1 ;;
+    --unshare-pid|--die-with-parent) ;;
+    *) echo "strict-runner: unknown option: $a" >&2; exit 1 ;;
+  esac
+done
+echo "strict-runner: missing --" >&2
+exit 1
+)";
+
+class StrictRunner : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = missing_host_feature(); !missing.empty()) {
+      DSH_SKIP_OR_FAIL(missing);
+    }
+    runner_ = dsh::testing::write_script(dir_ / "strict-runner", kStrictRunner);
+  }
+  ConfinedArgv confine_with(bool hardening, ConfinedSandboxMode mode, const std::string& script) {
+    sandbox::LocalSandboxConfig config{{runner_}, {"strict-runner: "}};
+    config.runner_accepts_hardening = hardening;
+    sandbox::LocalSandboxHooks hooks;
+    // The runner lives in a test directory under /tmp: its trust check is tested apart.
+    hooks.check_runner = [](const std::string&, std::span<const std::string>) {
+      return sandbox::Result<void>{};
+    };
+    sandbox::LocalSandboxProvider provider(config, hooks);
+    return provider.confine(bash(script),
+                            sandbox::SandboxPolicy{mode, workspace_.path(), std::nullopt});
+  }
+  TempDir dir_;
+  TempDir workspace_;
+  std::string runner_;
+};
+
+TEST_F(StrictRunner, DocumentedProfileIsAcceptedAndConfines) {
+  const std::string inside = workspace_ / "inside";
+  const std::string sibling = dir_ / "sibling";
+  const RunResult ww = spawn(confine_with(false, ConfinedSandboxMode::kWorkspaceWrite,
+                                          "echo ok > " + inside + " && echo ran"));
+  EXPECT_TRUE(ww.exited_with(0)) << ww.describe();
+  EXPECT_EQ(ww.out, "ran\n");
+  EXPECT_TRUE(testing::exists(inside));
+  const RunResult ro =
+      spawn(confine_with(false, ConfinedSandboxMode::kReadOnly, "echo no > " + sibling));
+  EXPECT_FALSE(ro.exited_with(0)) << ro.describe();
+  EXPECT_NE(lower(ro.err).find("read-only file system"), std::string::npos) << ro.err;
+  EXPECT_FALSE(testing::exists(sibling));
+}
+
+TEST_F(StrictRunner, HardeningOptionsReachItOnlyWhenTheConfigSaysSo) {
+  const std::string marker = workspace_ / "marker";
+  const ConfinedArgv hardened =
+      confine_with(true, ConfinedSandboxMode::kWorkspaceWrite, "echo ran > " + marker);
+  const RunResult refused = spawn(hardened);
+  EXPECT_TRUE(refused.exited_with(1)) << refused.describe();
+  EXPECT_EQ(refused.err.rfind("strict-runner: unknown option: --", 0), 0U) << refused.err;
+  EXPECT_FALSE(testing::exists(marker));
+}
+
+}  // namespace
+}  // namespace dsh::local_it

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/habits.h"
+
+#include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/invocation.h"
+
+namespace dsh::sandbox::cli {
+namespace {
+
+struct Parser {
+  CLI::App app{"test"};
+  std::string mode, network, command;
+  bool json = false;
+  std::vector<std::string> argv;
+  Parser() {
+    CLI::App* run = app.add_subcommand("run");
+    run->add_option("--mode", mode);
+    run->add_option("--network", network);
+    run->add_option("-c", command);
+    run->add_flag("--json", json);
+    run->add_option("argv", argv);
+  }
+};
+
+TEST(Habits, NamesTheUnknownFlagAndTheClosestOne) {
+  Parser parser;
+  EXPECT_EQ(unknown_flag(parser.app, {"run", "--netwrok", "deny", "--", "echo", "hi"}),
+            "unknown option --netwrok for run; did you mean --network?");
+  EXPECT_EQ(unknown_flag(parser.app, {"run", "--json", "--netwrok", "deny"}),
+            "unknown option --netwrok for run; did you mean --network?");
+  EXPECT_EQ(unknown_flag(parser.app, {"run", "--frobnicate", "--", "x"}),
+            "unknown option --frobnicate for run");
+}
+
+TEST(Habits, KnownFlagsValuesAndWordsAfterTheSeparatorPass) {
+  Parser parser;
+  EXPECT_EQ(unknown_flag(parser.app, {"run", "--mode", "read-only", "--", "ls", "--netwrok"}),
+            std::nullopt);
+  EXPECT_EQ(unknown_flag(parser.app, {"run", "-c", "--not-a-flag"}), std::nullopt);
+  EXPECT_EQ(unknown_flag(parser.app, {"run", "--network=deny", "--", "true"}), std::nullopt);
+}
+
+TEST(Habits, ClosestNameOnlyForTypos) {
+  EXPECT_EQ(closest_name("--modee", {"--mode", "--workspace"}), "--mode");
+  EXPECT_EQ(closest_name("--zzzzzz", {"--mode", "--json"}), std::nullopt);
+}
+
+TEST(Habits, JsonErrorsOnlyWhenAskedBeforeTheSeparator) {
+  EXPECT_TRUE(wants_json({"run", "--json", "--", "x"}));
+  EXPECT_TRUE(wants_json({"run", "--json-lines", "--", "x"}));
+  EXPECT_FALSE(wants_json({"run", "--", "echo", "--json"}));
+  const auto object = nlohmann::json::parse(error_json("USAGE", "bad"));
+  EXPECT_EQ(object["schemaVersion"], 1);
+  EXPECT_EQ(object["error"]["code"], "USAGE");
+  EXPECT_EQ(object["error"]["message"], "bad");
+}
+
+TEST(Invocation, TimeoutAboveTheMaximumIsAnErrorNamingIt) {
+  Options options;
+  options.argv = {"true"};
+  options.timeout_seconds = 601;
+  const auto run = run_invocation(options);
+  ASSERT_FALSE(run.has_value());
+  EXPECT_NE(run.error().message.find("at most 600 seconds"), std::string::npos);
+  options.timeout_seconds = 600;
+  EXPECT_TRUE(run_invocation(options).has_value());
+}
+
+TEST(Invocation, EnvNamesAreChecked) {
+  Options options;
+  options.argv = {"true"};
+  options.env_pass = {"A=B"};
+  EXPECT_FALSE(run_invocation(options).has_value());
+  options.env_pass = {"DATABASE_URL"};
+  options.env_unset = {"HOME"};
+  EXPECT_TRUE(run_invocation(options).has_value());
+}
+
+}  // namespace
+}  // namespace dsh::sandbox::cli

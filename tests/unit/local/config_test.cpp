@@ -159,7 +159,7 @@ TEST(ConfigNetworkRules, BadInputNamesTheKeyAndTheEntry) {
             std::string::npos);
   EXPECT_NE(error(R"({"networkDeny":[1]})").find("networkDeny"), std::string::npos);
   // Entries the grammar refuses: each message names the key and the entry.
-  for (const std::string entry : {"allowed.test\u0000.evil.test", "host:0", "host:65536",
+  for (const std::string entry : {"allowed.test\\u0000.evil.test", "host:0", "host:65536",
                                   "ex ample.com", "*.", "a*.b.com", "\u0430llowed.test", "127.1"}) {
     const std::string message = error(R"({"networkAllow":[")" + entry + R"("]})");
     EXPECT_NE(message.find("config: networkAllow entry"), std::string::npos) << message;

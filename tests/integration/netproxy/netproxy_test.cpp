@@ -246,6 +246,36 @@ TEST_F(NetProxyTest, ProxyIsGoneAfterTheRun) {
   }
 }
 
+// git over (dumb) http through the proxy's plain forwarding: the allowed name lists the
+// repository's refs, a refused one fails with a denial record.
+TEST_F(NetProxyTest, GitOverHttpReachesOnlyTheAllowedName) {
+  if (::access("/usr/bin/git", X_OK) != 0) DSH_SKIP_OR_FAIL("git is not installed");
+  const std::string repo = *dir_ / "repo.git";
+  if (!std::filesystem::exists(repo)) {
+    const std::string work = *dir_ / "repo-work";
+    const RunResult made = execute(
+        {"/bin/sh", "-c",
+         "set -e; git init -q -b main '" + work + "'; cd '" + work +
+             "'; echo hi > f; git add f; git -c user.name=t -c user.email=t@t commit -qm one; "
+             "git clone -q --bare . '" + repo + "'; cd '" + repo +
+             "'; git update-server-info; chmod -R a+rX '" + repo + "'"});
+    ASSERT_TRUE(made.exited_with(0)) << made.describe();
+  }
+  const Outcome outcome = run_python(
+      "import subprocess\n"
+      "for host in ['allowed.test', 'other.test']:\n"
+      "    r = subprocess.run(['git', 'ls-remote', 'http://' + host + ':" +
+      port() +
+      "/repo.git'], capture_output=True, text=True)\n"
+      "    print(host, r.returncode == 0 and 'refs/heads/main' in r.stdout)\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "allowed.test True\nother.test False\n") << outcome.run.describe();
+  EXPECT_NE(outcome.proxy_status.find("rule=network-not-allowed pid=- exe= path=other.test:" +
+                                      port() + "\n"),
+            std::string::npos)
+      << outcome.proxy_status;
+}
+
 // A trusted config file (not under /tmp, the workspace or $TMPDIR) holding `json`.
 std::string write_config(const TempDir& dir, const std::string& json) {
   const std::string path = dir / "config.json";

@@ -276,6 +276,31 @@ TEST_F(NetProxyTest, GitOverHttpReachesOnlyTheAllowedName) {
       << outcome.proxy_status;
 }
 
+// pip against a local simple index (PEP 503) through the proxy: the allowed index answers with
+// the package's versions, a refused name fails with a denial record. `pip index versions` reads
+// the index only, so the run needs no writable directory.
+TEST_F(NetProxyTest, PipReadsOnlyTheAllowedIndex) {
+  if (::access("/usr/bin/pip3", X_OK) != 0) DSH_SKIP_OR_FAIL("pip is not installed");
+  std::filesystem::create_directories(*dir_ / "simple/demo");
+  std::ofstream(*dir_ / "simple/index.html") << "<a href=\"demo/\">demo</a>\n";
+  std::ofstream(*dir_ / "simple/demo/index.html")
+      << "<a href=\"demo-1.2.0-py3-none-any.whl\">demo-1.2.0-py3-none-any.whl</a>\n";
+  const Outcome outcome = run_python(
+      "import subprocess\n"
+      "for host in ['allowed.test', 'other.test']:\n"
+      "    r = subprocess.run(['python3', '-m', 'pip', 'index', 'versions', 'demo', '--no-cache-dir',"
+      " '--disable-pip-version-check', '--retries', '0', '--timeout', '10', '--trusted-host', host,"
+      " '--index-url',"
+      " 'http://' + host + ':" +
+      port() +
+      "/simple/'], capture_output=True, text=True)\n"
+      "    print(host, r.returncode == 0 and '1.2.0' in r.stdout)\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "allowed.test True\nother.test False\n") << outcome.run.describe();
+  EXPECT_NE(outcome.proxy_status.find("path=other.test:" + port() + "\n"), std::string::npos)
+      << outcome.proxy_status;
+}
+
 // A trusted config file (not under /tmp, the workspace or $TMPDIR) holding `json`.
 std::string write_config(const TempDir& dir, const std::string& json) {
   const std::string path = dir / "config.json";

@@ -257,8 +257,8 @@ TEST_F(NetProxyTest, GitOverHttpReachesOnlyTheAllowedName) {
         {"/bin/sh", "-c",
          "set -e; git init -q -b main '" + work + "'; cd '" + work +
              "'; echo hi > f; git add f; git -c user.name=t -c user.email=t@t commit -qm one; "
-             "git clone -q --bare . '" + repo + "'; cd '" + repo +
-             "'; git update-server-info; chmod -R a+rX '" + repo + "'"});
+             "git clone -q --bare . '" +
+             repo + "'; cd '" + repo + "'; git update-server-info; chmod -R a+rX '" + repo + "'"});
     ASSERT_TRUE(made.exited_with(0)) << made.describe();
   }
   const Outcome outcome = run_python(
@@ -270,8 +270,8 @@ TEST_F(NetProxyTest, GitOverHttpReachesOnlyTheAllowedName) {
       "    print(host, r.returncode == 0 and 'refs/heads/main' in r.stdout)\n");
   EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
   EXPECT_EQ(outcome.run.out, "allowed.test True\nother.test False\n") << outcome.run.describe();
-  EXPECT_NE(outcome.proxy_status.find("rule=network-not-allowed pid=- exe= path=other.test:" +
-                                      port() + "\n"),
+  EXPECT_NE(outcome.proxy_status.find(
+                "rule=network-not-allowed pid=- exe= path=other.test:" + port() + "\n"),
             std::string::npos)
       << outcome.proxy_status;
 }
@@ -288,7 +288,8 @@ TEST_F(NetProxyTest, PipReadsOnlyTheAllowedIndex) {
   const Outcome outcome = run_python(
       "import subprocess\n"
       "for host in ['allowed.test', 'other.test']:\n"
-      "    r = subprocess.run(['python3', '-m', 'pip', 'index', 'versions', 'demo', '--no-cache-dir',"
+      "    r = subprocess.run(['python3', '-m', 'pip', 'index', 'versions', 'demo', "
+      "'--no-cache-dir',"
       " '--disable-pip-version-check', '--retries', '0', '--timeout', '10', '--trusted-host', host,"
       " '--index-url',"
       " 'http://' + host + ':" +

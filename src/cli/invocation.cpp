@@ -150,7 +150,7 @@ Result<RunInvocation> run_invocation(const Options& options) {
       .and_then([&] { return command_argv(options); })
       .transform([&](std::vector<std::string> argv) { run.argv = std::move(argv); })
       .and_then([&] { return policy_options(options); })
-      .transform([&](PolicyOptions policy) { run.policy = policy; })
+      .transform([&](PolicyOptions policy) { run.policy = std::move(policy); })
       .and_then([&] {
         return parse_bound(options.max_processes, "--max-processes", false, defaults.max_processes);
       })

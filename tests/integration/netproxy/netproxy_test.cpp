@@ -234,15 +234,20 @@ TEST_F(NetProxyTest, DirectTcpUdpAndRawSocketsFail) {
 }
 
 TEST_F(NetProxyTest, ProxyIsGoneAfterTheRun) {
-  const Outcome outcome = run_python("print('done')\n");
+  // A token only this run's argv holds: the other tests' proxies may run beside it (ctest -j).
+  const std::string token = "proxy-gone-" + std::to_string(::getpid());
+  const Outcome outcome = run_python("print('done')  # " + token + "\n");
   EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
-  // From outside: no process runs dsh-netproxy any more (the proxy waited for bwrap, whose PID
-  // namespace took the bridge with it).
+  // From outside: no dsh-netproxy of this run is left (the proxy waited for bwrap, whose PID
+  // namespace took the bridge with it). Each one's command line holds the chain after it.
   const std::string self = std::filesystem::path(DSH_SANDBOX_PATH).parent_path() / "dsh-netproxy";
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     std::error_code error;
     const auto exe = std::filesystem::read_symlink(entry.path() / "exe", error);
-    if (!error) EXPECT_NE(exe.string(), self) << entry.path();
+    if (error || exe.string() != self) continue;
+    std::string cmdline;
+    std::getline(std::ifstream(entry.path() / "cmdline"), cmdline, '\f');
+    EXPECT_EQ(cmdline.find(token), std::string::npos) << entry.path();
   }
 }
 

@@ -9,6 +9,7 @@ DSH_PACKAGES=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev
   bubblewrap util-linux musl-tools tmux python3 python3-pip git
   python3-jsonschema python3-venv python3-setuptools python3-wheel nodejs pkg-config
+  libasio-dev libidn2-dev
 )
 
 missing_packages() {

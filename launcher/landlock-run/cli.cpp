@@ -51,6 +51,12 @@ bool set_max_abi(Options& o, const char*, int n) {
 }
 #endif
 
+bool set_allow_connect_port(Options& o, const char*, int n) {
+  if (o.allow_connect_port >= 0) return false;
+  o.allow_connect_port = n;
+  return true;
+}
+
 constexpr FlagSpec kFlags[] = {
     {"--ro", Arity::kPath, add_ro},
     {"--rw", Arity::kPath, add_rw},
@@ -66,6 +72,7 @@ constexpr FlagSpec kFlags[] = {
     // it as an unknown argument.
     {"--max-abi", Arity::kNumber, set_max_abi},
 #endif
+    {"--allow-connect-port", Arity::kNumber, set_allow_connect_port},
 };
 
 const FlagSpec* find_flag(const char* arg) {

@@ -2,7 +2,7 @@
 // The launcher's argument grammar, PURE (no I/O, no allocation), so a unit test and a fuzzer can
 // drive it. Grammar:
 //   landlock-run [--ro P]... [--rw P]... [--deny-network] [--deny-metadata] [--scope-ipc]
-//                [--evidence] [--status-fd N] -- ARGV...
+//                [--evidence] [--status-fd N] [--allow-connect-port N] -- ARGV...
 //   (the test build landlock-run-testing also takes [--max-abi N], a cap on the ABI used)
 //   landlock-run --probe        (sole argument)
 //   landlock-run --features     (sole argument; key=value capability lines, an extension)
@@ -44,10 +44,11 @@ struct Options {
   bool deny_network = false;
   bool deny_metadata = false;
   bool scope_ipc = false;
-  bool evidence = false;  // fork a supervisor that records refusals on the status fd
-  int status_fd = -1;     // set as soon as parsed, so later usage errors can use it
-  int max_abi = -1;       // test build only (--max-abi); -1 means "the kernel's ABI"
-  int command_index = 0;  // argv[command_index] is the command's argv[0]
+  bool evidence = false;        // fork a supervisor that records refusals on the status fd
+  int status_fd = -1;           // set as soon as parsed, so later usage errors can use it
+  int max_abi = -1;             // test build only (--max-abi); -1 means "the kernel's ABI"
+  int allow_connect_port = -1;  // --allow-connect-port N (net_allow.h); -1: not given
+  int command_index = 0;        // argv[command_index] is the command's argv[0]
 };
 
 // Parses argv[1..argc). `grant_storage` must hold at least `argc` entries (or be null when

@@ -20,6 +20,8 @@
 //   namespaces (clone3: ENOSYS), setns and personality changes fail (seccomp_rules.h).
 // - --deny-network: socket()/socketpair() fail with EACCES for every family but AF_UNIX, as does
 //   io_uring; on ABI >= 4 Landlock also handles TCP bind/connect with no rule (second layer).
+// - --allow-connect-port N: TCP connect to port N only (Landlock ABI 4), stream sockets only
+//   (seccomp): the network allow-list's inside wall (net_allow.h).
 // - --scope-ipc: ABI >= 6 scopes abstract Unix sockets and signals to the sandbox; on an older
 //   kernel it fails closed. --deny-metadata: chmod/chown/utime/xattr families fail with EPERM.
 // - Nothing is read from the environment; it is passed to ARGV unchanged.
@@ -65,6 +67,7 @@
 #include "caps.h"
 #include "cli.h"
 #include "landlock.h"
+#include "net_allow.h"
 #include "seccomp_filter.h"
 #include "supervisor.h"
 
@@ -120,8 +123,8 @@ void adopt_status_fd(int fd) {
 
 // Steps 2 (refusals), 4 and 6 for one run: returns the ruleset fd, fully populated.
 int build_ruleset(const Options& options, int abi) {
-  const RulesetAttr attr{handled_fs_for_abi(abi),
-                         options.deny_network ? handled_net_for_abi(abi) : 0,
+  const bool net = options.deny_network || options.allow_connect_port >= 0;
+  const RulesetAttr attr{handled_fs_for_abi(abi), net ? handled_net_for_abi(abi) : 0,
                          options.scope_ipc ? scopes_for_abi(abi) : 0};
   const int ruleset = create_ruleset(attr);
   if (ruleset < 0) fail_ruleset(ruleset);
@@ -139,6 +142,11 @@ int build_ruleset(const Options& options, int abi) {
       }
       if (rc < 0) fail_ruleset(rc);
     }
+  }
+  if (options.allow_connect_port >= 0) {
+    const int rc =
+        add_connect_port_rule(ruleset, static_cast<uint16_t>(options.allow_connect_port));
+    if (rc < 0) fail_ruleset(rc);
   }
   return ruleset;
 }
@@ -315,7 +323,8 @@ const char** canonical_roots(const Options& options, size_t* count) {
       fail("cannot drop capabilities: %s", strerror(-rc));
     }
     enforce(ruleset);
-    FilterChoice filter{options.deny_network, options.deny_metadata, true};
+    FilterChoice filter{options.deny_network, options.deny_metadata, true,
+                        options.allow_connect_port >= 0};
     const int listener = install_notify_filter(filter);
     if (listener < 0) fail("seccomp filter error: %s", strerror(-listener));
     send_fd(sockets[1], listener);
@@ -346,7 +355,8 @@ const char** canonical_roots(const Options& options, size_t* count) {
     kill(child, SIGKILL);
     fail("cannot create the supervisor's signalfd: %s", strerror(errno));
   }
-  const SupervisorConfig config{FilterChoice{options.deny_network, options.deny_metadata, true},
+  const SupervisorConfig config{FilterChoice{options.deny_network, options.deny_metadata, true,
+                                             options.allow_connect_port >= 0},
                                 roots, root_count, g_status_fd};
   status = supervise(listener, child, signal_fd, config);
   exit_like(status);
@@ -359,6 +369,16 @@ const char** canonical_roots(const Options& options, size_t* count) {
   if (options.scope_ipc && scopes_for_abi(abi) == 0) {
     fail("--scope-ipc needs Landlock ABI %d (Linux 6.12); the usable ABI is %d", kScopeAbi, abi);
   }
+  if (options.allow_connect_port >= 0) {
+    if (options.allow_connect_port < 1 || options.allow_connect_port > 65535) {
+      fail("usage error: --allow-connect-port requires a port from 1 to 65535");
+    }
+    if (options.deny_network) fail("usage error: --allow-connect-port contradicts --deny-network");
+    if (handled_net_for_abi(abi) == 0) {
+      fail("--allow-connect-port needs Landlock ABI %d (Linux 6.7); the usable ABI is %d", kNetAbi,
+           abi);
+    }
+  }
   set_no_new_privs();
   const int ruleset = build_ruleset(options, abi);
   if (options.evidence) run_supervised(options, argv, abi, ruleset);
@@ -366,7 +386,8 @@ const char** canonical_roots(const Options& options, size_t* count) {
     fail("cannot drop capabilities: %s", strerror(-rc));
   }
   enforce(ruleset);
-  const FilterChoice filter{options.deny_network, options.deny_metadata};
+  const FilterChoice filter{options.deny_network, options.deny_metadata, false,
+                            options.allow_connect_port >= 0};
   if (const int rc = install_filter(filter); rc < 0) {
     fail("seccomp filter error: %s", strerror(-rc));
   }

@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "net_allow.h"
 #include "seccomp_rules.h"
 
 #if defined(__x86_64__)
@@ -88,11 +89,13 @@ constexpr size_t kMaxRules =
     sizeof(kTerminalRules) / sizeof(SyscallRule) + sizeof(kIpcRules) / sizeof(SyscallRule) +
     sizeof(kKeyringRules) / sizeof(SyscallRule) + sizeof(kNamespaceRules) / sizeof(SyscallRule) +
     sizeof(kNetworkRules) / sizeof(SyscallRule) + sizeof(kMetadataRules) / sizeof(SyscallRule) +
-    sizeof(kWriteIntentRules) / sizeof(SyscallRule);
-constexpr size_t kMaxProgram =
-    kPrologueLength + table_length(kTerminalRules) + table_length(kIpcRules) +
-    table_length(kKeyringRules) + table_length(kNamespaceRules) + table_length(kNetworkRules) +
-    table_length(kMetadataRules) + table_length(kWriteIntentRules) + 2 * kMaxRules + 1;
+    sizeof(kWriteIntentRules) / sizeof(SyscallRule) +
+    sizeof(kStreamNetworkRules) / sizeof(SyscallRule);
+constexpr size_t kMaxProgram = kPrologueLength + table_length(kTerminalRules) +
+                               table_length(kIpcRules) + table_length(kKeyringRules) +
+                               table_length(kNamespaceRules) + table_length(kNetworkRules) +
+                               table_length(kMetadataRules) + table_length(kWriteIntentRules) +
+                               table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
 // A leaf holds at most this many units (below), checked one after another.
@@ -328,6 +331,7 @@ int build(const FilterChoice& choice, Program* program) {
   rules.add(kNamespaceRules);
   if (choice.deny_network) rules.add(kNetworkRules);
   if (choice.deny_metadata) rules.add(kMetadataRules);
+  if (choice.stream_network_only) rules.add(kStreamNetworkRules);
   if (choice.notify) rules.add(kWriteIntentRules);
   rules.finish();
   program->tree(rules, 0, rules.units());
@@ -374,6 +378,9 @@ const SyscallRule* matching_rule(const FilterChoice& choice, int nr,
   if (rule == nullptr) rule = find_in(kNamespaceRules, nr, args);
   if (rule == nullptr && choice.deny_network) rule = find_in(kNetworkRules, nr, args);
   if (rule == nullptr && choice.deny_metadata) rule = find_in(kMetadataRules, nr, args);
+  if (rule == nullptr && choice.stream_network_only) {
+    rule = find_in(kStreamNetworkRules, nr, args);
+  }
   if (rule == nullptr && choice.notify) rule = find_in(kWriteIntentRules, nr, args);
   return rule;
 }

@@ -15,6 +15,7 @@ struct FilterChoice {
   // Evidence: every non-quiet rule answers SECCOMP_RET_USER_NOTIF instead of its errno, and the
   // write-intent rules are added (supervisor.h). Installed only through install_notify_filter.
   bool notify = false;
+  bool stream_network_only = false;  // --allow-connect-port (net_allow.h)
 };
 
 // The largest program build_filter_bytes can produce, in bytes.

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "denial_record.h"
+#include "net_allow.h"
 #include "seccomp_rules.h"
 
 // Linux 6.6: the supervisor's wake-up runs on the notifying task's CPU (a lower round trip).
@@ -445,6 +446,10 @@ const char* refused_op(const SyscallRule& rule, PathArg* arg) {
 
 const char* refused_rule(const SyscallRule& rule) {
   for (const SyscallRule& r : kNetworkRules) {
+    if (&r == &rule) return "network-denied";
+  }
+  // Under the allow-list only stream sockets reach the proxy's bridge; the rest is refused.
+  for (const SyscallRule& r : kStreamNetworkRules) {
     if (&r == &rule) return "network-denied";
   }
   for (const SyscallRule& r : kMetadataRules) {

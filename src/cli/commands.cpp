@@ -9,6 +9,7 @@
 
 #include "cli/habits.h"
 #include "cli/invocation.h"
+#include "cli/network_config.h"
 #include "cli/path_rules.h"
 #include "cli/setup.h"
 #include "dsh/sandbox/errors.h"
@@ -29,7 +30,9 @@ SandboxPolicy confined_policy(const PolicyOptions& options, SandboxMode default_
     throw InvalidSandboxInputError(
         "confine: danger-full-access runs the command unconfined; there is nothing to confine");
   }
-  return {*confined, workspace.path(), std::nullopt, options.network, workspace};
+  SandboxPolicy policy{*confined, workspace.path(), std::nullopt, options.network, workspace};
+  policy.network_allow = options.network_allow;
+  return policy;
 }
 
 nlohmann::json modes_json(const std::vector<ModeEnforcement>& modes) {
@@ -101,6 +104,7 @@ int confine(const Options& options) {
     const Setup setup = load_setup(options.config_path, untrusted);
     SandboxPolicy policy = confined_policy(requested, setup.mode, workspace);
     add_path_rules(policy, options, setup.path_rules);
+    add_config_network(policy, requested.network_given, setup.network_rules);
     require_trusted_self(untrusted, policy.mode);
     // confine starts nothing, but its caller spawns the argv it prints: record it first.
     record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);
@@ -139,6 +143,7 @@ int probe(const Options& options) {
         SandboxPolicy view{to_confined_mode(setup.mode).value_or(ConfinedSandboxMode::kReadOnly),
                            working_directory()};
         add_path_rules(view, options, setup.path_rules);
+        add_config_network(view, false, setup.network_rules);
         policy_view = effective_policy_view(view);
       } catch (const SandboxError&) {
         policy_view = nullptr;  // no usable working directory: nothing to show

@@ -40,6 +40,34 @@ Result<StdinMode> stdin_mode(const std::string& text) {
   return InvalidInput{fmt::format("run: --stdin \"{}\": expected auto, inherit or close", text)};
 }
 
+// --network inherit|deny|allow:LIST, --network-deny LIST and --network-resolve NAME=ADDRESS,
+// canonicalised here, once.
+Result<void> network_options(const Options& options, PolicyOptions& policy) {
+  policy.network_given = !options.network.empty();
+  auto network = parse_network_option(policy.network_given ? options.network : "inherit");
+  if (!network) return network.error();
+  policy.network = network.value().first;
+  policy.network_allow.allow = std::move(network.value().second);
+  const bool extras = !options.network_deny.empty() || !options.network_resolve.empty();
+  // Without --network, the config's networkAllow may supply the allow-list these refine.
+  if (extras && policy.network_given && policy.network != NetworkPolicy::kAllowList) {
+    return InvalidInput{
+        "--network-deny and --network-resolve refine an allow-list; give --network allow:LIST "
+        "as well"};
+  }
+  if (!options.network_deny.empty()) {
+    auto deny = parse_network_list(options.network_deny);
+    if (!deny) return deny.error();
+    policy.network_allow.deny = std::move(deny).value();
+  }
+  for (const std::string& mapping : options.network_resolve) {
+    auto canonical = canonical_network_resolve(mapping);
+    if (!canonical) return canonical.error();
+    policy.network_allow.resolve.push_back(std::move(canonical).value());
+  }
+  return {};
+}
+
 // Above the maximum is an error, never a silent cap: the caller asked for more than it gets.
 Result<void> check_timeout(double seconds) {
   const double max_seconds = exec::kMaxTimeoutMs / 1000;
@@ -68,11 +96,8 @@ Result<PolicyOptions> policy_options(const Options& options) {
               : parse_sandbox_mode(options.mode).transform([&policy](SandboxMode mode) {
                   policy.mode = mode;
                 }))
-      .and_then([&options] { return parse_network_policy(options.network); })
-      .transform([&policy](NetworkPolicy network) {
-        policy.network = network;
-        return policy;
-      });
+      .and_then([&options, &policy] { return network_options(options, policy); })
+      .transform([&policy] { return policy; });
 }
 
 Result<std::optional<std::uint64_t>> parse_bound(const std::string& text, const std::string& option,
@@ -136,7 +161,7 @@ Result<RunInvocation> run_invocation(const Options& options) {
       .and_then([&] { return command_argv(options); })
       .transform([&](std::vector<std::string> argv) { run.argv = std::move(argv); })
       .and_then([&] { return policy_options(options); })
-      .transform([&](PolicyOptions policy) { run.policy = policy; })
+      .transform([&](PolicyOptions policy) { run.policy = std::move(policy); })
       .and_then([&] {
         return parse_bound(options.max_processes, "--max-processes", false, defaults.max_processes);
       })

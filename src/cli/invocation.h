@@ -19,6 +19,8 @@ namespace dsh::sandbox::cli {
 struct PolicyOptions {
   std::optional<SandboxMode> mode;  // the approved mode for this call; nullopt: the default
   NetworkPolicy network = NetworkPolicy::kInherit;
+  NetworkAllowList network_allow;  // --network allow:..., --network-deny, --network-resolve
+  bool network_given = false;      // --network was on the command line (cli/network_config.h)
 };
 
 enum class Escalation { kNever, kAsk };

@@ -18,7 +18,14 @@ void add_policy_options(CLI::App& command, Options& options) {
                      "else the config's, else read-only)");
   command.add_option("--workspace", options.workspace, "absolute workspace root (default: cwd)");
   command.add_option("--network", options.network,
-                     "inherit | deny (default inherit; deny with danger-full-access is an error)");
+                     "inherit | deny | allow:NAME,*.SUFFIX,ADDRESS[/BITS],... (default inherit; "
+                     "deny or allow: with danger-full-access is an error; docs/network.md)");
+  command.add_option("--network-deny", options.network_deny,
+                     "with allow:, destinations refused even when allowed (same grammar)");
+  command
+      .add_option("--network-resolve", options.network_resolve,
+                  "with allow:, NAME=ADDRESS: the proxy dials ADDRESS for NAME (tests, mirrors)")
+      ->allow_extra_args(false);
   command.add_option("--config", options.config_path, "JSON config file");
   command.add_option("--allow-write", options.allow_write,
                      "PATH: an extra writable directory (workspace-write; repeatable)");

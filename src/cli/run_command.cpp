@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/habits.h"
 #include "cli/invocation.h"
+#include "cli/network_config.h"
 #include "cli/path_rules.h"
 #include "cli/run_context.h"
 #include "cli/run_io.h"
@@ -104,6 +105,8 @@ SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& set
   request.workspace_root = call.workspace;
   SandboxExecutionPolicy policy = service.resolve(request);
   policy.network = run.policy.network;
+  policy.network_allow = run.policy.network_allow;
+  add_config_network(policy, run.policy.network_given, setup.network_rules);
   return policy;
 }
 

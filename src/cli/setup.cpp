@@ -37,6 +37,9 @@ Result<Setup> parse_setup(std::string_view text) {
       auto rules = local::path_rules_from_document(document);
       if (!rules) return rules.error();
       setup.path_rules = std::move(rules).value();
+      auto network = local::network_rules_from_document(document);
+      if (!network) return network.error();
+      setup.network_rules = std::move(network).value();
       if (!document.contains("mode")) return setup;
       const nlohmann::json& mode = document["mode"];
       if (!mode.is_string()) return InvalidInput{"mode must be a string", ErrorCode::kMalformed};

@@ -18,6 +18,7 @@ struct Setup {
   LocalSandboxConfig provider;
   SandboxMode mode = SandboxMode::kReadOnly;  // the fail-safe default
   local::ConfigPathRules path_rules;          // allowWrite, denyWrite, denyRead, allowCache
+  local::ConfigNetworkRules network_rules;    // networkAllow, networkDeny
 };
 
 // The config file holds the provider's keys and the default mode; an empty path is no file.

@@ -252,6 +252,15 @@ std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandb
   sandbox.backend = confined->backend;
   sandbox.layers = confined->layers;
   const bool classified = !report.failure && !report.exec_refused && !process.spawn_error;
+  // The network allow-list's proxy records every refused destination, with or without the
+  // launcher's evidence: its channel is ours, never the command's.
+  if (status != nullptr) {
+    for (std::size_t i = 0; i < texts.size() && i < confined->status_channels.size(); ++i) {
+      if (confined->status_channels[i].layer == RunnerLayer::kNetProxy) {
+        profiles::collect_denials(texts[i], sandbox.denials);
+      }
+    }
+  }
   if (status != nullptr && status->evidence) {
     // Evidence: the launcher's records, never the command's text (docs/evidence.md).
     for (std::size_t i = 0; i < texts.size() && i < confined->status_channels.size(); ++i) {
@@ -342,6 +351,7 @@ RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
   exec::Completion process = exec::run(prepared.request);
   SandboxFacts sandbox{spec.policy.mode};
   sandbox.workspace_root = spec.policy.workspace_root;
+  sandbox.network_allow = spec.policy.network_allow.allow;
   std::optional<std::string> failure = runner_not_started(process.spawn_error, prepared);
   if (failure) {
     process.spawn_error.reset();

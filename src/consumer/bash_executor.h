@@ -41,6 +41,9 @@ struct SandboxFacts {
   std::optional<DenialSource> denial_source;
   DenialEvidence denials;
   std::string workspace_root;  // the policy's, for naming the narrowest change
+  // The policy's network allow-list entries (empty without one): learn proposes them with the
+  // refused names added.
+  std::vector<std::string> network_allow;
   std::optional<SandboxEnforcement> enforcement;
   std::string backend;              // for JSON: the label of `layers`
   std::vector<RunnerLayer> layers;  // the runners that confined it, outermost first

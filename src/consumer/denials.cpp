@@ -2,8 +2,10 @@
 #include "consumer/denials.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
+#include "dsh/sandbox/modes.h"
 #include "dsh/sandbox/roots.h"
 #include "fmt/format.h"
 
@@ -23,6 +25,16 @@ std::string writable_dir_for(const Denial& denial) {
   const std::size_t slash = denial.path.rfind('/');
   if (slash == std::string::npos || slash == 0) return "/";
   return denial.path.substr(0, slash);
+}
+
+// The proxy records a refused destination as HOST:PORT or [V6]:PORT: the host, as the allow-list
+// entry that would admit it; nullopt for a path that names no destination (a malformed request).
+std::optional<std::string> refused_host(const std::string& path) {
+  const std::size_t colon = path.rfind(':');
+  if (colon == std::string::npos || colon == 0) return std::nullopt;
+  auto canonical = canonical_network_entry(path.substr(0, colon));
+  if (!canonical) return std::nullopt;
+  return std::move(canonical).value();
 }
 
 }  // namespace
@@ -52,7 +64,18 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
       changes.push_back(std::move(change));
     }
   };
+  // The allow-list's entries plus every refused name, proposed as one --network allow: flag.
+  std::vector<std::string> allow = sandbox.network_allow;
+  const std::size_t allowed_before = allow.size();
+  std::optional<std::size_t> allow_position;
   for (const Denial& denial : sandbox.denials.records) {
+    if (denial.rule == "network-not-allowed") {
+      const std::optional<std::string> host = refused_host(denial.path);
+      if (!host) continue;
+      if (std::find(allow.begin(), allow.end(), *host) == allow.end()) allow.push_back(*host);
+      if (!allow_position) allow_position = changes.size();
+      continue;
+    }
     if (is_file_rule(denial.rule)) {
       if (sandbox.mode == SandboxMode::kReadOnly && !workspace_root.empty() &&
           is_beneath(denial.path, workspace_root)) {
@@ -62,7 +85,7 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
       }
     } else if (denial.rule == "metadata") {
       add("--mode workspace-write");  // read-only alone refuses chmod, chown, utimes, xattrs
-    } else if (denial.rule == "network-denied" || denial.rule == "network-not-allowed") {
+    } else if (denial.rule == "network-denied") {
       add("--network inherit (a wider file mode does not help a network refusal)");
     } else if (denial.rule == "kernel-object") {
       add("none: " + denial.op + " (" + denial.path +
@@ -70,6 +93,10 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
     } else {
       add("a policy that lifts rule " + denial.rule + " for " + denial.path);
     }
+  }
+  if (allow_position && allow.size() > allowed_before) {
+    changes.insert(changes.begin() + static_cast<std::ptrdiff_t>(*allow_position),
+                   fmt::format("--network allow:{}", fmt::join(allow, ",")));
   }
   return changes;
 }

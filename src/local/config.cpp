@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "dsh/sandbox/local_provider.h"
+#include "dsh/sandbox/modes.h"
 #include "local/config.h"
 #include "seam/json_codec.h"
 
@@ -20,13 +22,14 @@ bool has_nul(std::string_view text) { return text.find('\0') != std::string_view
 
 constexpr std::string_view kKnownKeys =
     "mode, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, "
-    "bwrapPath, allowWrite, denyWrite, denyRead, allowCache";
+    "bwrapPath, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny";
 
 Result<void> check_known_keys(const nlohmann::json& document) {
   for (const auto& [key, value] : document.items()) {
     if (key != "mode" && key != "runnerCommand" && key != "runnerFailureSignatures" &&
         key != "probeTimeoutMs" && key != "bwrapPath" && key != "runnerAcceptsHardening" &&
-        key != "allowWrite" && key != "denyWrite" && key != "denyRead" && key != "allowCache") {
+        key != "allowWrite" && key != "denyWrite" && key != "denyRead" && key != "allowCache" &&
+        key != "networkAllow" && key != "networkDeny") {
       return InvalidInput{
           fmt::format("config: unknown key \"{}\"; known keys: {}", key, kKnownKeys)};
     }
@@ -154,6 +157,28 @@ Result<ConfigPathRules> path_rules_from_document(const nlohmann::json& value) {
       .and_then([&] { return read_strings(value, "denyRead", rules.deny_read); })
       .and_then([&] { return read_strings(value, "allowCache", rules.allow_cache); })
       .transform([&] { return std::move(rules); });
+}
+
+Result<ConfigNetworkRules> network_rules_from_document(const nlohmann::json& value) {
+  if (!value.is_object()) {
+    return InvalidInput{"config JSON must be an object", ErrorCode::kMalformed};
+  }
+  ConfigNetworkRules rules;
+  for (const auto& [key, out] :
+       {std::pair<const char*, std::vector<std::string>*>{"networkAllow", &rules.allow},
+        {"networkDeny", &rules.deny}}) {
+    std::vector<std::string> entries;
+    if (auto read = read_strings(value, key, entries); !read) return read.error();
+    for (const std::string& entry : entries) {
+      auto canonical = canonical_network_entry(entry);
+      if (!canonical) {
+        return InvalidInput{fmt::format("config: {} entry {}: {}", key, text::quoted(entry),
+                                        canonical.error().message)};
+      }
+      out->push_back(std::move(canonical).value());
+    }
+  }
+  return rules;
 }
 
 }  // namespace local

@@ -25,4 +25,17 @@ struct ConfigPathRules {
 };
 Result<ConfigPathRules> path_rules_from_document(const nlohmann::json& document);
 
+// The network allow-list a config may give every call (docs/network.md): networkAllow and
+// networkDeny, arrays of entries in the --network allow: grammar, each canonicalised here once.
+// A config networkAllow makes the allow-list the default network policy; an explicit --network
+// on the command line replaces it (inherit, deny) or adds to it (allow:). networkDeny refines
+// whichever allow-list is in force, and wins over it.
+struct ConfigNetworkRules {
+  std::vector<std::string> allow;
+  std::vector<std::string> deny;
+
+  bool operator==(const ConfigNetworkRules&) const = default;
+};
+Result<ConfigNetworkRules> network_rules_from_document(const nlohmann::json& document);
+
 }  // namespace dsh::sandbox::local

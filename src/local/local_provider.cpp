@@ -333,6 +333,10 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
                       "it where no confined run can write ({})",
                       s.config.runner_command.front(), *distrust, trusted_path_fix()));
     }
+    if (policy.network == NetworkPolicy::kAllowList) {
+      throw SandboxUnavailableError(
+          policy.mode, *profiles::netproxy_unsupported_reason(/*bwrap_backend=*/false));
+    }
     if (const auto reason = profiles::runner_command_unsupported_reason(
             policy, s.config.runner_accepts_hardening)) {
       throw SandboxUnavailableError(policy.mode, *reason);
@@ -346,6 +350,13 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   if (!selection) throw SandboxUnavailableError(policy.mode);
   if (const auto reason = profiles::unsupported_reason(*selection, s.runners, policy)) {
     throw SandboxUnavailableError(policy.mode, *reason);
+  }
+  if (policy.network == NetworkPolicy::kAllowList &&
+      ::access(s.runners.netproxy.c_str(), X_OK) != 0) {
+    throw SandboxUnavailableError(
+        policy.mode, fmt::format("the network allow-list's proxy {} is missing or not executable; "
+                                 "install dsh-netproxy beside landlock-run",
+                                 s.runners.netproxy));
   }
   s.require_trusted_runners(*selection, untrusted, policy.mode);
   // Only Seatbelt matches resolved paths; the others take the root as resolved above.

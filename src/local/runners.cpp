@@ -29,6 +29,9 @@ profiles::Runners locate_runners(const LocalSandboxConfig& config, const LocalSa
   runners.bwrap = locate_bwrap(config.bwrap_path);
   runners.landlock_run = hooks.launcher_path.empty() ? launcher_beside_self() : hooks.launcher_path;
   if (!hooks.sandbox_exec_path.empty()) runners.sandbox_exec = hooks.sandbox_exec_path;
+  // dsh-netproxy is installed beside the launcher.
+  const std::string& launcher = runners.landlock_run;
+  runners.netproxy = launcher.substr(0, launcher.rfind('/') + 1) + "dsh-netproxy";
   runners.windows_acl = hooks.windows_acl_runner;
   return runners;
 }

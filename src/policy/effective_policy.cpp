@@ -536,11 +536,16 @@ std::optional<std::string> writable_root_covering(std::string_view path,
 
 nlohmann::json effective_policy_json(const EffectivePolicy& effective) {
   const SandboxPolicy& policy = effective.policy;
-  return nlohmann::json{
-      {"mode", wire_name(policy.mode)},       {"workspaceRoot", policy.workspace_root},
-      {"network", wire_name(policy.network)}, {"allowWrite", policy.allow_write},
-      {"denyWrite", policy.deny_write},       {"denyRead", policy.deny_read},
-      {"allowCache", policy.allow_cache},     {"protected", effective.protected_paths}};
+  return nlohmann::json{{"mode", wire_name(policy.mode)},
+                        {"workspaceRoot", policy.workspace_root},
+                        {"network", wire_name(policy.network)},
+                        {"allowWrite", policy.allow_write},
+                        {"denyWrite", policy.deny_write},
+                        {"denyRead", policy.deny_read},
+                        {"allowCache", policy.allow_cache},
+                        {"protected", effective.protected_paths},
+                        {"networkAllow", policy.network_allow.allow},
+                        {"networkDeny", policy.network_allow.deny}};
 }
 
 }  // namespace dsh::sandbox::policy

@@ -58,7 +58,7 @@ std::optional<std::string> writable_root_covering(std::string_view path,
                                                   const std::vector<std::string>& roots);
 
 // The `policy` object of confine, probe --json and run --json: {mode, workspaceRoot, network,
-// allowWrite, denyWrite, denyRead, allowCache, protected}.
+// allowWrite, denyWrite, denyRead, allowCache, protected, networkAllow, networkDeny}.
 nlohmann::json effective_policy_json(const EffectivePolicy& effective);
 
 }  // namespace dsh::sandbox::policy

@@ -30,7 +30,8 @@ std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& p
       "--new-session",
       // Without it a root caller's command keeps every capability and can remount / read-write.
       "--cap-drop", "ALL"};
-  if (policy.network == NetworkPolicy::kDeny) args.emplace_back("--unshare-net");
+  // The allow-list gets the same empty namespace: only lo, where dsh-netproxy's bridge listens.
+  if (policy.network != NetworkPolicy::kInherit) args.emplace_back("--unshare-net");
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
     args.insert(args.end(),
                 {"--tmpfs", "/tmp", "--bind", policy.workspace_root, policy.workspace_root});

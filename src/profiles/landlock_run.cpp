@@ -9,6 +9,7 @@
 
 #include "dsh/sandbox/roots.h"
 #include "profiles/denial_line.h"
+#include "profiles/netproxy.h"
 
 namespace dsh::sandbox::profiles {
 
@@ -52,6 +53,11 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
   // touch inside the workspace, and seccomp cannot tell inside from outside.
   if (!workspace_write && features.deny_metadata) args.emplace_back("--deny-metadata");
   if (policy.network == NetworkPolicy::kDeny) args.emplace_back("--deny-network");
+  // The allow-list: TCP to the bridge's loopback port only (Landlock ABI 4), and no UDP or raw
+  // socket at all (seccomp); bwrap's network namespace is the route's first wall.
+  if (policy.network == NetworkPolicy::kAllowList && features.abi >= 4 && features.deny_network) {
+    args.insert(args.end(), {"--allow-connect-port", std::to_string(kNetProxyPort)});
+  }
   return args;
 }
 

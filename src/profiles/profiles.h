@@ -17,6 +17,7 @@
 #include "dsh/sandbox/policy.h"
 #include "profiles/bwrap.h"
 #include "profiles/landlock_run.h"
+#include "profiles/netproxy.h"
 #include "profiles/runner_command.h"
 #include "profiles/runner_report.h"
 #include "profiles/seatbelt.h"
@@ -30,6 +31,7 @@ struct Runners {
   std::string landlock_run;
   std::string sandbox_exec = "/usr/bin/sandbox-exec";
   std::vector<std::string> windows_acl;  // the runner's argv prefix, e.g. [node, runner.js]
+  std::string netproxy;                  // dsh-netproxy, for the network allow-list
 };
 
 // The chain's verdict: which backend confines, and what landlock-run offers when it is used,

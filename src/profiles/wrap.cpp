@@ -47,6 +47,9 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
       facts.ungoverned = windows_acl_ungoverned();
       break;
   }
+  if (policy.network == NetworkPolicy::kAllowList) {
+    facts.runner_failure_rules.insert(facts.runner_failure_rules.begin(), netproxy_failure_rule());
+  }
   facts.layers = selection_layers(selection);
   facts.backend = backend_label(facts.layers);
   facts.enforcement =
@@ -69,7 +72,21 @@ void append_prefix(ConfinedArgv& out, const Selection& selection, const Runners&
                    std::string_view temp_dir, const RunNeeds& needs, const FsPlan& plan) {
   switch (selection.backend) {
     case SandboxBackend::kBwrap: {
+      // The allow-list: the proxy heads the chain outside; inside bwrap's network namespace the
+      // bridge listens on loopback before the launcher starts (profiles/netproxy.h).
+      const bool allow_list = policy.network == NetworkPolicy::kAllowList;
+      if (allow_list) {
+        append_runner(out.argv, runners.netproxy, netproxy_run_args(needs), netproxy_args(policy));
+        if (needs.status_channels) out.status_channels.push_back(netproxy_status_channel());
+      }
       Argv args = bwrap_args(policy, plan);
+      if (allow_list) {
+        const Argv env = netproxy_env_args();
+        args.insert(args.end(), env.begin(), env.end());
+        if (bwrap_hides(runners.netproxy, policy)) {
+          args.insert(args.end(), {"--ro-bind", runners.netproxy, runners.netproxy});
+        }
+      }
       if (!selection.landlock) {
         // bwrap alone gets the launcher's always-on filter through a descriptor. In the layered
         // default the inner launcher installs that same filter itself, so bwrap loads none.
@@ -87,6 +104,7 @@ void append_prefix(ConfinedArgv& out, const Selection& selection, const Runners&
       }
       append_runner(out.argv, runners.bwrap, bwrap_run_args(needs), args);
       if (needs.status_channels) out.status_channels.push_back(bwrap_status_channel());
+      if (allow_list) append_runner(out.argv, runners.netproxy, netproxy_bridge_args(), {});
       if (selection.landlock) {
         append_runner(
             out.argv, runners.landlock_run, landlock_run_args(needs),
@@ -153,6 +171,12 @@ std::optional<std::string> unsupported_reason(const Selection& selection, const 
                              selection.backend == SandboxBackend::kLandlock)) {
     chain.push_back(&runners.landlock_run);
   }
+  if (policy.network == NetworkPolicy::kAllowList) {
+    if (auto reason = netproxy_unsupported_reason(selection.backend == SandboxBackend::kBwrap)) {
+      return reason;
+    }
+    chain.push_back(&runners.netproxy);
+  }
   for (const std::string* runner : chain) {
     if (host_writable(*runner, selection.backend, policy)) {
       return fmt::format(
@@ -188,6 +212,13 @@ RunnerReport read_status_reports(const ConfinedArgv& confined, std::span<const s
   if (!exit_code || *exit_code == 0) return {};
   const std::vector<StatusChannel>& channels = confined.status_channels;
   const std::size_t count = std::min(channels.size(), status.size());
+  // The proxy heads the chain: its own failure line means nothing inside it ran.
+  for (std::size_t i = 0; i < count; ++i) {
+    if (channels[i].format != StatusFormat::kProxyLines) continue;
+    if (RunnerReport report = netproxy_status_report(status[i]); report != RunnerReport{}) {
+      return report;
+    }
+  }
   // The launcher first: it is always the innermost runner, so its line is the nearest fact.
   for (std::size_t i = 0; i < count; ++i) {
     if (channels[i].format != StatusFormat::kLauncherLines) continue;

@@ -33,6 +33,8 @@ std::string_view layer_name(RunnerLayer layer) {
       return "seatbelt";
     case RunnerLayer::kWindowsAcl:
       return "windows-acl";
+    case RunnerLayer::kNetProxy:
+      return "netproxy";
   }
   throw std::logic_error("unreachable variant in RunnerLayer");
 }
@@ -40,6 +42,7 @@ std::string_view layer_name(RunnerLayer layer) {
 std::string backend_label(std::span<const RunnerLayer> layers) {
   std::string label;
   for (const RunnerLayer layer : layers) {
+    if (layer == RunnerLayer::kNetProxy) continue;  // a network runner, not a confinement layer
     if (!label.empty()) label += '+';
     // The launcher's backend is named for its mechanism, as probe and the verdict cache name it.
     label += layer == RunnerLayer::kLandlockRun ? std::string_view("landlock") : layer_name(layer);
@@ -53,6 +56,8 @@ std::string_view status_format_name(StatusFormat format) {
       return "bwrap-json";
     case StatusFormat::kLauncherLines:
       return "launcher-lines";
+    case StatusFormat::kProxyLines:
+      return "proxy-lines";
   }
   throw std::logic_error("unreachable variant in StatusFormat");
 }

@@ -163,6 +163,13 @@ json to_value(const SandboxPolicy& policy) {
   if (!policy.deny_write.empty()) value["denyWrite"] = policy.deny_write;
   if (!policy.deny_read.empty()) value["denyRead"] = policy.deny_read;
   if (!policy.allow_cache.empty()) value["allowCache"] = policy.allow_cache;
+  if (policy.network == NetworkPolicy::kAllowList) {
+    value["networkAllow"] = policy.network_allow.allow;
+    value["networkDeny"] = policy.network_allow.deny;
+    if (!policy.network_allow.resolve.empty()) {
+      value["networkResolve"] = policy.network_allow.resolve;
+    }
+  }
   return value;
 }
 
@@ -218,7 +225,7 @@ std::optional<RunnerLayer> layer_named(const json& value) {
   if (!value.is_string()) return std::nullopt;
   for (const RunnerLayer layer :
        {RunnerLayer::kBwrap, RunnerLayer::kLandlockRun, RunnerLayer::kRunnerCommand,
-        RunnerLayer::kSeatbelt, RunnerLayer::kWindowsAcl}) {
+        RunnerLayer::kSeatbelt, RunnerLayer::kWindowsAcl, RunnerLayer::kNetProxy}) {
     if (value.get<std::string>() == layer_name(layer)) return layer;
   }
   return std::nullopt;
@@ -226,7 +233,8 @@ std::optional<RunnerLayer> layer_named(const json& value) {
 
 std::optional<StatusFormat> format_named(const json& value) {
   if (!value.is_string()) return std::nullopt;
-  for (const StatusFormat format : {StatusFormat::kBwrapJson, StatusFormat::kLauncherLines}) {
+  for (const StatusFormat format :
+       {StatusFormat::kBwrapJson, StatusFormat::kLauncherLines, StatusFormat::kProxyLines}) {
     if (value.get<std::string>() == status_format_name(format)) return format;
   }
   return std::nullopt;
@@ -353,6 +361,21 @@ Result<SandboxPolicy> sandbox_policy_from_value(const json& value) {
   auto network = network_field(value, kWhat);
   if (!network) return network.error();
   policy.network = network.value();
+  // networkAllow, networkDeny and networkResolve: optional string arrays, canonicalised here
+  // once (validate_policy then holds every later reader to the canonical spelling).
+  for (auto [key, field] : {std::pair{"networkAllow", &policy.network_allow.allow},
+                            std::pair{"networkDeny", &policy.network_allow.deny},
+                            std::pair{"networkResolve", &policy.network_allow.resolve}}) {
+    if (!value.contains(key)) continue;
+    auto entries = string_array(value, key, kWhat);
+    if (!entries) return entries.error();
+    for (const std::string& entry : entries.value()) {
+      auto canonical = std::string_view(key) == "networkResolve" ? canonical_network_resolve(entry)
+                                                                 : canonical_network_entry(entry);
+      if (!canonical) return canonical.error();
+      field->push_back(std::move(canonical).value());
+    }
+  }
   for (const auto& [field, out] :
        {std::pair<const char*, std::vector<std::string>*>{"allowWrite", &policy.allow_write},
         {"denyWrite", &policy.deny_write},

@@ -33,7 +33,15 @@ std::string_view wire_name(DenialSource source) noexcept {
 }
 
 std::string_view wire_name(NetworkPolicy network) noexcept {
-  return network == NetworkPolicy::kInherit ? "inherit" : "deny";
+  switch (network) {
+    case NetworkPolicy::kInherit:
+      return "inherit";
+    case NetworkPolicy::kDeny:
+      return "deny";
+    case NetworkPolicy::kAllowList:
+      return "allow-list";
+  }
+  return "invalid-network";
 }
 
 Result<SandboxMode> parse_sandbox_mode(std::string_view name) {
@@ -68,11 +76,14 @@ Result<SandboxEnforcement> parse_sandbox_enforcement(std::string_view name) {
 }
 
 Result<NetworkPolicy> parse_network_policy(std::string_view name) {
-  for (const auto network : {NetworkPolicy::kInherit, NetworkPolicy::kDeny}) {
+  for (const auto network :
+       {NetworkPolicy::kInherit, NetworkPolicy::kDeny, NetworkPolicy::kAllowList}) {
     if (wire_name(network) == name) return network;
   }
-  return InvalidInput{
-      fmt::format("unknown network policy {}; expected one of: inherit, deny", text::quoted(name))};
+  return InvalidInput{fmt::format(
+      "unknown network policy {}; expected one of: inherit, deny, allow-list (on the command "
+      "line: allow:NAME,*.SUFFIX,ADDRESS,...)",
+      text::quoted(name))};
 }
 
 SandboxMode to_sandbox_mode(ConfinedSandboxMode mode) noexcept {

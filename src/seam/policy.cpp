@@ -14,6 +14,39 @@ namespace {
 
 bool has_nul(std::string_view value) { return value.find('\0') != std::string_view::npos; }
 
+Result<void> validate_entries(const std::vector<std::string>& entries, std::string_view field) {
+  for (const std::string& entry : entries) {
+    auto canonical = canonical_network_entry(entry);
+    if (!canonical) return canonical.error();
+    if (canonical.value() != entry) {
+      return InvalidInput{fmt::format("{} entry {} is not in its canonical spelling; write {}",
+                                      field, text::quoted(entry), text::quoted(canonical.value()))};
+    }
+  }
+  return {};
+}
+
+Result<void> validate_network_allow(NetworkPolicy network, const NetworkAllowList& list) {
+  const bool any = !list.allow.empty() || !list.deny.empty() || !list.resolve.empty();
+  if (any && network != NetworkPolicy::kAllowList) {
+    return InvalidInput{fmt::format(
+        "network allow/deny entries are given but the network policy is {}; use the allow-list "
+        "policy (--network allow:LIST) or drop the entries",
+        wire_name(network))};
+  }
+  if (auto valid = validate_entries(list.allow, "networkAllow"); !valid) return valid;
+  if (auto valid = validate_entries(list.deny, "networkDeny"); !valid) return valid;
+  for (const std::string& mapping : list.resolve) {
+    auto canonical = canonical_network_resolve(mapping);
+    if (!canonical) return canonical.error();
+    if (canonical.value() != mapping) {
+      return InvalidInput{fmt::format("networkResolve entry {} is not canonical; write {}",
+                                      text::quoted(mapping), text::quoted(canonical.value()))};
+    }
+  }
+  return {};
+}
+
 // NOLINTNEXTLINE(modernize-avoid-c-arrays)
 constexpr std::string_view kCachePresets[] = {"npm",   "yarn", "pnpm",  "bun",    "pip",   "uv",
                                               "cargo", "go",   "maven", "gradle", "ccache"};
@@ -94,7 +127,8 @@ std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& pol
                        policy.allow_write,
                        policy.deny_write,
                        policy.deny_read,
-                       policy.allow_cache};
+                       policy.allow_cache,
+                       policy.network_allow};
 }
 
 std::span<const std::string_view> cache_preset_names() { return kCachePresets; }
@@ -123,7 +157,8 @@ Result<void> validate_policy(const SandboxPolicy& policy) {
         "NUL bytes",
         text::quoted(*policy.session_id))};
   }
-  return check_path_rules(policy);
+  if (auto valid = check_path_rules(policy); !valid) return valid;
+  return validate_network_allow(policy.network, policy.network_allow);
 }
 
 Result<void> validate_argv(std::span<const std::string> argv) {

@@ -41,9 +41,11 @@ struct ProvidedFd {
 // The runners of a wrap, outermost first: a typed list, never a string to parse. "landlock-run"
 // is the launcher, alone or as the second layer inside bwrap; "runner-command" is the operator's
 // own runner (LocalSandboxConfig::runner_command).
-enum class RunnerLayer { kBwrap, kLandlockRun, kRunnerCommand, kSeatbelt, kWindowsAcl };
+// "netproxy" is the network allow-list's proxy (docs/network.md): outermost when present, a
+// network runner rather than a confinement layer, so backend labels leave it out.
+enum class RunnerLayer { kBwrap, kLandlockRun, kRunnerCommand, kSeatbelt, kWindowsAcl, kNetProxy };
 
-// "bwrap", "landlock-run", "runner-command", "seatbelt", "windows-acl".
+// "bwrap", "landlock-run", "runner-command", "seatbelt", "windows-acl", "netproxy".
 std::string_view layer_name(RunnerLayer layer);
 // The backend label of a layer list, as ConfinedArgv::backend spells it: "bwrap",
 // "bwrap+landlock", "landlock", "runner-command", "seatbelt", "windows-acl".
@@ -56,9 +58,12 @@ enum class StatusFormat {
   kBwrapJson,
   // landlock-run `--status-fd N`: one "landlock-run: ..." line, written only when it failed.
   kLauncherLines,
+  // dsh-netproxy `--status-fd N`: one "denial op=connect ..." line per refused connection
+  // (profiles/denial_line.h), and one "dsh-netproxy: ..." line when it failed itself.
+  kProxyLines,
 };
 
-// "bwrap-json", "launcher-lines".
+// "bwrap-json", "launcher-lines", "proxy-lines".
 std::string_view status_format_name(StatusFormat format);
 
 // A runner's out-of-band status channel, asked for with ConfineRequest::status_channels: the

@@ -6,7 +6,10 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "dsh/sandbox/result.h"
 
@@ -32,6 +35,26 @@ enum class SandboxEnforcement {
 enum class NetworkPolicy {
   kInherit,  // "inherit"
   kDeny,     // "deny": no sockets beyond Unix-domain ones
+  // "allow-list": the command's own network namespace has no route out; TCP goes through our
+  // proxy, which dials only what NetworkAllowList admits (docs/network.md).
+  kAllowList,
+};
+
+// The destinations of NetworkPolicy::kAllowList, each entry canonical (canonical_network_entry):
+//   name[:port]        registry.npmjs.org, github.com:443 (exact name)
+//   *.suffix[:port]    *.github.com: every name beneath github.com, not github.com itself
+//   address[:port]     10.0.0.5, [fd00::1]:8080: an IP literal the command may dial, and a
+//                      resolved address in a special range (loopback, private...) it may reach
+//   address/prefix     10.0.0.0/8, fd00::/8
+// A port-less entry admits every port. `deny` has the same grammar and wins over `allow`.
+// `resolve` (name=address, for tests and local mirrors) maps a canonical name to an address
+// instead of asking DNS, as curl's --resolve does.
+struct NetworkAllowList {
+  std::vector<std::string> allow;
+  std::vector<std::string> deny;
+  std::vector<std::string> resolve;
+
+  bool operator==(const NetworkAllowList&) const = default;
 };
 
 // In the reference's SANDBOX_MODES order.
@@ -49,6 +72,20 @@ Result<SandboxMode> parse_sandbox_mode(std::string_view name);
 Result<ConfinedSandboxMode> parse_confined_sandbox_mode(std::string_view name);
 Result<SandboxEnforcement> parse_sandbox_enforcement(std::string_view name);
 Result<NetworkPolicy> parse_network_policy(std::string_view name);
+
+// One allow/deny entry in its canonical spelling: lower case, no trailing dot, IP literals as
+// inet_ntop writes them, a CIDR's host bits cleared. Refused with a message naming the fix: NUL
+// and control bytes, a non-ASCII name (give its xn-- form), an empty or over-long label (63) or
+// name (253), a wildcard anywhere but a leading "*.", an all-numeric last label that is not a
+// valid IPv4 address, a port outside 1..65535.
+Result<std::string> canonical_network_entry(std::string_view entry);
+// A comma-separated list of entries, each canonical, in order, duplicates dropped.
+Result<std::vector<std::string>> parse_network_list(std::string_view list);
+// One `name=address` mapping of NetworkAllowList::resolve, canonical.
+Result<std::string> canonical_network_resolve(std::string_view mapping);
+// The CLI's --network value: "inherit", "deny", or "allow:LIST" (the policy and its entries).
+Result<std::pair<NetworkPolicy, std::vector<std::string>>> parse_network_option(
+    std::string_view value);
 
 SandboxMode to_sandbox_mode(ConfinedSandboxMode mode) noexcept;
 // nullopt for danger-full-access, which is not a confined mode.

@@ -38,6 +38,8 @@ struct SandboxExecutionPolicy {
   std::vector<std::string> deny_write;
   std::vector<std::string> deny_read;
   std::vector<std::string> allow_cache;
+  // The destinations of NetworkPolicy::kAllowList (empty otherwise), entries canonical.
+  NetworkAllowList network_allow;
 
   bool operator==(const SandboxExecutionPolicy&) const = default;
 };
@@ -62,6 +64,8 @@ struct SandboxPolicy {
   std::vector<std::string> deny_write;
   std::vector<std::string> deny_read;
   std::vector<std::string> allow_cache;
+  // The destinations of NetworkPolicy::kAllowList (empty otherwise), entries canonical.
+  NetworkAllowList network_allow;
 
   bool operator==(const SandboxPolicy&) const = default;
 };
@@ -74,7 +78,8 @@ std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& pol
 // present) naming that same root, and a session id (when present) that is non-empty and NUL-free.
 // Path rules: each absolute and NUL-free ("!" allowed before a deny path); an extra writable root
 // neither "/" nor beneath /proc, /dev or /sys; a deny-read path neither "/" nor containing the
-// workspace; cache names from the known presets (policy/cache_presets.h).
+// workspace; cache names from the known presets (policy/cache_presets.h). Network entries only
+// with the allow-list policy, each in its canonical spelling.
 // Existence is the provider's check: a policy may describe a root on another host.
 Result<void> validate_policy(const SandboxPolicy& policy);
 

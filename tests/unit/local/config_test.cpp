@@ -134,5 +134,43 @@ TEST(ConfigPathRules, TheFourKeysAreReadAndTypeChecked) {
             std::string::npos);
 }
 
+TEST(ConfigNetworkRules, EntriesAreCanonicalisedOnce) {
+  const auto document = nlohmann::json::parse(
+      R"({"networkAllow":["Registry.NPMJS.org.","*.GitHub.com:443","10.0.0.5"],)"
+      R"("networkDeny":["gist.github.com"]})");
+  EXPECT_TRUE(config_from_json(document.dump()));
+  auto rules = local::network_rules_from_document(document);
+  ASSERT_TRUE(rules) << rules.error().message;
+  EXPECT_EQ(rules.value().allow,
+            (std::vector<std::string>{"registry.npmjs.org", "*.github.com:443", "10.0.0.5"}));
+  EXPECT_EQ(rules.value().deny, std::vector<std::string>{"gist.github.com"});
+  EXPECT_EQ(local::network_rules_from_document(nlohmann::json::object()).value(),
+            local::ConfigNetworkRules{});
+}
+
+TEST(ConfigNetworkRules, BadInputNamesTheKeyAndTheEntry) {
+  const auto error = [](const std::string& text) {
+    auto rules = local::network_rules_from_document(nlohmann::json::parse(text));
+    EXPECT_FALSE(rules) << text;
+    return rules ? std::string() : rules.error().message;
+  };
+  // Not an array of strings.
+  EXPECT_NE(error(R"({"networkAllow":"registry.npmjs.org"})").find("networkAllow"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"networkDeny":[1]})").find("networkDeny"), std::string::npos);
+  // Entries the grammar refuses: each message names the key and the entry.
+  for (const std::string entry : {"allowed.test\\u0000.evil.test", "host:0", "host:65536",
+                                  "ex ample.com", "*.", "a*.b.com", "\u0430llowed.test", "127.1"}) {
+    const std::string message = error(R"({"networkAllow":[")" + entry + R"("]})");
+    EXPECT_NE(message.find("config: networkAllow entry"), std::string::npos) << message;
+  }
+  const std::string deny = error(R"({"networkDeny":["bad name"]})");
+  EXPECT_NE(deny.find("config: networkDeny entry \"bad name\""), std::string::npos) << deny;
+  // A misspelt key is refused with the known keys, the network ones among them.
+  auto unknown = config_from_json(R"({"networkAllowed":[]})");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("networkAllow, networkDeny"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dsh::sandbox

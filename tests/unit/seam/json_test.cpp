@@ -236,7 +236,9 @@ TEST(SandboxPolicyJson, NetworkIsWrittenOnlyWhenDenied) {
   const Result<SandboxPolicy> bad =
       sandbox_policy_from_json(R"({"mode":"read-only","workspaceRoot":"/ws","network":"off"})");
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error().message, "unknown network policy \"off\"; expected one of: inherit, deny");
+  EXPECT_EQ(bad.error().message,
+            "unknown network policy \"off\"; expected one of: inherit, deny, allow-list (on the "
+            "command line: allow:NAME,*.SUFFIX,ADDRESS,...)");
 }
 
 TEST(SandboxPolicyJson, RoundTripsExactly) {

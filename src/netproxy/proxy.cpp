@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: Apache-2.0
+// Standalone Asio (header-only) with C++20 coroutines: one single-threaded io_context per role.
+#include "netproxy/proxy.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <asio.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+
+#include "base/io.h"
+#include "netproxy/rules.h"
+#include "netproxy/tls.h"
+#include "profiles/denial_line.h"
+
+namespace dsh::sandbox::netproxy {
+
+namespace {
+
+using asio::awaitable;
+using asio::use_awaitable;
+using asio::ip::tcp;
+using Local = asio::local::stream_protocol;
+using namespace asio::experimental::awaitable_operators;
+
+constexpr std::size_t kMaxHead = 64 * 1024;
+constexpr std::size_t kMaxHello = 16384 + 5 + 256;
+constexpr std::size_t kBuffer = 64 * 1024;
+
+void write_fd(int fd, std::string_view bytes) {
+  while (!bytes.empty() && fd >= 0) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void set_cloexec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+struct Proxy {
+  asio::io_context& io;
+  Rules rules;
+  int status_fd;
+
+  void deny(std::string_view host, std::uint16_t port) const {
+    deny_path(fmt::format("{}:{}", host, port));
+  }
+  // `path` as the client wrote it, when it is no destination at all (the encoder escapes it).
+  void deny_path(std::string path) const {
+    Denial denial;
+    denial.op = "connect";
+    denial.rule = "network-not-allowed";
+    denial.path = std::move(path);
+    write_fd(status_fd, profiles::encode_denial_line(denial));
+  }
+};
+
+std::string host_for_path(const Destination& destination) {
+  if (destination.address && !destination.address->v4) return "[" + destination.host + "]";
+  return destination.host;
+}
+
+// Reads into `pending` until it holds at least `count` bytes; false on end of stream.
+template <class Stream>
+awaitable<bool> fill(Stream& stream, std::string& pending, std::size_t count) {
+  std::array<char, 4096> buffer{};
+  while (pending.size() < count) {
+    std::error_code error;
+    const std::size_t n = co_await stream.async_read_some(
+        asio::buffer(buffer), asio::redirect_error(use_awaitable, error));
+    if (error || n == 0) co_return false;
+    pending.append(buffer.data(), n);
+  }
+  co_return true;
+}
+
+template <class From, class To>
+awaitable<void> pump(From& from, To& to, std::string initial) {
+  std::error_code error;
+  if (!initial.empty()) {
+    co_await asio::async_write(to, asio::buffer(initial),
+                               asio::redirect_error(use_awaitable, error));
+  }
+  std::vector<char> buffer(kBuffer);
+  while (!error) {
+    const std::size_t n = co_await from.async_read_some(asio::buffer(buffer),
+                                                        asio::redirect_error(use_awaitable, error));
+    if (error) break;
+    co_await asio::async_write(to, asio::buffer(buffer.data(), n),
+                               asio::redirect_error(use_awaitable, error));
+  }
+  std::error_code ignored;
+  to.shutdown(asio::socket_base::shutdown_send, ignored);
+}
+
+// The client's side of a tunnel: its first bytes, when they open a TLS handshake, must name the
+// destination the tunnel was opened for (no domain fronting through an allowed tunnel).
+awaitable<void> checked_pump(const Proxy& proxy, Local::socket& client, tcp::socket& upstream,
+                             std::string pending, const Destination& destination) {
+  for (;;) {
+    const Hello hello = read_client_hello(pending);
+    if (hello.state == HelloState::kNeedMore && hello.wanted <= kMaxHello) {
+      if (co_await fill(client, pending, hello.wanted)) continue;
+      break;
+    }
+    bool refuse = hello.state == HelloState::kMalformed || hello.state == HelloState::kNeedMore;
+    std::string refused_host = host_for_path(destination);
+    if (hello.state == HelloState::kSni) {
+      auto named = canonical_destination(hello.name, destination.port);
+      refuse = !named || named.value().host != destination.host;
+      refused_host = named ? host_for_path(named.value()) : hello.name;
+    }
+    if (refuse) {
+      proxy.deny(refused_host, destination.port);
+      std::error_code ignored;
+      client.close(ignored);
+      upstream.close(ignored);
+      co_return;
+    }
+    break;
+  }
+  co_await pump(client, upstream, std::move(pending));
+}
+
+// Resolves (or takes the literal or the override) and connects to the first admitted address.
+// nullopt with `refused` set: no address may be reached.
+awaitable<std::optional<tcp::socket>> dial(const Proxy& proxy, const Destination& destination,
+                                           bool& refused) {
+  refused = false;
+  std::vector<tcp::endpoint> candidates;
+  const auto add = [&](const IpAddress& address) {
+    asio::ip::address_v6::bytes_type bytes{};
+    std::memcpy(bytes.data(), address.bytes.data(), 16);
+    const asio::ip::address_v6 v6(bytes);
+    const asio::ip::address ip =
+        address.v4 ? asio::ip::address(asio::ip::make_address_v4(asio::ip::v4_mapped, v6))
+                   : asio::ip::address(v6);
+    if (proxy.rules.admits_address(address, destination.port)) {
+      candidates.emplace_back(ip, destination.port);
+    }
+  };
+  if (destination.address) {
+    add(*destination.address);
+  } else if (const auto mapped = proxy.rules.override_for(destination.host)) {
+    add(*mapped);
+  } else {
+    tcp::resolver resolver(proxy.io);
+    std::error_code error;
+    // The canonical name, exactly the string the lists were checked against.
+    const auto results = co_await resolver.async_resolve(
+        destination.host, std::to_string(destination.port), tcp::resolver::numeric_service,
+        asio::redirect_error(use_awaitable, error));
+    if (error) co_return std::nullopt;
+    for (const auto& entry : results) {
+      const asio::ip::address ip = entry.endpoint().address();
+      std::optional<IpAddress> address;
+      if (ip.is_v4()) {
+        address = parse_ip(ip.to_string());
+      } else {
+        address = parse_ip(ip.to_v6().to_string());
+      }
+      if (address) add(*address);
+    }
+    if (candidates.empty() && !results.empty()) refused = true;
+  }
+  if (candidates.empty()) {
+    refused = refused || destination.address || proxy.rules.override_for(destination.host);
+    co_return std::nullopt;
+  }
+  for (const tcp::endpoint& endpoint : candidates) {
+    tcp::socket socket(proxy.io);
+    std::error_code error;
+    co_await socket.async_connect(endpoint, asio::redirect_error(use_awaitable, error));
+    if (!error) {
+      socket.set_option(tcp::no_delay(true), error);
+      co_return socket;
+    }
+  }
+  co_return std::nullopt;
+}
+
+awaitable<void> reply(Local::socket& client, std::string text) {
+  std::error_code ignored;
+  co_await asio::async_write(client, asio::buffer(text),
+                             asio::redirect_error(use_awaitable, ignored));
+  client.shutdown(asio::socket_base::shutdown_send, ignored);
+}
+
+std::string http_error(int code, std::string_view reason, std::string_view body) {
+  return fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: "
+      "close\r\n\r\n{}",
+      code, reason, body.size(), body);
+}
+
+std::string refusal_body(const Destination& destination) {
+  return fmt::format("dsh-sandbox: {}:{} is not on this sandbox's network allow-list\n",
+                     host_for_path(destination), destination.port);
+}
+
+bool iequals_prefix(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    char c = text[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != prefix[i]) return false;
+  }
+  return true;
+}
+
+// The request head rewritten for the origin: origin-form target, Host from the URI (the host
+// that was checked and dialled), no proxy headers, one request per connection.
+std::string origin_head(std::string_view method, std::string_view target, std::string_view version,
+                        std::string_view authority, std::string_view header_lines) {
+  std::string head = fmt::format("{} {} {}\r\nHost: {}\r\n", method, target, version, authority);
+  std::size_t start = 0;
+  while (start < header_lines.size()) {
+    const std::size_t end = std::min(header_lines.find("\r\n", start), header_lines.size());
+    const std::string_view line = header_lines.substr(start, end - start);
+    start = end + 2;
+    if (line.empty()) continue;
+    if (iequals_prefix(line, "host:") || iequals_prefix(line, "proxy-") ||
+        iequals_prefix(line, "connection:") || iequals_prefix(line, "keep-alive:")) {
+      continue;
+    }
+    head.append(line);
+    head.append("\r\n");
+  }
+  head.append("Connection: close\r\n\r\n");
+  return head;
+}
+
+awaitable<void> serve_http(const Proxy& proxy, Local::socket client, std::string pending) {
+  std::size_t end = 0;
+  while ((end = pending.find("\r\n\r\n")) == std::string::npos) {
+    if (pending.size() > kMaxHead || !co_await fill(client, pending, pending.size() + 1)) {
+      co_return co_await reply(client, http_error(431, "Request Header Fields Too Large", ""));
+    }
+  }
+  const std::string head = pending.substr(0, end + 2);
+  std::string body = pending.substr(end + 4);
+  const std::size_t line_end = head.find("\r\n");
+  const std::string_view request_line = std::string_view(head).substr(0, line_end);
+  const std::string_view header_lines = std::string_view(head).substr(line_end + 2);
+  const std::size_t first = request_line.find(' ');
+  const std::size_t second = request_line.rfind(' ');
+  if (first == std::string_view::npos || second == first) {
+    co_return co_await reply(client, http_error(400, "Bad Request", "malformed request line\n"));
+  }
+  const std::string_view method = request_line.substr(0, first);
+  const std::string_view target = request_line.substr(first + 1, second - first - 1);
+  const std::string_view version = request_line.substr(second + 1);
+  const bool connect = method == "CONNECT";
+  std::string_view authority = target;
+  std::string_view path;
+  if (!connect) {
+    if (!iequals_prefix(target, "http://")) {
+      co_return co_await reply(
+          client, http_error(400, "Bad Request",
+                             "this proxy forwards absolute http:// URIs and CONNECT tunnels\n"));
+    }
+    const std::string_view rest = target.substr(7);
+    const std::size_t cut = std::min(rest.find_first_of("/?#"), rest.size());
+    authority = rest.substr(0, cut);
+    path = rest.substr(cut);
+    if (authority.find('@') != std::string_view::npos) {
+      co_return co_await reply(client,
+                               http_error(400, "Bad Request", "user information in the URI\n"));
+    }
+  }
+  auto destination =
+      parse_authority(authority, connect ? std::nullopt : std::optional<std::uint16_t>(80));
+  if (!destination) {
+    proxy.deny_path(std::string(authority));
+    co_return co_await reply(client,
+                             http_error(403, "Forbidden", destination.error().message + "\n"));
+  }
+  const Destination& where = destination.value();
+  if (!proxy.rules.admits(where)) {
+    proxy.deny(host_for_path(where), where.port);
+    co_return co_await reply(client, http_error(403, "Forbidden", refusal_body(where)));
+  }
+  bool refused = false;
+  auto upstream = co_await dial(proxy, where, refused);
+  if (!upstream) {
+    if (refused) {
+      proxy.deny(host_for_path(where), where.port);
+      co_return co_await reply(client, http_error(403, "Forbidden", refusal_body(where)));
+    }
+    co_return co_await reply(client, http_error(502, "Bad Gateway", "cannot reach upstream\n"));
+  }
+  if (connect) {
+    std::error_code error;
+    const std::string_view established = "HTTP/1.1 200 Connection established\r\n\r\n";
+    co_await asio::async_write(client, asio::buffer(established),
+                               asio::redirect_error(use_awaitable, error));
+    if (error) co_return;
+    co_await (pump(*upstream, client, {}) &&
+              checked_pump(proxy, client, *upstream, std::move(body), where));
+    co_return;
+  }
+  const std::string origin_target =
+      path.empty() ? "/" : (path.front() == '/' ? std::string(path) : "/" + std::string(path));
+  const std::string host_header = where.port == 80
+                                      ? host_for_path(where)
+                                      : fmt::format("{}:{}", host_for_path(where), where.port);
+  std::string forward = origin_head(method, origin_target, version, host_header, header_lines);
+  forward += body;
+  co_await (pump(*upstream, client, {}) && pump(client, *upstream, std::move(forward)));
+}
+
+awaitable<void> serve_socks(const Proxy& proxy, Local::socket client, std::string pending) {
+  // RFC 1928: greeting, then one CONNECT request; no authentication.
+  if (!co_await fill(client, pending, 2) ||
+      !co_await fill(client, pending, 2 + static_cast<unsigned char>(pending[1]))) {
+    co_return;
+  }
+  const std::size_t methods = static_cast<unsigned char>(pending[1]);
+  const bool no_auth = pending.substr(2, methods).find('\0') != std::string::npos;
+  std::error_code error;
+  const std::array<char, 2> choice = {5, no_auth ? '\0' : static_cast<char>(0xff)};
+  co_await asio::async_write(client, asio::buffer(choice),
+                             asio::redirect_error(use_awaitable, error));
+  if (error || !no_auth) co_return;
+  pending.erase(0, 2 + methods);
+  const auto answer = [&client](std::uint8_t code) -> awaitable<void> {
+    const std::array<char, 10> bytes = {5, static_cast<char>(code), 0, 1, 0, 0, 0, 0, 0, 0};
+    std::error_code ignored;
+    co_await asio::async_write(client, asio::buffer(bytes),
+                               asio::redirect_error(use_awaitable, ignored));
+  };
+  if (!co_await fill(client, pending, 5)) co_return;
+  if (pending[0] != 5 || pending[1] != 1) co_return co_await answer(0x07);  // CONNECT only
+  const auto type = static_cast<unsigned char>(pending[3]);
+  std::size_t length = 0;
+  std::string host;
+  if (type == 1) {
+    length = 4 + 4 + 2;
+  } else if (type == 4) {
+    length = 4 + 16 + 2;
+  } else if (type == 3) {
+    length = 5 + static_cast<unsigned char>(pending[4]) + 2;
+  } else {
+    co_return co_await answer(0x08);
+  }
+  if (!co_await fill(client, pending, length)) co_return;
+  const auto port =
+      static_cast<std::uint16_t>((static_cast<unsigned char>(pending[length - 2]) << 8) |
+                                 static_cast<unsigned char>(pending[length - 1]));
+  if (type == 3) {
+    host = pending.substr(5, length - 7);
+  } else {
+    IpAddress address;
+    if (type == 1) {
+      address.v4 = true;
+      address.bytes[10] = address.bytes[11] = 0xff;
+      std::memcpy(address.bytes.data() + 12, pending.data() + 4, 4);
+    } else {
+      std::memcpy(address.bytes.data(), pending.data() + 4, 16);
+    }
+    host = format_ip(address);
+  }
+  std::string rest = pending.substr(length);
+  auto destination = canonical_destination(host, port);
+  if (!destination || !proxy.rules.admits(destination.value())) {
+    if (destination) {
+      proxy.deny(host_for_path(destination.value()), port);
+    } else {
+      proxy.deny(host, port);
+    }
+    co_return co_await answer(0x02);  // connection not allowed by ruleset
+  }
+  bool refused = false;
+  auto upstream = co_await dial(proxy, destination.value(), refused);
+  if (!upstream) {
+    if (refused) proxy.deny(host_for_path(destination.value()), port);
+    co_return co_await answer(refused ? 0x02 : 0x05);
+  }
+  co_await answer(0x00);
+  co_await (pump(*upstream, client, {}) &&
+            checked_pump(proxy, client, *upstream, std::move(rest), destination.value()));
+}
+
+awaitable<void> serve(const Proxy& proxy, Local::socket client) {
+  std::string pending;
+  if (!co_await fill(client, pending, 1)) co_return;
+  if (pending[0] == 5) {
+    co_await serve_socks(proxy, std::move(client), std::move(pending));
+  } else {
+    co_await serve_http(proxy, std::move(client), std::move(pending));
+  }
+}
+
+// Each message on the control socket carries one descriptor: a stream from the bridge.
+awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descriptor& control) {
+  for (;;) {
+    std::error_code error;
+    co_await control.async_wait(asio::posix::descriptor_base::wait_read,
+                                asio::redirect_error(use_awaitable, error));
+    if (error) co_return;
+    for (;;) {
+      char byte = 0;
+      iovec vector{&byte, 1};
+      alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> space{};
+      msghdr message{};
+      message.msg_iov = &vector;
+      message.msg_iovlen = 1;
+      message.msg_control = space.data();
+      message.msg_controllen = space.size();
+      const ssize_t n =
+          ::recvmsg(control.native_handle(), &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+      if (n <= 0) co_return;  // the bridge is gone
+      const cmsghdr* header = CMSG_FIRSTHDR(&message);
+      if (header == nullptr || header->cmsg_type != SCM_RIGHTS) continue;
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(header), sizeof(fd));
+      Local::socket client(proxy.io);
+      client.assign(Local(), fd, error);
+      if (error) {
+        ::close(fd);
+        continue;
+      }
+      asio::co_spawn(proxy.io, serve(proxy, std::move(client)), asio::detached);
+    }
+  }
+}
+
+[[noreturn]] void exec_or_fail(int status_fd, const std::vector<std::string>& argv) {
+  std::vector<char*> pointers;
+  pointers.reserve(argv.size() + 1);
+  for (const std::string& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
+  pointers.push_back(nullptr);
+  ::execvp(pointers[0], pointers.data());
+  fail(status_fd, fmt::format("exec failed: {}: {}", argv[0], std::strerror(errno)));
+}
+
+}  // namespace
+
+void fail(int status_fd, const std::string& message) {
+  std::string line = "dsh-netproxy: " + message;
+  for (char& c : line) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  line += '\n';
+  write_fd(STDERR_FILENO, line);
+  write_fd(status_fd, line);
+  ::_exit(kProxyFailure);
+}
+
+void run_proxy(const ProxyOptions& options) {
+  if (options.status_fd >= 0) {
+    if (options.status_fd <= STDERR_FILENO ||
+        ::fcntl(options.status_fd, F_SETFD, FD_CLOEXEC) != 0) {
+      fail(-1, fmt::format("cannot use status fd {}", options.status_fd));
+    }
+  }
+  const int status_fd = options.status_fd;
+  if (options.argv.empty()) fail(status_fd, "usage error: missing `-- <argv>...` command");
+  int pair[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    fail(status_fd, fmt::format("socketpair: {}", std::strerror(errno)));
+  }
+  // SIGCHLD is taken through asio's signal_set, which needs it blocked-free but handled; block
+  // the forwarded signals until the loop listens, so none is lost between fork and run.
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (const int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&mask, sig);
+  sigset_t old;
+  ::sigprocmask(SIG_BLOCK, &mask, &old);
+  const pid_t child = ::fork();
+  if (child < 0) fail(status_fd, fmt::format("fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    // dup2 onto itself keeps close-on-exec, so the number is cleared explicitly either way.
+    if ((pair[1] != kControlFd && ::dup2(pair[1], kControlFd) < 0) ||
+        ::fcntl(kControlFd, F_SETFD, 0) != 0) {
+      fail(status_fd, "cannot place the control socket");
+    }
+    exec_or_fail(status_fd, options.argv);
+  }
+  ::close(pair[1]);
+  asio::io_context io(1);
+  Proxy proxy{io, Rules(options.list), status_fd};
+  asio::posix::stream_descriptor control(io, pair[0]);
+  std::optional<int> status;
+  asio::signal_set signals(io, SIGCHLD, SIGTERM, SIGINT);
+  signals.add(SIGHUP);
+  signals.add(SIGQUIT);
+  std::function<void(const std::error_code&, int)> on_signal = [&](const std::error_code& error,
+                                                                   int sig) {
+    if (error) return;
+    if (sig == SIGCHLD) {
+      int raw = 0;
+      if (::waitpid(child, &raw, WNOHANG) == child) {
+        status = raw;
+        io.stop();
+        return;
+      }
+    } else {
+      ::kill(child, sig);  // the command tree decides; we end with it
+    }
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  asio::co_spawn(io, accept_streams(proxy, control), asio::detached);
+  // A child that ended before the handler was armed.
+  if (int raw = 0; ::waitpid(child, &raw, WNOHANG) == child) status = raw;
+  while (!status) {
+    io.run();
+    if (!status) io.restart();
+  }
+  if (WIFEXITED(*status)) ::_exit(WEXITSTATUS(*status));
+  const int sig = WTERMSIG(*status);
+  ::signal(sig, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, sig);
+  ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+  ::raise(sig);
+  ::_exit(128 + sig);
+}
+
+void run_bridge(const BridgeOptions& options) {
+  if (options.argv.empty()) fail(-1, "usage error: missing `-- <argv>...` command");
+  if (::fcntl(options.control_fd, F_SETFD, FD_CLOEXEC) != 0) {
+    fail(-1, fmt::format("no control socket on fd {}", options.control_fd));
+  }
+  asio::io_context io(1);
+  tcp::acceptor acceptor(io);
+  try {
+    const tcp::endpoint endpoint(asio::ip::make_address_v4("127.0.0.1"),
+                                 static_cast<std::uint16_t>(options.port));
+    acceptor.open(endpoint.protocol());
+    set_cloexec(acceptor.native_handle());
+    acceptor.set_option(tcp::acceptor::reuse_address(true));
+    acceptor.bind(endpoint);
+    acceptor.listen(asio::socket_base::max_listen_connections);
+  } catch (const std::system_error& error) {
+    fail(-1, fmt::format("cannot listen on 127.0.0.1:{}: {}", options.port, error.what()));
+  }
+  // The listener is ready before the command starts. The bridge runs in a grandchild, adopted
+  // by bwrap's init: the command gets no unknown child, and the whole PID namespace (bridge
+  // included) ends when the command does.
+  io.notify_fork(asio::io_context::fork_prepare);
+  const pid_t child = ::fork();
+  if (child < 0) fail(-1, fmt::format("fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    if (::fork() != 0) ::_exit(0);
+    io.notify_fork(asio::io_context::fork_child);
+    ::setsid();
+    const int control = options.control_fd;
+    const auto relay = [&io, control](tcp::socket connection) -> awaitable<void> {
+      int pair[2] = {-1, -1};
+      if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) co_return;
+      char byte = 0;
+      iovec vector{&byte, 1};
+      alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> space{};
+      msghdr message{};
+      message.msg_iov = &vector;
+      message.msg_iovlen = 1;
+      message.msg_control = space.data();
+      message.msg_controllen = space.size();
+      cmsghdr* header = CMSG_FIRSTHDR(&message);
+      header->cmsg_level = SOL_SOCKET;
+      header->cmsg_type = SCM_RIGHTS;
+      header->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(header), &pair[1], sizeof(int));
+      const ssize_t sent = ::sendmsg(control, &message, MSG_NOSIGNAL);
+      ::close(pair[1]);
+      if (sent != 1) {
+        ::close(pair[0]);
+        co_return;
+      }
+      Local::socket stream(io);
+      std::error_code error;
+      stream.assign(Local(), pair[0], error);
+      if (error) co_return;
+      connection.set_option(tcp::no_delay(true), error);
+      co_await (pump(connection, stream, {}) && pump(stream, connection, {}));
+    };
+    // The proxy's end closing (it exited) ends the bridge too, wherever it runs.
+    asio::posix::stream_descriptor watch(io, ::dup(control));
+    watch.async_wait(asio::posix::descriptor_base::wait_read, [&io, control](std::error_code) {
+      char byte = 0;
+      if (::recv(control, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) io.stop();
+    });
+    asio::co_spawn(
+        io,
+        [&]() -> awaitable<void> {
+          for (;;) {
+            std::error_code error;
+            tcp::socket connection =
+                co_await acceptor.async_accept(asio::redirect_error(use_awaitable, error));
+            if (error) continue;
+            asio::co_spawn(io, relay(std::move(connection)), asio::detached);
+          }
+        },
+        asio::detached);
+    io.run();
+    ::_exit(0);
+  }
+  io.notify_fork(asio::io_context::fork_parent);
+  int raw = 0;
+  while (::waitpid(child, &raw, 0) < 0 && errno == EINTR) {
+  }
+  ::close(options.control_fd);
+  exec_or_fail(-1, options.argv);
+}
+
+}  // namespace dsh::sandbox::netproxy

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: Apache-2.0
+// The network allow-list end to end: `dsh-sandbox confine --status-channels` under an allow-list,
+// spawned here with a pipe on every status channel, against an HTTP server on the host's
+// loopback that the resolver override names. Every verdict is read from outside: the proxy's
+// denial lines on its status channel, the server's answers, and /proc after the run.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/io.h"
+#include "must_run.h"
+#include "process.h"
+#include "temp_dir.h"
+
+namespace {
+
+using dsh::testing::execute;
+using dsh::testing::RunResult;
+using dsh::testing::SpawnOptions;
+using dsh::testing::Started;
+using dsh::testing::TempDir;
+
+constexpr const char* kServer = R"(
+import http.server, os, sys
+os.chdir(sys.argv[1])
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args): pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+with open(sys.argv[2] + ".tmp", "w") as f: f.write(str(server.server_port))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+server.serve_forever()
+)";
+
+struct Outcome {
+  RunResult run;
+  std::string proxy_status;  // what dsh-netproxy wrote on its status channel
+};
+
+class NetProxyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    std::ofstream(*dir_ / "index.html") << "hello from upstream\n";
+    std::ofstream(*dir_ / "server.py") << kServer;
+    const std::string port_file = *dir_ / "port";
+    server_ = new Started({"/usr/bin/python3", *dir_ / "server.py", dir_->path(), port_file});
+    // Handshake: the server writes its port once it listens.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::ifstream(port_file) >> port_;
+  }
+  static void TearDownTestSuite() {
+    if (server_ != nullptr) {
+      ::kill(server_->pid(), SIGKILL);
+      server_->wait();
+    }
+    delete server_;
+    delete dir_;
+  }
+
+  void SetUp() override {
+    if (port_ == 0) DSH_SKIP_OR_FAIL("the loopback HTTP server did not start");
+    if (::access("/usr/bin/bwrap", X_OK) != 0) DSH_SKIP_OR_FAIL("bwrap is not installed");
+  }
+
+  static std::string port() { return std::to_string(port_); }
+
+  // Runs `script` (python3 -c) under the test allow-list.
+  static Outcome run_python(const std::string& script) {
+    TempDir workspace;
+    const RunResult confined =
+        execute({DSH_SANDBOX_PATH, "confine", "--status-channels", "--workspace", workspace.path(),
+                 "--network", "allow:allowed.test,*.allowed.test,127.0.0.1", "--network-deny",
+                 "blocked.allowed.test", "--network-resolve", "allowed.test=127.0.0.1",
+                 "--network-resolve", "blocked.allowed.test=127.0.0.1", "--network-resolve",
+                 "rebind.allowed.test=127.0.0.2", "--", "python3", "-c", script});
+    EXPECT_TRUE(confined.exited_with(0)) << confined.describe();
+    const auto facts = nlohmann::json::parse(confined.out);
+    EXPECT_EQ(facts["network"], "allow-list");
+    std::vector<std::pair<int, int>> read_ends;  // {read end, channel fd}
+    SpawnOptions options;
+    int proxy_fd = -1;
+    for (const auto& channel : facts["statusChannels"]) {
+      if (channel["layer"] == "netproxy") proxy_fd = channel["fd"].get<int>();
+      int pipe_fds[2];
+      EXPECT_EQ(::pipe(pipe_fds), 0);
+      read_ends.emplace_back(pipe_fds[0], channel["fd"].get<int>());
+      options.fds.emplace_back(pipe_fds[1], channel["fd"].get<int>());
+    }
+    EXPECT_TRUE(facts["providedFds"].empty());
+    Outcome outcome;
+    {
+      Started started(facts["argv"].get<std::vector<std::string>>(), options);
+      for (auto& [write_end, number] : options.fds) ::close(write_end);
+      outcome.run = started.wait(std::chrono::seconds(60));
+    }
+    for (auto& [read_end, number] : read_ends) {
+      std::string text;
+      dsh::sandbox::io::read_all(read_end, text);
+      ::close(read_end);
+      if (number == proxy_fd) outcome.proxy_status = text;
+    }
+    return outcome;
+  }
+
+  static inline TempDir* dir_ = nullptr;
+  static inline Started* server_ = nullptr;
+  static inline int port_ = 0;
+};
+
+// A CONNECT request written by hand, so the test controls every byte of the name.
+std::string connect_script(const std::string& authority_expr) {
+  return "import socket\n"
+         "s = socket.create_connection(('127.0.0.1', 3128))\n"
+         "s.sendall(b'CONNECT ' + " +
+         authority_expr +
+         " + b' HTTP/1.1\\r\\n\\r\\n')\n"
+         "print(s.recv(200).split(b'\\r\\n')[0].decode())\n";
+}
+
+TEST_F(NetProxyTest, AllowedNameAnswersThroughCurlAndTunnel) {
+  const Outcome outcome = run_python(
+      "import subprocess\n"
+      "print(subprocess.run(['curl', '-sS', 'http://allowed.test:" +
+      port() +
+      "/index.html'], capture_output=True, text=True).stdout, end='')\n"
+      "print(subprocess.run(['curl', '-sS', '-p', 'http://ALLOWED.test.:" +
+      port() +
+      "/index.html'], capture_output=True, text=True).stdout, end='')\n"
+      "print(subprocess.run(['curl', '-sS', '-x', 'socks5h://127.0.0.1:3128', "
+      "'http://sub.allowed.test:" +
+      port() +
+      "/index.html'], capture_output=True, "
+      "text=True).stdout, end='')\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "hello from upstream\nhello from upstream\n");
+  // sub.allowed.test has no override and no DNS answer here: refused by the resolver, not by
+  // the lists, so no denial record.
+  EXPECT_EQ(outcome.proxy_status, "");
+}
+
+TEST_F(NetProxyTest, RefusedNameAndAddressLeaveDenialRecords) {
+  const Outcome outcome = run_python(
+      "import subprocess\n"
+      "for url in ['http://other.test:" +
+      port() + "/', 'http://127.0.0.3:" + port() + "/', 'http://blocked.allowed.test:" + port() +
+      "/']:\n"
+      "    r = subprocess.run(['curl', '-s', '-o', '/dev/null', '-w', '%{http_code}\\n', url],"
+      " capture_output=True, text=True)\n"
+      "    print(r.stdout, end='')\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "403\n403\n403\n");
+  for (const std::string host : {"other.test", "127.0.0.3", "blocked.allowed.test"}) {
+    EXPECT_NE(outcome.proxy_status.find("denial op=connect rule=network-not-allowed pid=- exe= "
+                                        "path=" +
+                                        host + ":" + port() + "\n"),
+              std::string::npos)
+        << outcome.proxy_status;
+  }
+}
+
+TEST_F(NetProxyTest, TrickSpellingsAreRefused) {
+  const Outcome outcome =
+      run_python(connect_script("b'allowed.test\\x00.evil.test:" + port() + "'") +
+                 connect_script("b'BLOCKED.Allowed.Test.:" + port() + "'") +
+                 connect_script("'\\u0430llowed.test:" + port() + "'.encode()") +  // Cyrillic a
+                 connect_script("b'rebind.allowed.test:" + port() + "'") +
+                 connect_script("b'allowed.test:0" + port() + "0'") +
+                 connect_script("b'Allowed.Test.:" + port() + "'"));
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out,
+            "HTTP/1.1 403 Forbidden\nHTTP/1.1 403 Forbidden\nHTTP/1.1 403 Forbidden\n"
+            "HTTP/1.1 403 Forbidden\nHTTP/1.1 403 Forbidden\n"
+            "HTTP/1.1 200 Connection established\n");
+  EXPECT_NE(outcome.proxy_status.find("path=blocked.allowed.test:" + port()), std::string::npos);
+  EXPECT_NE(outcome.proxy_status.find("path=xn--llowed-2nf.test:" + port()), std::string::npos)
+      << outcome.proxy_status;
+  EXPECT_NE(outcome.proxy_status.find("path=rebind.allowed.test:" + port()), std::string::npos);
+  EXPECT_NE(outcome.proxy_status.find("path=allowed.test:0" + port() + "0\n"), std::string::npos);
+  EXPECT_NE(outcome.proxy_status.find("path=allowed.test%00.evil.test:" + port()),
+            std::string::npos)
+      << outcome.proxy_status;
+}
+
+TEST_F(NetProxyTest, SniOtherThanTheTunnelsNameIsRefused) {
+  const Outcome outcome = run_python(
+      "import socket, ssl\n"
+      "s = socket.create_connection(('127.0.0.1', 3128))\n"
+      "s.sendall(b'CONNECT allowed.test:" +
+      port() +
+      " HTTP/1.1\\r\\n\\r\\n')\n"
+      "print(s.recv(200).split(b'\\r\\n')[0].decode())\n"
+      "ctx = ssl.create_default_context()\n"
+      "try:\n"
+      "    ctx.wrap_socket(s, server_hostname='evil.test')\n"
+      "    print('handshake')\n"
+      "except (ssl.SSLError, OSError) as e:\n"
+      "    print('refused')\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "HTTP/1.1 200 Connection established\nrefused\n");
+  EXPECT_NE(outcome.proxy_status.find("path=evil.test:" + port()), std::string::npos)
+      << outcome.proxy_status;
+}
+
+TEST_F(NetProxyTest, DirectTcpUdpAndRawSocketsFail) {
+  const Outcome outcome = run_python(
+      "import socket\n"
+      "def attempt(name, fn):\n"
+      "    try:\n"
+      "        fn(); print(name, 'ok')\n"
+      "    except OSError as e:\n"
+      "        print(name, 'failed')\n"
+      "attempt('tcp-host', lambda: socket.create_connection(('127.0.0.1', " +
+      port() +
+      "), timeout=5))\n"
+      "attempt('tcp-out', lambda: socket.create_connection(('10.0.0.1', 80), timeout=5))\n"
+      "attempt('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+      ".sendto(b'x', ('127.0.0.1', 53)))\n"
+      "attempt('raw', lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, 1))\n"
+      "attempt('packet', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out,
+            "tcp-host failed\ntcp-out failed\nudp failed\nraw failed\npacket failed\n");
+}
+
+TEST_F(NetProxyTest, ProxyIsGoneAfterTheRun) {
+  // A token only this run's argv holds: the other tests' proxies may run beside it (ctest -j).
+  const std::string token = "proxy-gone-" + std::to_string(::getpid());
+  const Outcome outcome = run_python("print('done')  # " + token + "\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  // From outside: no dsh-netproxy of this run is left (the proxy waited for bwrap, whose PID
+  // namespace took the bridge with it). Each one's command line holds the chain after it.
+  const std::string self = std::filesystem::path(DSH_SANDBOX_PATH).parent_path() / "dsh-netproxy";
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::error_code error;
+    const auto exe = std::filesystem::read_symlink(entry.path() / "exe", error);
+    if (error || exe.string() != self) continue;
+    std::string cmdline;
+    std::getline(std::ifstream(entry.path() / "cmdline"), cmdline, '\f');
+    EXPECT_EQ(cmdline.find(token), std::string::npos) << entry.path();
+  }
+}
+
+// git over (dumb) http through the proxy's plain forwarding: the allowed name lists the
+// repository's refs, a refused one fails with a denial record.
+TEST_F(NetProxyTest, GitOverHttpReachesOnlyTheAllowedName) {
+  if (::access("/usr/bin/git", X_OK) != 0) DSH_SKIP_OR_FAIL("git is not installed");
+  const std::string repo = *dir_ / "repo.git";
+  if (!std::filesystem::exists(repo)) {
+    const std::string work = *dir_ / "repo-work";
+    const RunResult made = execute(
+        {"/bin/sh", "-c",
+         "set -e; git init -q -b main '" + work + "'; cd '" + work +
+             "'; echo hi > f; git add f; git -c user.name=t -c user.email=t@t commit -qm one; "
+             "git clone -q --bare . '" +
+             repo + "'; cd '" + repo + "'; git update-server-info; chmod -R a+rX '" + repo + "'"});
+    ASSERT_TRUE(made.exited_with(0)) << made.describe();
+  }
+  const Outcome outcome = run_python(
+      "import subprocess\n"
+      "for host in ['allowed.test', 'other.test']:\n"
+      "    r = subprocess.run(['git', 'ls-remote', 'http://' + host + ':" +
+      port() +
+      "/repo.git'], capture_output=True, text=True)\n"
+      "    print(host, r.returncode == 0 and 'refs/heads/main' in r.stdout)\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "allowed.test True\nother.test False\n") << outcome.run.describe();
+  EXPECT_NE(outcome.proxy_status.find(
+                "rule=network-not-allowed pid=- exe= path=other.test:" + port() + "\n"),
+            std::string::npos)
+      << outcome.proxy_status;
+}
+
+// pip against a local simple index (PEP 503) through the proxy: the allowed index answers with
+// the package's versions, a refused name fails with a denial record. `pip index versions` reads
+// the index only, so the run needs no writable directory.
+TEST_F(NetProxyTest, PipReadsOnlyTheAllowedIndex) {
+  if (::access("/usr/bin/pip3", X_OK) != 0) DSH_SKIP_OR_FAIL("pip is not installed");
+  std::filesystem::create_directories(*dir_ / "simple/demo");
+  std::ofstream(*dir_ / "simple/index.html") << "<a href=\"demo/\">demo</a>\n";
+  std::ofstream(*dir_ / "simple/demo/index.html")
+      << "<a href=\"demo-1.2.0-py3-none-any.whl\">demo-1.2.0-py3-none-any.whl</a>\n";
+  const Outcome outcome = run_python(
+      "import subprocess\n"
+      "for host in ['allowed.test', 'other.test']:\n"
+      "    r = subprocess.run(['python3', '-m', 'pip', 'index', 'versions', 'demo', "
+      "'--no-cache-dir',"
+      " '--disable-pip-version-check', '--retries', '0', '--timeout', '10', '--trusted-host', host,"
+      " '--index-url',"
+      " 'http://' + host + ':" +
+      port() +
+      "/simple/'], capture_output=True, text=True)\n"
+      "    print(host, r.returncode == 0 and '1.2.0' in r.stdout)\n");
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out, "allowed.test True\nother.test False\n") << outcome.run.describe();
+  EXPECT_NE(outcome.proxy_status.find("path=other.test:" + port() + "\n"), std::string::npos)
+      << outcome.proxy_status;
+}
+
+// A trusted config file (not under /tmp, the workspace or $TMPDIR) holding `json`.
+std::string write_config(const TempDir& dir, const std::string& json) {
+  const std::string path = dir / "config.json";
+  std::ofstream(path) << json;
+  return path;
+}
+
+// The allow-list from the config file, through `run --json --learn`: the refused name is a denial
+// record in the JSON result and learn proposes it beside the allowed one.
+TEST_F(NetProxyTest, ConfigAllowListRefusalReachesRunJsonAndLearn) {
+  TempDir workspace;
+  TempDir config_dir;
+  const std::string config = write_config(
+      config_dir, R"({"mode":"workspace-write","networkAllow":["allowed.test","127.0.0.1"],)"
+                  R"("networkDeny":["blocked.allowed.test"]})");
+  const RunResult run = execute(
+      {DSH_SANDBOX_PATH, "run", "--json", "--learn", "--config", config, "--workspace",
+       workspace.path(), "--network-resolve", "allowed.test=127.0.0.1", "--", "bash", "-c",
+       "curl -s -o /dev/null -w '%{http_code}\n' http://allowed.test:" + port() +
+           "/index.html; curl -s -o /dev/null -w '%{http_code}\n' http://other.test:" + port() +
+           "/"});
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const auto result = nlohmann::json::parse(run.out);
+  EXPECT_EQ(result["stdout"], "200\n403\n") << run.out;
+  EXPECT_EQ(result["network"], "allow-list");
+  EXPECT_EQ(result["policy"]["networkAllow"], nlohmann::json::array({"allowed.test", "127.0.0.1"}));
+  EXPECT_EQ(result["policy"]["networkDeny"], nlohmann::json::array({"blocked.allowed.test"}));
+  bool found = false;
+  for (const auto& denial : result["denials"]) {
+    found = found || (denial["op"] == "connect" && denial["rule"] == "network-not-allowed" &&
+                      denial["path"] == "other.test:" + port());
+  }
+  EXPECT_TRUE(found) << result["denials"].dump();
+  EXPECT_NE(run.err.find("learn: --network allow:allowed.test,127.0.0.1,other.test"),
+            std::string::npos)
+      << run.err;
+}
+
+// Landlock alone has no network namespace to force the route: the allow-list is unavailable
+// with the reason, and nothing runs (the marker the command would create stays absent).
+TEST_F(NetProxyTest, LandlockAloneRefusesTheAllowListAndRunsNothing) {
+  TempDir workspace;
+  TempDir config_dir;
+  const std::string config =
+      write_config(config_dir, R"({"bwrapPath":"/nonexistent/dsh-netproxy-test/bwrap"})");
+  const std::string marker = workspace / "marker";
+  const RunResult run = execute({DSH_SANDBOX_PATH, "run", "--config", config, "--workspace",
+                                 workspace.path(), "--mode", "workspace-write", "--network",
+                                 "allow:allowed.test", "--", "touch", marker});
+  EXPECT_TRUE(run.exited_with(125)) << run.describe();
+  EXPECT_NE(run.err.find("refusing to run the command unconfined"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("needs bwrap's network namespace"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  // The same policy without the allow-list runs there: the refusal is the allow-list's.
+  const RunResult plain =
+      execute({DSH_SANDBOX_PATH, "run", "--config", config, "--workspace", workspace.path(),
+               "--mode", "workspace-write", "--", "touch", marker});
+  EXPECT_TRUE(plain.exited_with(0)) << plain.describe();
+  EXPECT_TRUE(std::filesystem::exists(marker));
+}
+
+}  // namespace

@@ -81,20 +81,7 @@ class AllowWriteTrust : public LocalBackendTest {
   // A later run, from a clean call: the same backend, workspace-write, and (on the natural
   // chain) full enforcement; the command's write lands in the workspace.
   void expect_later_run_unweakened(const string& program = DSH_SANDBOX_PATH) {
-    vector<string> argv = {program,
-                           "run",
-                           "--json",
-                           "--mode",
-                           "workspace-write",
-                           "--workspace",
-                           workspace_,
-                           "--config",
-                           config_,
-                           "-c",
-                           "echo later > " + workspace_ + "/later"};
-    testing::SpawnOptions spawn;
-    spawn.env = env();
-    const RunResult later = llrt::execute(argv, spawn);
+    const RunResult later = run({"--json"}, "echo later > " + workspace_ + "/later", program);
     ASSERT_TRUE(later.exited_with(0)) << later.describe();
     const nlohmann::json object = parse_json(later.out);
     EXPECT_EQ(object.value("backend", ""), expected_backend_name(GetParam())) << later.out;
@@ -105,7 +92,7 @@ class AllowWriteTrust : public LocalBackendTest {
     EXPECT_EQ(llrt::read_file(workspace_ + "/later"), "later\n");
   }
 
-  // name -> content of every regular file in `dir` (one level, plus jobs/).
+  // name -> content of each entry of `dir` (a directory reads as empty).
   static std::map<string, string> snapshot(const string& dir) {
     std::map<string, string> files;
     for (const string& name : testing::list_dir(dir)) {

@@ -5,13 +5,9 @@
 # 10, 100, 1000) on bwrap+landlock and on Landlock alone, each hyperfine run with a bare /bin/true
 # as its baseline. Usage: bench/policy/paths.sh [BUILD_DIR]
 set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="${1:-$repo/build}"
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_setup policy "${1:-}"
 runs="${RUNS:-30}"
-cmake --build "$build" --target dsh-sandbox landlock-run >/dev/null
-cli="$build/bin/dsh-sandbox"
-out="$build/bench/policy"
-mkdir -p "$out"
 base="$(mktemp -d /var/tmp/dsh-policy-bench.XXXXXX)"
 trap 'rm -rf "$base"' EXIT
 conf="$(mktemp -d /var/lib/dsh-policy-bench.XXXXXX 2>/dev/null || mktemp -d "$HOME/.dsh-policy-bench.XXXXXX")"

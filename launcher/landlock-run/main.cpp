@@ -217,39 +217,45 @@ void supervised_signals(sigset_t* set) {
   for (const int signal : kSignals) sigaddset(set, signal);
 }
 
-void send_fd(int socket, int fd) {
-  char data = 'L';
-  iovec io{&data, 1};
+// One byte of data and room for one SCM_RIGHTS descriptor: what both ends of the listener's
+// hand-over use. The message points into the object itself, so it is neither copied nor moved.
+struct FdMessage {
+  char data = 0;
+  iovec io{};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
-  cmsghdr* header = CMSG_FIRSTHDR(&message);
+
+  FdMessage() {
+    io = {&data, 1};
+    message.msg_iov = &io;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+};
+
+void send_fd(int socket, int fd) {
+  FdMessage fd_message;
+  fd_message.data = 'L';
+  cmsghdr* header = CMSG_FIRSTHDR(&fd_message.message);
   header->cmsg_level = SOL_SOCKET;
   header->cmsg_type = SCM_RIGHTS;
   header->cmsg_len = CMSG_LEN(sizeof(int));
   memcpy(CMSG_DATA(header), &fd, sizeof(int));
-  while (sendmsg(socket, &message, MSG_NOSIGNAL) < 0) {
+  while (sendmsg(socket, &fd_message.message, MSG_NOSIGNAL) < 0) {
     if (errno != EINTR) fail("cannot hand the seccomp listener over: %s", strerror(errno));
   }
 }
 
 // The listener fd, or -1 when the child ended before sending it (it failed, and said so).
 int receive_fd(int socket) {
-  char data = 0;
-  iovec io{&data, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
+  FdMessage fd_message;
   ssize_t n;
-  while ((n = recvmsg(socket, &message, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  while ((n = recvmsg(socket, &fd_message.message, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }
-  const cmsghdr* header = n > 0 ? CMSG_FIRSTHDR(&message) : nullptr;
+  const cmsghdr* header = n > 0 ? CMSG_FIRSTHDR(&fd_message.message) : nullptr;
   if (header == nullptr || header->cmsg_type != SCM_RIGHTS) return -1;
   int fd = -1;
   memcpy(&fd, CMSG_DATA(header), sizeof(int));

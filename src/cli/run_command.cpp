@@ -159,6 +159,18 @@ int command_stdin(StdinMode mode) {
   return terminal ? -1 : STDIN_FILENO;
 }
 
+// Unconfined, nothing could enforce a network policy: refused rather than ignored, for a first
+// run and for an approved retry to a wider mode alike.
+std::optional<std::string> unenforceable_network(SandboxMode mode, NetworkPolicy network) {
+  if (mode != SandboxMode::kDangerFullAccess || network == NetworkPolicy::kInherit) {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "run: --network {}: danger-full-access runs the command unconfined, so nothing would "
+      "enforce it; use --mode read-only or workspace-write, or drop --network",
+      wire_name(network));
+}
+
 RunSpec make_spec(const RunInvocation& run, const CallContext& call, SandboxExecutionPolicy policy,
                   const Interrupts& interrupts) {
   RunSpec spec;
@@ -173,13 +185,8 @@ RunSpec make_spec(const RunInvocation& run, const CallContext& call, SandboxExec
   // Only the agent render hands the spill files' paths on; every other form removes them.
   spec.process.keep_spill = run.agent;
   apply_environment_options(run, spec.process);
-  // Unconfined, nothing could enforce a network policy: refuse it rather than ignore it.
-  if (spec.policy.mode == SandboxMode::kDangerFullAccess &&
-      spec.policy.network != NetworkPolicy::kInherit) {
-    throw InvalidSandboxInputError(fmt::format(
-        "run: --network {}: danger-full-access runs the command unconfined, so nothing would "
-        "enforce it; use --mode read-only or workspace-write, or drop --network",
-        wire_name(spec.policy.network)));
+  if (auto refused = unenforceable_network(spec.policy.mode, spec.policy.network)) {
+    throw InvalidSandboxInputError(*refused);
   }
   return spec;
 }
@@ -230,13 +237,20 @@ class TerminalApprover final : public Approver {
 };
 
 // The narrowest wider mode, when a person at this terminal approves it; nullopt otherwise.
-std::optional<SandboxMode> approved_retry(const RunInvocation& run, const RunOutcome& outcome) {
+std::optional<SandboxMode> approved_retry(const RunInvocation& run, const RunSpec& spec,
+                                          const RunOutcome& outcome) {
   const auto wider = wider_modes(outcome.sandbox.mode);
   // Only on evidence: printed text ("permission denied") never makes the sandbox ask.
   if (run.escalate != Escalation::kAsk || !outcome.sandbox.denied || wider.empty() ||
       outcome.sandbox.denial_source != DenialSource::kKernel ||
       outcome.sandbox.denials.records.empty() || ::isatty(STDIN_FILENO) == 0 ||
       ::isatty(STDERR_FILENO) == 0) {
+    return std::nullopt;
+  }
+  // The retry is held to a first run's network check, before anyone is asked: a wider mode
+  // that could not enforce this call's --network is never offered.
+  if (auto refused = unenforceable_network(wider.front(), spec.policy.network)) {
+    fmt::print(stderr, "dsh-sandbox: no retry under {}: {}\n", wire_name(wider.front()), *refused);
     return std::nullopt;
   }
   TerminalApprover approver;
@@ -366,7 +380,7 @@ int run(const Options& options) {
       if (!refused) {
         audit_run(*call, spec, outcome);
         mark_denial(run, outcome);
-        if (interrupts.signal() == 0 && !run.learn) wider = approved_retry(run, outcome);
+        if (interrupts.signal() == 0 && !run.learn) wider = approved_retry(run, spec, outcome);
       }
       if (wider && interrupts.signal() == 0) {
         spec.policy.mode = *wider;  // this one retry only; nothing is persisted

@@ -14,6 +14,7 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
+#include "local/probe_cache.h"
 #include "local/probes.h"
 #include "local/runners.h"
 #include "local/verdict_codec.h"
@@ -317,7 +318,11 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   }
   // The path rules made effective once (canonical, with their defaults), and the plan every
   // generator below reads; extra writable roots are as untrusted as the workspace.
-  auto resolved = policy::effective_policy(policy, policy::process_path_context());
+  // The per-user cache directory (verdicts, the record of writable workspaces, jobs) decides
+  // later calls: no extra writable root may reach it.
+  policy::PathContext context = policy::process_path_context();
+  context.trusted_state.push_back(local::user_cache_directory());
+  auto resolved = policy::effective_policy(policy, context);
   if (!resolved) throw InvalidSandboxInputError(resolved.error().message);
   policy = resolved.value().policy;
   const profiles::FsPlan& plan = resolved.value().plan;

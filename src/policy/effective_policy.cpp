@@ -323,13 +323,49 @@ void plan_read_grants(profiles::FsPlan& plan) {
   plan.unlisted.assign(ancestors.begin(), ancestors.end());
 }
 
+// `path` made canonical as far as it exists: a trusted directory not created yet (the cache
+// directory before the first call) is compared under its parent's real path.
+std::string canonical_as_far_as_exists(const std::string& path) {
+  if (auto canonical = existing_canonical(path)) return *canonical;
+  const std::string normal = lexically_normalize(path);
+  const std::size_t slash = normal.rfind('/');
+  if (slash == std::string::npos || slash == 0) return normal;
+  return canonical_as_far_as_exists(normal.substr(0, slash)) + normal.substr(slash);
+}
+
+// Why an extra writable root would let a confined run rewrite what decides later runs, or
+// nullopt. A root over a trusted file or directory could replace it; a root beneath a trusted
+// directory (the cache directory's jobs/) could plant entries in it. Refused rather than carved
+// out read-only: Landlock alone cannot carve a path out of a writable root, and a carve-out
+// would still let the run create the verdict or record that does not exist yet.
+std::optional<std::string> covers_trusted_state(const std::vector<std::string>& roots,
+                                                const std::vector<std::string>& trusted_state) {
+  for (const std::string& entry : trusted_state) {
+    if (entry.empty() || !entry.starts_with('/')) continue;
+    const std::string trusted = canonical_as_far_as_exists(entry);
+    for (const std::string& root : roots) {
+      if (!is_beneath(trusted, root) && !is_beneath(root, trusted)) continue;
+      const bool over = is_beneath(trusted, root);
+      return fmt::format(
+          "the writable root {} {} {}, which decides later runs (the sandbox's runners, its own "
+          "program, or its cache of verdicts, writable workspaces and jobs); a confined run could "
+          "rewrite it to weaken the next run. Name a directory that {} it",
+          text::quoted(root), over ? "contains" : "lies beneath", text::quoted(entry),
+          over ? "does not contain" : "is not beneath");
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 PathContext process_path_context() {
   const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): read once, no setenv
   std::string h = home != nullptr && home[0] == '/' ? lexically_normalize(home) : std::string();
   if (h == "/") h.clear();  // a home of "/" would make every path a home path
-  return {std::move(h), process_env()};
+  std::vector<std::string> trusted_state = {"/usr/bin/true", "/bin/true"};
+  if (auto self = existing_canonical("/proc/self/exe")) trusted_state.push_back(std::move(*self));
+  return {std::move(h), process_env(), true, std::move(trusted_state)};
 }
 
 Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const PathContext& context) {
@@ -379,6 +415,9 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
       }
     }
     dedupe(effective.allow_write);
+    if (auto covered = covers_trusted_state(effective.allow_write, context.trusted_state)) {
+      return InvalidInput{*covered};
+    }
   }
   plan.writable = effective.allow_write;
   std::stable_sort(plan.writable.begin(), plan.writable.end(),

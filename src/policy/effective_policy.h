@@ -35,12 +35,19 @@ struct PathContext {
   // Create the cache presets' directories and a missing hooks directory (a confining call);
   // false for a view that must change nothing (probe, the printed policy).
   bool create_missing = true;
+  // Files and directories whose content decides later runs: the running program, the probe's
+  // `true`, and what the caller adds (the per-user cache directory with its verdicts, record
+  // and jobs). No extra writable root may be one of them, contain one, or lie beneath one.
+  std::vector<std::string> trusted_state;
 };
 
-// $HOME (when absolute) and the process environment.
+// $HOME (when absolute), the process environment, and the trusted state every process has:
+// the running program (/proc/self/exe) and /usr/bin/true, /bin/true (the bwrap probe's program).
 PathContext process_path_context();
 
-// InvalidInput naming what to fix: an extra writable root or carve-out that does not exist, a
+// InvalidInput naming what to fix: an extra writable root (a cache preset's included) that is,
+// contains or lies beneath a path of `context.trusted_state`; an extra writable root or carve-out
+// that does not exist, a
 // deny-read path containing a writable root, a protected git file with a second hard link (a
 // name for it elsewhere could be written), a `!` entry naming no default.
 Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const PathContext& context);

@@ -4,15 +4,11 @@
 // namespace flags with EPERM, and clone3 with ENOSYS because its flags live in memory a filter
 // cannot read). Everything else is allowed. A test host where bwrap cannot create its sandbox.
 #include <linux/sched.h>
-#include <seccomp.h>
-#include <sys/prctl.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <initializer_list>
+
+#include "filtered_exec.h"
 
 namespace {
 
@@ -20,39 +16,26 @@ constexpr std::uint64_t kNamespaceFlags[] = {CLONE_NEWNS,    CLONE_NEWUTS, CLONE
                                              CLONE_NEWUSER,  CLONE_NEWPID, CLONE_NEWNET,
                                              CLONE_NEWCGROUP};
 
-int fail(const char* what, int error) {
-  std::fprintf(stderr, "deny_namespaces: %s: %s\n", what, std::strerror(error));
-  return 126;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: deny_namespaces ARGV...\n");
-    return 2;
-  }
-  // An unprivileged caller may install a filter only with no_new_privs.
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail("no_new_privs", errno);
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-  if (filter == nullptr) return fail("seccomp_init", ENOMEM);
-  int rc = 0;
-  for (const std::uint64_t flag : kNamespaceFlags) {
-    // (arg0 & flag) == flag, spelled without SCMP_A0's compound literal (not C++).
-    scmp_arg_cmp has_flag{};
-    has_flag.arg = 0;
-    has_flag.op = SCMP_CMP_MASKED_EQ;
-    has_flag.datum_a = flag;
-    has_flag.datum_b = flag;
-    for (const int call : {SCMP_SYS(unshare), SCMP_SYS(clone)}) {
-      if (rc == 0) rc = seccomp_rule_add_array(filter, SCMP_ACT_ERRNO(EPERM), call, 1, &has_flag);
+  return dsh::probes::exec_filtered("deny_namespaces", argc, argv, [](scmp_filter_ctx filter) {
+    int rc = 0;
+    for (const std::uint64_t flag : kNamespaceFlags) {
+      // (arg0 & flag) == flag, spelled without SCMP_A0's compound literal (not C++).
+      scmp_arg_cmp has_flag{};
+      has_flag.arg = 0;
+      has_flag.op = SCMP_CMP_MASKED_EQ;
+      has_flag.datum_a = flag;
+      has_flag.datum_b = flag;
+      for (const int call : {SCMP_SYS(unshare), SCMP_SYS(clone)}) {
+        if (rc == 0) {
+          rc = seccomp_rule_add_array(filter, SCMP_ACT_ERRNO(EPERM), call, 1, &has_flag);
+        }
+      }
     }
-  }
-  if (rc == 0) rc = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setns), 0);
-  if (rc == 0) rc = seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-  if (rc == 0) rc = seccomp_load(filter);
-  seccomp_release(filter);
-  if (rc != 0) return fail("seccomp filter", -rc);
-  execv(argv[1], argv + 1);
-  return fail(argv[1], errno);
+    if (rc == 0) rc = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setns), 0);
+    if (rc == 0) rc = seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    return rc;
+  });
 }

@@ -207,6 +207,32 @@ TEST_P(CliRunOn, TheRetryIsOnlyTheNarrowestWiderModeAndAskedOnce) {
   EXPECT_FALSE(exists(sibling));
 }
 
+// A first run under danger-full-access with --network is refused (nothing would enforce it); the
+// retry from workspace-write to danger-full-access is held to the same check: never offered, the
+// command not run again, the write outside still absent. Without --network it is offered.
+TEST_P(CliRunOn, ARetryThatCouldNotEnforceTheNetworkPolicyIsNeverOffered) {
+  const string ws = dir_.mkdir("ws");
+  const string sibling = dir_ / "sibling";
+  const vector<string> args = {"--mode", "workspace-write",    "--escalate",
+                               "ask",    "--workspace",        ws,
+                               "-c",     "echo b > " + sibling};
+  const CliResult with_network =
+      cli_on_terminal(plus(Run(), plus({"--network", "deny"}, args)), "y");
+  EXPECT_TRUE(with_network.exited_with(1)) << with_network.describe();
+  EXPECT_EQ(count(with_network.err, kQuestion), 0U) << with_network.describe();
+  EXPECT_NE(with_network.err.find("no retry under danger-full-access"), string::npos)
+      << with_network.describe();
+  EXPECT_NE(with_network.err.find("--network deny"), string::npos) << with_network.describe();
+  EXPECT_FALSE(exists(sibling));
+  // The same denial without --network is offered the wider mode (declined here).
+  const CliResult without = cli_on_terminal(plus(Run(), args), "n");
+  EXPECT_TRUE(without.exited_with(1)) << without.describe();
+  EXPECT_EQ(count(without.err, kQuestion), 1U) << without.describe();
+  EXPECT_NE(without.err.find("escalate sandbox to danger-full-access"), string::npos)
+      << without.describe();
+  EXPECT_FALSE(exists(sibling));
+}
+
 TEST_P(CliRunOn, ARejectedRetryRunsNothingMore) {
   const string ws = dir_.mkdir("ws");
   for (const string answer : {"n", "", "maybe"}) {

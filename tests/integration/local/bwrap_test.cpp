@@ -24,25 +24,15 @@ bool mentions(const RunResult& result, const std::vector<std::string>& signature
   return false;
 }
 
-class Bwrap : public ::testing::Test {
+class Bwrap : public ProviderTest {
  protected:
-  void SetUp() override {
-    if (const std::string missing = missing_host_feature(); !missing.empty()) {
-      DSH_SKIP_OR_FAIL(missing);
-    }
-    workspace_ = base_.mkdir("workspace");
-    sibling_ = base_.mkdir("sibling");
-  }
+  Bwrap() : ProviderTest(Backend::kNatural) {}
   ConfinedArgv wrap(ConfinedSandboxMode mode, const std::string& script) {
     ConfinedArgv confined = confine(*provider_, bash(script), mode, workspace_);
     EXPECT_EQ(confined.backend, "bwrap+landlock");
     EXPECT_EQ(confined.argv.front(), "/usr/bin/bwrap");
     return confined;
   }
-  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(Backend::kNatural);
-  TempDir base_;
-  std::string workspace_;
-  std::string sibling_;
 };
 
 TEST_F(Bwrap, ReadOnlyWriteFailsWithReadOnlyFileSystem) {

@@ -10,15 +10,9 @@
 namespace dsh::local_it {
 namespace {
 
-class Landlock : public ::testing::Test {
+class Landlock : public ProviderTest {
  protected:
-  void SetUp() override {
-    if (const std::string missing = missing_host_feature(); !missing.empty()) {
-      DSH_SKIP_OR_FAIL(missing);
-    }
-    workspace_ = base_.mkdir("workspace");
-    sibling_ = base_.mkdir("sibling");
-  }
+  Landlock() : ProviderTest(Backend::kLandlock) {}
   ConfinedArgv wrap(ConfinedSandboxMode mode, const std::string& script) {
     ConfinedArgv confined = confine(*provider_, bash(script), mode, workspace_);
     EXPECT_EQ(confined.backend, "landlock");
@@ -26,10 +20,6 @@ class Landlock : public ::testing::Test {
     EXPECT_EQ(confined.denial_signatures, std::vector<std::string>{"permission denied"});
     return confined;
   }
-  std::unique_ptr<sandbox::LocalSandboxProvider> provider_ = make_provider(Backend::kLandlock);
-  TempDir base_;
-  std::string workspace_;
-  std::string sibling_;
 };
 
 TEST_F(Landlock, ReadOnlyWriteIsDeniedWithTheProbesEnforcement) {

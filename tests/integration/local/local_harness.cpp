@@ -48,6 +48,25 @@ std::string param_label(const ::testing::TestParamInfo<Backend>& info) {
   return backend_label(info.param);
 }
 
+void LocalTest::SetUp() {
+  if (const std::string missing = missing_host_feature(); !missing.empty()) {
+    DSH_SKIP_OR_FAIL(missing);
+  }
+}
+
+std::string LocalTest::write_config(const std::string& json) const {
+  const std::string path = dir_ / unique("config") + ".json";
+  llrt::write_file(path, json);
+  return path;
+}
+
+void ProviderTest::SetUp() {
+  LocalTest::SetUp();
+  if (IsSkipped() || HasFatalFailure()) return;
+  workspace_ = dir_.mkdir("workspace");
+  sibling_ = dir_.mkdir("sibling");
+}
+
 std::string missing_bwrap_path() { return "/nonexistent/dsh-local-it/bwrap"; }
 
 void copy_program(const std::string& program, const std::string& path) {

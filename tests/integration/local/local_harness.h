@@ -17,6 +17,7 @@
 #include "files.h"
 #include "harness.h"
 #include "json.h"
+#include "must_run.h"
 #include "process.h"
 #include "temp_dir.h"
 #include "text.h"
@@ -89,6 +90,30 @@ std::string host_pid_namespace();
 // Whether this host can run the suite: Landlock enforced and bwrap able to create its sandbox.
 // Tests call DSH_SKIP_OR_FAIL with the returned reason when it is not empty.
 std::string missing_host_feature();
+
+// The suite's common fixture: the host check (a skip, or a failure under
+// DSH_SANDBOX_TESTS_MUST_RUN=1, when the host cannot run the suite), and a private directory for
+// configs and workspaces.
+class LocalTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  // A config file with `json`, under a unique name in dir_ (for the CLI's --config).
+  std::string write_config(const std::string& json) const;
+  TempDir dir_;
+};
+
+// The same, parameterized by the backend the provider is made to choose.
+class LocalBackendTest : public LocalTest, public ::testing::WithParamInterface<Backend> {};
+
+// A provider of one backend, a workspace and a sibling directory beside it (in dir_).
+class ProviderTest : public LocalTest {
+ protected:
+  explicit ProviderTest(Backend backend) : provider_(make_provider(backend)) {}
+  void SetUp() override;
+  std::unique_ptr<sandbox::LocalSandboxProvider> provider_;
+  std::string workspace_;
+  std::string sibling_;
+};
 
 // The pid of the first descendant of `root` whose /proc/<pid>/comm is `comm`, or -1.
 int find_descendant(int root, const std::string& comm);

@@ -20,19 +20,8 @@ std::string mode_name(ConfinedSandboxMode mode) {
   return mode == ConfinedSandboxMode::kReadOnly ? "read-only" : "workspace-write";
 }
 
-class ProbeConfineParity : public ::testing::TestWithParam<Backend> {
+class ProbeConfineParity : public LocalBackendTest {
  protected:
-  void SetUp() override {
-    if (const std::string missing = missing_host_feature(); !missing.empty()) {
-      DSH_SKIP_OR_FAIL(missing);
-    }
-  }
-  std::string write_config(const std::string& json) {
-    const std::string path = dir_ / unique("config") + ".json";
-    llrt::write_file(path, json);
-    return path;
-  }
-  TempDir dir_;
   TempDir workspace_;
 };
 
@@ -116,14 +105,8 @@ INSTANTIATE_TEST_SUITE_P(Backends, CliProbeConfineParity,
                          ::testing::Values(Backend::kNatural, Backend::kLandlock), param_label);
 
 // The operator's runner: probe answers for it, as confine does, with and without the hardening.
-class RunnerCommandParity : public ::testing::Test {
+class RunnerCommandParity : public LocalTest {
  protected:
-  std::string write_config(const std::string& json) {
-    const std::string path = dir_ / unique("config") + ".json";
-    llrt::write_file(path, json);
-    return path;
-  }
-  TempDir dir_;
   TempDir workspace_;
 };
 
@@ -176,12 +159,11 @@ echo "strict-runner: missing --" >&2
 exit 1
 )";
 
-class StrictRunner : public ::testing::Test {
+class StrictRunner : public LocalTest {
  protected:
   void SetUp() override {
-    if (const std::string missing = missing_host_feature(); !missing.empty()) {
-      DSH_SKIP_OR_FAIL(missing);
-    }
+    LocalTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     runner_ = dsh::testing::write_script(dir_ / "strict-runner", kStrictRunner);
   }
   ConfinedArgv confine_with(bool hardening, ConfinedSandboxMode mode, const std::string& script) {
@@ -196,7 +178,6 @@ class StrictRunner : public ::testing::Test {
     return provider.confine(bash(script),
                             sandbox::SandboxPolicy{mode, workspace_.path(), std::nullopt});
   }
-  TempDir dir_;
   TempDir workspace_;
   std::string runner_;
 };

@@ -21,21 +21,7 @@ using sandbox::SandboxEnforcement;
 
 std::string dir(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
-class Selection : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (const std::string missing = missing_host_feature(); !missing.empty()) {
-      DSH_SKIP_OR_FAIL(missing);
-    }
-  }
-  // A config file for the CLI, inside a private directory.
-  std::string write_config(const std::string& json) {
-    const std::string path = dir_ / unique("config") + ".json";
-    llrt::write_file(path, json);
-    return path;
-  }
-  TempDir dir_;
-};
+class Selection : public LocalTest {};
 
 const nlohmann::json& find(const nlohmann::json& probe, const std::string& name) {
   static const nlohmann::json k_none = nullptr;

@@ -327,7 +327,7 @@ void plan_read_grants(profiles::FsPlan& plan) {
 // directory before the first call) is compared under its parent's real path.
 std::string canonical_as_far_as_exists(const std::string& path) {
   if (auto canonical = existing_canonical(path)) return *canonical;
-  const std::string normal = lexically_normalize(path);
+  std::string normal = lexically_normalize(path);
   const std::size_t slash = normal.rfind('/');
   if (slash == std::string::npos || slash == 0) return normal;
   return canonical_as_far_as_exists(normal.substr(0, slash)) + normal.substr(slash);

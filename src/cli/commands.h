@@ -12,10 +12,10 @@ namespace dsh::sandbox::cli {
 inline constexpr int kFailureExit = 125;
 
 struct Options {
-  std::string mode;       // empty: the session's mode, else the config's, else read-only
-  std::string workspace;  // empty: the working directory
-  std::string network;  // empty: not given (inherit, unless the config names an allow-list)
-  std::string network_deny;                  // --network-deny LIST (with --network allow:)
+  std::string mode;          // empty: the session's mode, else the config's, else read-only
+  std::string workspace;     // empty: the working directory
+  std::string network;       // empty: not given (inherit, unless the config names an allow-list)
+  std::string network_deny;  // --network-deny LIST (with --network allow:)
   std::vector<std::string> network_resolve;  // --network-resolve NAME=ADDRESS, repeatable
   std::string config_path;
   // --allow-write, --deny-write, --deny-read (repeatable paths), --allow-cache (names, commas)

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -366,6 +368,140 @@ TEST_F(NetProxyTest, LandlockAloneRefusesTheAllowListAndRunsNothing) {
                "--mode", "workspace-write", "--", "touch", marker});
   EXPECT_TRUE(plain.exited_with(0)) << plain.describe();
   EXPECT_TRUE(std::filesystem::exists(marker));
+}
+
+// A tiny npm registry on loopback: the metadata document for `tiny` (its tarball URL built from
+// the Host the client asked for, so npm fetches it by the same name through the proxy) and the
+// tarball itself. It writes its port once it listens.
+constexpr const char* kNpmRegistry = R"(
+const http = require('http'), fs = require('fs'), crypto = require('crypto');
+const [dir, portFile] = process.argv.slice(2);
+const tgz = fs.readFileSync(dir + '/tiny-1.0.0.tgz');
+const integrity = 'sha512-' + crypto.createHash('sha512').update(tgz).digest('base64');
+const shasum = crypto.createHash('sha1').update(tgz).digest('hex');
+const server = http.createServer((req, res) => {
+  if (req.url === '/tiny') {
+    const tarball = 'http://' + req.headers.host + '/tiny/-/tiny-1.0.0.tgz';
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({name: 'tiny', 'dist-tags': {latest: '1.0.0'}, versions: {'1.0.0':
+      {name: 'tiny', version: '1.0.0', dist: {tarball, integrity, shasum}}}}));
+  } else if (req.url === '/tiny/-/tiny-1.0.0.tgz') {
+    res.setHeader('content-type', 'application/octet-stream');
+    res.end(tgz);
+  } else {
+    res.statusCode = 404;
+    res.end('{}');
+  }
+});
+server.listen(0, '127.0.0.1', () => {
+  fs.writeFileSync(portFile + '.tmp', String(server.address().port));
+  fs.renameSync(portFile + '.tmp', portFile);
+});
+)";
+
+constexpr const char* kTinyIndex = "module.exports = 'tiny from the local registry';\n";
+
+// The local registry, serving a tarball packed here from a package.json and an index.js.
+class NpmRegistry {
+ public:
+  NpmRegistry() {
+    const std::string package = dir_ / "package";
+    std::filesystem::create_directories(package);
+    std::ofstream(package + "/package.json")
+        << R"({"name":"tiny","version":"1.0.0","main":"index.js"})"
+        << "\n";
+    std::ofstream(package + "/index.js") << kTinyIndex;
+    const RunResult packed =
+        execute({"/bin/tar", "-czf", dir_ / "tiny-1.0.0.tgz", "-C", dir_.path(), "package"});
+    EXPECT_TRUE(packed.exited_with(0)) << packed.describe();
+    std::ofstream(dir_ / "registry.js") << kNpmRegistry;
+    const std::string port_file = dir_ / "port";
+    server_ = std::make_unique<Started>(
+        std::vector<std::string>{"/usr/bin/node", dir_ / "registry.js", dir_.path(), port_file});
+    // Handshake: the server writes its port once it listens.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::ifstream(port_file) >> port_;
+  }
+  ~NpmRegistry() {
+    ::kill(server_->pid(), SIGKILL);
+    server_->wait();
+  }
+  NpmRegistry(const NpmRegistry&) = delete;
+  NpmRegistry& operator=(const NpmRegistry&) = delete;
+
+  int port() const { return port_; }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<Started> server_;
+  int port_ = 0;
+};
+
+// `npm install` of the workspace's one dependency from registry.test, through `run --json` under
+// `allow`; npm's cache goes into the workspace (workspace-write leaves ~/.npm read-only), and
+// audit, fund and the update check stay off so npm asks no other host.
+RunResult npm_install(const TempDir& workspace, int port, const std::string& allow) {
+  std::ofstream(workspace / "package.json")
+      << R"({"name":"ws","version":"1.0.0","dependencies":{"tiny":"1.0.0"}})"
+      << "\n";
+  return execute({DSH_SANDBOX_PATH, "run", "--json", "--mode", "workspace-write", "--workspace",
+                  workspace.path(), "--network", allow, "--network-resolve",
+                  "registry.test=127.0.0.1", "--", "bash", "-c",
+                  "cd \"$1\" && npm_config_cache=$PWD/.npm-cache npm_config_audit=false "
+                  "npm_config_fund=false npm_config_update_notifier=false "
+                  "npm_config_fetch_retries=0 npm install --registry http://registry.test:" +
+                      std::to_string(port) + "/",
+                  "bash", workspace.path()});
+}
+
+// npm and node, which the local registry and the install need.
+bool has_npm() {
+  return ::access("/usr/bin/npm", X_OK) == 0 && ::access("/usr/bin/node", X_OK) == 0;
+}
+
+// The README's example: with the registry's name allowed (and loopback, the address the test
+// name resolves to, which the proxy refuses unless listed), npm installs the package; the file
+// is read from outside.
+TEST_F(NetProxyTest, NpmInstallsFromTheAllowedRegistry) {
+  if (!has_npm()) DSH_SKIP_OR_FAIL("npm or node is not installed");
+  NpmRegistry registry;
+  ASSERT_NE(registry.port(), 0) << "the local npm registry did not start";
+  TempDir workspace;
+  const RunResult run = npm_install(workspace, registry.port(), "allow:registry.test,127.0.0.1");
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const auto result = nlohmann::json::parse(run.out);
+  EXPECT_EQ(result["exitCode"], 0) << run.out;
+  EXPECT_EQ(result["network"], "allow-list");
+  // npm asked no other host (the real registry, an audit or update check would be refused).
+  for (const auto& denial : result["denials"]) {
+    EXPECT_NE(denial["rule"], "network-not-allowed") << result["denials"].dump();
+  }
+  std::ifstream file(workspace / "node_modules/tiny/index.js");
+  const std::string installed{std::istreambuf_iterator<char>(file),
+                              std::istreambuf_iterator<char>()};
+  EXPECT_EQ(installed, kTinyIndex) << run.out;
+}
+
+// The registry's name not allowed: npm fails, the JSON result names the refused host, and
+// nothing is installed.
+TEST_F(NetProxyTest, NpmInstallFailsWhenTheRegistryIsNotAllowed) {
+  if (!has_npm()) DSH_SKIP_OR_FAIL("npm or node is not installed");
+  NpmRegistry registry;
+  ASSERT_NE(registry.port(), 0) << "the local npm registry did not start";
+  TempDir workspace;
+  const RunResult run = npm_install(workspace, registry.port(), "allow:other.test,127.0.0.1");
+  const auto result = nlohmann::json::parse(run.out);
+  EXPECT_NE(result["exitCode"], 0) << run.out;
+  bool found = false;
+  for (const auto& denial : result["denials"]) {
+    found = found || (denial["op"] == "connect" && denial["rule"] == "network-not-allowed" &&
+                      denial["path"] == "registry.test:" + std::to_string(registry.port()));
+  }
+  EXPECT_TRUE(found) << result["denials"].dump();
+  EXPECT_FALSE(std::filesystem::exists(workspace / "node_modules/tiny"));
 }
 
 }  // namespace

@@ -466,6 +466,24 @@ awaitable<void> serve(const Proxy& proxy, Local::socket client) {
   }
 }
 
+// One byte carrying one descriptor (SCM_RIGHTS): the message the bridge sends each accepted
+// stream in, and the proxy receives it from. Not copyable: `message` points into the object.
+struct FdMessage {
+  char byte = 0;
+  iovec vector{&byte, 1};
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> space{};
+  msghdr message{};
+
+  FdMessage() {
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = space.data();
+    message.msg_controllen = space.size();
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+};
+
 // Each message on the control socket carries one descriptor: a stream from the bridge.
 awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descriptor& control) {
   for (;;) {
@@ -474,14 +492,8 @@ awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descripto
                                 asio::redirect_error(use_awaitable, error));
     if (error) co_return;
     for (;;) {
-      char byte = 0;
-      iovec vector{&byte, 1};
-      alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> space{};
-      msghdr message{};
-      message.msg_iov = &vector;
-      message.msg_iovlen = 1;
-      message.msg_control = space.data();
-      message.msg_controllen = space.size();
+      FdMessage fd_message;
+      msghdr& message = fd_message.message;
       const ssize_t n =
           ::recvmsg(control.native_handle(), &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
@@ -629,14 +641,8 @@ void run_bridge(const BridgeOptions& options) {
     const auto relay = [&io, control](tcp::socket connection) -> awaitable<void> {
       int pair[2] = {-1, -1};
       if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) co_return;
-      char byte = 0;
-      iovec vector{&byte, 1};
-      alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> space{};
-      msghdr message{};
-      message.msg_iov = &vector;
-      message.msg_iovlen = 1;
-      message.msg_control = space.data();
-      message.msg_controllen = space.size();
+      FdMessage fd_message;
+      msghdr& message = fd_message.message;
       cmsghdr* header = CMSG_FIRSTHDR(&message);
       header->cmsg_level = SOL_SOCKET;
       header->cmsg_type = SCM_RIGHTS;

@@ -3,10 +3,10 @@
 #include "netproxy/proxy.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <array>
 #include <cstring>
@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -36,9 +37,9 @@ using asio::ip::tcp;
 using Local = asio::local::stream_protocol;
 using namespace asio::experimental::awaitable_operators;
 
-constexpr std::size_t kMaxHead = 64 * 1024;
+constexpr std::size_t kMaxHead = std::size_t{64} * 1024;
 constexpr std::size_t kMaxHello = 16384 + 5 + 256;
-constexpr std::size_t kBuffer = 64 * 1024;
+constexpr std::size_t kBuffer = std::size_t{64} * 1024;
 
 void write_fd(int fd, std::string_view bytes) {
   while (!bytes.empty() && fd >= 0) {
@@ -60,11 +61,11 @@ struct Proxy {
     deny_path(fmt::format("{}:{}", host, port));
   }
   // `path` as the client wrote it, when it is no destination at all (the encoder escapes it).
-  void deny_path(std::string path) const {
+  void deny_path(const std::string& path) const {
     Denial denial;
     denial.op = "connect";
     denial.rule = "network-not-allowed";
-    denial.path = std::move(path);
+    denial.path = path;
     write_fd(status_fd, profiles::encode_denial_line(denial));
   }
 };
@@ -405,7 +406,9 @@ awaitable<void> serve_socks(const Proxy& proxy, Local::socket client, std::strin
                                asio::redirect_error(use_awaitable, ignored));
   };
   if (!co_await fill(client, pending, 5)) co_return;
-  if (pending[0] != 5 || pending[1] != 1) co_return co_await answer(0x07);  // CONNECT only
+  if (pending[0] != 5 || pending[1] != 1) {  // CONNECT only
+    co_return co_await answer(0x07);
+  }
   const auto type = static_cast<unsigned char>(pending[3]);
   std::size_t length = 0;
   std::string host;
@@ -519,7 +522,8 @@ awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descripto
   for (const std::string& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
   pointers.push_back(nullptr);
   ::execvp(pointers[0], pointers.data());
-  fail(status_fd, fmt::format("exec failed: {}: {}", argv[0], std::strerror(errno)));
+  fail(status_fd,
+       fmt::format("exec failed: {}: {}", argv[0], std::generic_category().message(errno)));
 }
 
 }  // namespace
@@ -544,9 +548,9 @@ void run_proxy(const ProxyOptions& options) {
   }
   const int status_fd = options.status_fd;
   if (options.argv.empty()) fail(status_fd, "usage error: missing `-- <argv>...` command");
-  int pair[2] = {-1, -1};
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-    fail(status_fd, fmt::format("socketpair: {}", std::strerror(errno)));
+  std::array<int, 2> pair = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair.data()) != 0) {
+    fail(status_fd, fmt::format("socketpair: {}", std::generic_category().message(errno)));
   }
   // SIGCHLD is taken through asio's signal_set, which needs it blocked-free but handled; block
   // the forwarded signals until the loop listens, so none is lost between fork and run.
@@ -554,10 +558,12 @@ void run_proxy(const ProxyOptions& options) {
   sigemptyset(&mask);
   for (const int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&mask, sig);
   sigset_t old;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
   ::sigprocmask(SIG_BLOCK, &mask, &old);
   const pid_t child = ::fork();
-  if (child < 0) fail(status_fd, fmt::format("fork: {}", std::strerror(errno)));
+  if (child < 0) fail(status_fd, fmt::format("fork: {}", std::generic_category().message(errno)));
   if (child == 0) {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
     // dup2 onto itself keeps close-on-exec, so the number is cleared explicitly either way.
     if ((pair[1] != kControlFd && ::dup2(pair[1], kControlFd) < 0) ||
@@ -590,6 +596,7 @@ void run_proxy(const ProxyOptions& options) {
     signals.async_wait(on_signal);
   };
   signals.async_wait(on_signal);
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
   ::sigprocmask(SIG_SETMASK, &old, nullptr);
   asio::co_spawn(io, accept_streams(proxy, control), asio::detached);
   // A child that ended before the handler was armed.
@@ -600,12 +607,13 @@ void run_proxy(const ProxyOptions& options) {
   }
   if (WIFEXITED(*status)) ::_exit(WEXITSTATUS(*status));
   const int sig = WTERMSIG(*status);
-  ::signal(sig, SIG_DFL);
+  (void)::signal(sig, SIG_DFL);
   sigset_t only;
   sigemptyset(&only);
   sigaddset(&only, sig);
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
   ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
-  ::raise(sig);
+  (void)::raise(sig);
   ::_exit(128 + sig);
 }
 
@@ -632,15 +640,15 @@ void run_bridge(const BridgeOptions& options) {
   // included) ends when the command does.
   io.notify_fork(asio::io_context::fork_prepare);
   const pid_t child = ::fork();
-  if (child < 0) fail(-1, fmt::format("fork: {}", std::strerror(errno)));
+  if (child < 0) fail(-1, fmt::format("fork: {}", std::generic_category().message(errno)));
   if (child == 0) {
     if (::fork() != 0) ::_exit(0);
     io.notify_fork(asio::io_context::fork_child);
     ::setsid();
     const int control = options.control_fd;
     const auto relay = [&io, control](tcp::socket connection) -> awaitable<void> {
-      int pair[2] = {-1, -1};
-      if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) co_return;
+      std::array<int, 2> pair = {-1, -1};
+      if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair.data()) != 0) co_return;
       FdMessage fd_message;
       msghdr& message = fd_message.message;
       cmsghdr* header = CMSG_FIRSTHDR(&message);

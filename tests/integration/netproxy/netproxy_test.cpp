@@ -49,33 +49,34 @@ struct Outcome {
 class NetProxyTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    std::ofstream(*dir_ / "index.html") << "hello from upstream\n";
-    std::ofstream(*dir_ / "server.py") << kServer;
-    const std::string port_file = *dir_ / "port";
-    server_ = new Started({"/usr/bin/python3", *dir_ / "server.py", dir_->path(), port_file});
+    upstream_dir = new TempDir();
+    std::ofstream(*upstream_dir / "index.html") << "hello from upstream\n";
+    std::ofstream(*upstream_dir / "server.py") << kServer;
+    const std::string port_file = *upstream_dir / "port";
+    upstream_server = new Started(
+        {"/usr/bin/python3", *upstream_dir / "server.py", upstream_dir->path(), port_file});
     // Handshake: the server writes its port once it listens.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    std::ifstream(port_file) >> port_;
+    std::ifstream(port_file) >> upstream_port;
   }
   static void TearDownTestSuite() {
-    if (server_ != nullptr) {
-      ::kill(server_->pid(), SIGKILL);
-      server_->wait();
+    if (upstream_server != nullptr) {
+      ::kill(upstream_server->pid(), SIGKILL);
+      upstream_server->wait();
     }
-    delete server_;
-    delete dir_;
+    delete upstream_server;
+    delete upstream_dir;
   }
 
   void SetUp() override {
-    if (port_ == 0) DSH_SKIP_OR_FAIL("the loopback HTTP server did not start");
+    if (upstream_port == 0) DSH_SKIP_OR_FAIL("the loopback HTTP server did not start");
     if (::access("/usr/bin/bwrap", X_OK) != 0) DSH_SKIP_OR_FAIL("bwrap is not installed");
   }
 
-  static std::string port() { return std::to_string(port_); }
+  static std::string port() { return std::to_string(upstream_port); }
 
   // Runs `script` (python3 -c) under the test allow-list.
   static Outcome run_python(const std::string& script) {
@@ -115,9 +116,9 @@ class NetProxyTest : public ::testing::Test {
     return outcome;
   }
 
-  static inline TempDir* dir_ = nullptr;
-  static inline Started* server_ = nullptr;
-  static inline int port_ = 0;
+  static inline TempDir* upstream_dir = nullptr;
+  static inline Started* upstream_server = nullptr;
+  static inline int upstream_port = 0;
 };
 
 // A CONNECT request written by hand, so the test controls every byte of the name.
@@ -257,9 +258,9 @@ TEST_F(NetProxyTest, ProxyIsGoneAfterTheRun) {
 // repository's refs, a refused one fails with a denial record.
 TEST_F(NetProxyTest, GitOverHttpReachesOnlyTheAllowedName) {
   if (::access("/usr/bin/git", X_OK) != 0) DSH_SKIP_OR_FAIL("git is not installed");
-  const std::string repo = *dir_ / "repo.git";
+  const std::string repo = *upstream_dir / "repo.git";
   if (!std::filesystem::exists(repo)) {
-    const std::string work = *dir_ / "repo-work";
+    const std::string work = *upstream_dir / "repo-work";
     const RunResult made = execute(
         {"/bin/sh", "-c",
          "set -e; git init -q -b main '" + work + "'; cd '" + work +
@@ -288,9 +289,9 @@ TEST_F(NetProxyTest, GitOverHttpReachesOnlyTheAllowedName) {
 // the index only, so the run needs no writable directory.
 TEST_F(NetProxyTest, PipReadsOnlyTheAllowedIndex) {
   if (::access("/usr/bin/pip3", X_OK) != 0) DSH_SKIP_OR_FAIL("pip is not installed");
-  std::filesystem::create_directories(*dir_ / "simple/demo");
-  std::ofstream(*dir_ / "simple/index.html") << "<a href=\"demo/\">demo</a>\n";
-  std::ofstream(*dir_ / "simple/demo/index.html")
+  std::filesystem::create_directories(*upstream_dir / "simple/demo");
+  std::ofstream(*upstream_dir / "simple/index.html") << "<a href=\"demo/\">demo</a>\n";
+  std::ofstream(*upstream_dir / "simple/demo/index.html")
       << "<a href=\"demo-1.2.0-py3-none-any.whl\">demo-1.2.0-py3-none-any.whl</a>\n";
   const Outcome outcome = run_python(
       "import subprocess\n"
@@ -411,13 +412,13 @@ class NpmRegistry {
         << R"({"name":"tiny","version":"1.0.0","main":"index.js"})"
         << "\n";
     std::ofstream(package + "/index.js") << kTinyIndex;
-    const RunResult packed =
-        execute({"/bin/tar", "-czf", dir_ / "tiny-1.0.0.tgz", "-C", dir_.path(), "package"});
+    const RunResult packed = execute({"/bin/tar", "-czf", dir_ / "tiny-1.0.0.tgz", "-C",
+                                      dir_.path(), "package"});
     EXPECT_TRUE(packed.exited_with(0)) << packed.describe();
     std::ofstream(dir_ / "registry.js") << kNpmRegistry;
     const std::string port_file = dir_ / "port";
-    server_ = std::make_unique<Started>(
-        std::vector<std::string>{"/usr/bin/node", dir_ / "registry.js", dir_.path(), port_file});
+    server_ = std::make_unique<Started>(std::vector<std::string>{
+        "/usr/bin/node", dir_ / "registry.js", dir_.path(), port_file});
     // Handshake: the server writes its port once it listens.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < deadline) {

@@ -412,13 +412,13 @@ class NpmRegistry {
         << R"({"name":"tiny","version":"1.0.0","main":"index.js"})"
         << "\n";
     std::ofstream(package + "/index.js") << kTinyIndex;
-    const RunResult packed = execute({"/bin/tar", "-czf", dir_ / "tiny-1.0.0.tgz", "-C",
-                                      dir_.path(), "package"});
+    const RunResult packed =
+        execute({"/bin/tar", "-czf", dir_ / "tiny-1.0.0.tgz", "-C", dir_.path(), "package"});
     EXPECT_TRUE(packed.exited_with(0)) << packed.describe();
     std::ofstream(dir_ / "registry.js") << kNpmRegistry;
     const std::string port_file = dir_ / "port";
-    server_ = std::make_unique<Started>(std::vector<std::string>{
-        "/usr/bin/node", dir_ / "registry.js", dir_.path(), port_file});
+    server_ = std::make_unique<Started>(
+        std::vector<std::string>{"/usr/bin/node", dir_ / "registry.js", dir_.path(), port_file});
     // Handshake: the server writes its port once it listens.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < deadline) {

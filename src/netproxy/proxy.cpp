@@ -133,6 +133,7 @@ awaitable<void> pump(From& from, To& to, std::string initial) {
           ::splice(from.native_handle(), nullptr, pipe.write_end(), nullptr, kBuffer * 4, kFlags);
       if (in == 0) break;
       if (in < 0) {
+        if (errno == EINTR) continue;
         if (errno != EAGAIN) break;
         co_await from.async_wait(asio::socket_base::wait_read,
                                  asio::redirect_error(use_awaitable, error));
@@ -145,6 +146,8 @@ awaitable<void> pump(From& from, To& to, std::string initial) {
             ::splice(pipe.read_end(), nullptr, to.native_handle(), nullptr, left, kFlags);
         if (out > 0) {
           left -= static_cast<std::size_t>(out);
+        } else if (out < 0 && errno == EINTR) {
+          continue;
         } else if (out < 0 && errno == EAGAIN) {
           co_await to.async_wait(asio::socket_base::wait_write,
                                  asio::redirect_error(use_awaitable, error));

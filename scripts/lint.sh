@@ -9,11 +9,7 @@ cd "$repo"
 mapfile -t cxx < <(git ls-files '*.cpp' '*.h')
 clang-format --dry-run --Werror "${cxx[@]}"
 mapfile -t sources < <(git ls-files 'src/*.cpp' )
-# Asio enables its coroutine support (awaitable, co_spawn) only for compilers it recognises;
-# clang 14 with libstdc++'s <coroutine> has it but is not among them, so it is told, as g++ is
-# by Asio's own checks.
-printf '%s\n' "${sources[@]}" | xargs -P2 -n4 clang-tidy -p "$build" --quiet \
-  --extra-arg=-DASIO_HAS_CO_AWAIT=1 --extra-arg=-DASIO_HAS_STD_COROUTINE=1 2>&1 |
+printf '%s\n' "${sources[@]}" | xargs -P2 -n4 clang-tidy -p "$build" --quiet 2>&1 |
   { grep -E 'error:|warning:' && exit 1 || exit 0; }
 # Only what this build compiles has a compile command: the fuzzers (a clang build) and the
 # benchmark a script compiles are left out here. The launcher's musl specs mean nothing to clang.

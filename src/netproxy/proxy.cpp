@@ -3,6 +3,7 @@
 #include "netproxy/proxy.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,12 +35,17 @@ namespace {
 using asio::awaitable;
 using asio::use_awaitable;
 using asio::ip::tcp;
-using Local = asio::local::stream_protocol;
+// A client stream: the TCP connection the bridge accepted inside the run's network namespace,
+// handed over whole, so the proxy reads and writes the command's socket itself.
+using Client = asio::generic::stream_protocol;
 using namespace asio::experimental::awaitable_operators;
 
 constexpr std::size_t kMaxHead = std::size_t{64} * 1024;
 constexpr std::size_t kMaxHello = 16384 + 5 + 256;
 constexpr std::size_t kBuffer = std::size_t{64} * 1024;
+// A relay's pipe: 1 MiB is the most an unprivileged process may ask for by default
+// (/proc/sys/fs/pipe-max-size); past the per-user total, pipes keep their default size.
+constexpr std::size_t kPipeBytes = std::size_t{1024} * 1024;
 
 void write_fd(int fd, std::string_view bytes) {
   while (!bytes.empty() && fd >= 0) {
@@ -97,7 +103,7 @@ class SplicePipe {
   SplicePipe() {
     if (::pipe2(fds_.data(), O_CLOEXEC | O_NONBLOCK) != 0) fds_ = {-1, -1};
     // Best effort: a larger pipe moves more per call (F_SETPIPE_SZ, Linux 2.6.35).
-    if (fds_[1] >= 0) (void)::fcntl(fds_[1], F_SETPIPE_SZ, static_cast<int>(kBuffer * 4));
+    if (fds_[1] >= 0) (void)::fcntl(fds_[1], F_SETPIPE_SZ, static_cast<int>(kPipeBytes));
   }
   SplicePipe(const SplicePipe&) = delete;
   SplicePipe& operator=(const SplicePipe&) = delete;
@@ -130,7 +136,7 @@ awaitable<void> pump(From& from, To& to, std::string initial) {
     constexpr unsigned kFlags = SPLICE_F_MOVE | SPLICE_F_NONBLOCK;
     for (;;) {
       const ssize_t in =
-          ::splice(from.native_handle(), nullptr, pipe.write_end(), nullptr, kBuffer * 4, kFlags);
+          ::splice(from.native_handle(), nullptr, pipe.write_end(), nullptr, kPipeBytes, kFlags);
       if (in == 0) break;
       if (in < 0) {
         if (errno == EINTR) continue;
@@ -174,7 +180,7 @@ awaitable<void> pump(From& from, To& to, std::string initial) {
 
 // The client's side of a tunnel: its first bytes, when they open a TLS handshake, must name the
 // destination the tunnel was opened for (no domain fronting through an allowed tunnel).
-awaitable<void> checked_pump(const Proxy& proxy, Local::socket& client, tcp::socket& upstream,
+awaitable<void> checked_pump(const Proxy& proxy, Client::socket& client, tcp::socket& upstream,
                              std::string pending, const Destination& destination) {
   for (;;) {
     const Hello hello = read_client_hello(pending);
@@ -258,7 +264,7 @@ awaitable<std::optional<tcp::socket>> dial(const Proxy& proxy, const Destination
   co_return std::nullopt;
 }
 
-awaitable<void> reply(Local::socket& client, std::string text) {
+awaitable<void> reply(Client::socket& client, std::string text) {
   std::error_code ignored;
   co_await asio::async_write(client, asio::buffer(text),
                              asio::redirect_error(use_awaitable, ignored));
@@ -309,7 +315,7 @@ std::string origin_head(std::string_view method, std::string_view target, std::s
   return head;
 }
 
-awaitable<void> serve_http(const Proxy& proxy, Local::socket client, std::string pending) {
+awaitable<void> serve_http(const Proxy& proxy, Client::socket client, std::string pending) {
   std::size_t end = 0;
   while ((end = pending.find("\r\n\r\n")) == std::string::npos) {
     if (pending.size() > kMaxHead || !co_await fill(client, pending, pending.size() + 1)) {
@@ -388,7 +394,7 @@ awaitable<void> serve_http(const Proxy& proxy, Local::socket client, std::string
   co_await (pump(*upstream, client, {}) && pump(client, *upstream, std::move(forward)));
 }
 
-awaitable<void> serve_socks(const Proxy& proxy, Local::socket client, std::string pending) {
+awaitable<void> serve_socks(const Proxy& proxy, Client::socket client, std::string pending) {
   // RFC 1928: greeting, then one CONNECT request; no authentication.
   if (!co_await fill(client, pending, 2) ||
       !co_await fill(client, pending, 2 + static_cast<unsigned char>(pending[1]))) {
@@ -462,7 +468,7 @@ awaitable<void> serve_socks(const Proxy& proxy, Local::socket client, std::strin
             checked_pump(proxy, client, *upstream, std::move(rest), destination.value()));
 }
 
-awaitable<void> serve(const Proxy& proxy, Local::socket client) {
+awaitable<void> serve(const Proxy& proxy, Client::socket client) {
   std::string pending;
   if (!co_await fill(client, pending, 1)) co_return;
   if (pending[0] == 5) {
@@ -490,7 +496,31 @@ struct FdMessage {
   FdMessage& operator=(const FdMessage&) = delete;
 };
 
-// Each message on the control socket carries one descriptor: a stream from the bridge.
+// The protocol of a handed-over descriptor when it is a connected TCP stream, the only kind the
+// bridge sends; anything else (a file, a pipe, a datagram socket) is refused.
+std::optional<Client> tcp_stream(int fd) {
+  int type = 0;
+  int domain = 0;
+  int protocol = 0;
+  socklen_t length = sizeof(int);
+  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM) {
+    return std::nullopt;
+  }
+  length = sizeof(int);
+  // SO_DOMAIN and SO_PROTOCOL: Linux 2.6.32.
+  if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0 ||
+      (domain != AF_INET && domain != AF_INET6)) {
+    return std::nullopt;
+  }
+  length = sizeof(int);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &length) != 0 ||
+      protocol != IPPROTO_TCP) {
+    return std::nullopt;
+  }
+  return Client(domain, protocol);
+}
+
+// Each message on the control socket carries one descriptor: a connection the bridge accepted.
 awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descriptor& control) {
   for (;;) {
     std::error_code error;
@@ -508,9 +538,10 @@ awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descripto
       if (header == nullptr || header->cmsg_type != SCM_RIGHTS) continue;
       int fd = -1;
       std::memcpy(&fd, CMSG_DATA(header), sizeof(fd));
-      Local::socket client(proxy.io);
-      client.assign(Local(), fd, error);
-      if (error) {
+      const std::optional<Client> protocol = tcp_stream(fd);
+      Client::socket client(proxy.io);
+      if (protocol) client.assign(*protocol, fd, error);
+      if (!protocol || error) {
         ::close(fd);
         continue;
       }
@@ -649,28 +680,27 @@ void run_bridge(const BridgeOptions& options) {
     io.notify_fork(asio::io_context::fork_child);
     ::setsid();
     const int control = options.control_fd;
-    const auto relay = [&io, control](tcp::socket connection) -> awaitable<void> {
-      std::array<int, 2> pair = {-1, -1};
-      if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair.data()) != 0) co_return;
+    // The accepted connection itself travels to the proxy, which relays between it and the
+    // destination: one hop in user space's reach, not two.
+    const auto hand_over = [control](tcp::socket connection) {
+      std::error_code error;
+      connection.set_option(tcp::no_delay(true), error);
       FdMessage fd_message;
       msghdr& message = fd_message.message;
       cmsghdr* header = CMSG_FIRSTHDR(&message);
       header->cmsg_level = SOL_SOCKET;
       header->cmsg_type = SCM_RIGHTS;
       header->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(header), &pair[1], sizeof(int));
-      const ssize_t sent = ::sendmsg(control, &message, MSG_NOSIGNAL);
-      ::close(pair[1]);
-      if (sent != 1) {
-        ::close(pair[0]);
-        co_return;
+      const int fd = connection.native_handle();
+      std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+      // A full control socket holds the accept loop back rather than drop the connection.
+      // Closing our copy afterwards leaves the proxy's the only one.
+      while (::sendmsg(control, &message, MSG_NOSIGNAL) < 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN) break;
+        pollfd writable{control, POLLOUT, 0};
+        (void)::poll(&writable, 1, -1);
       }
-      Local::socket stream(io);
-      std::error_code error;
-      stream.assign(Local(), pair[0], error);
-      if (error) co_return;
-      connection.set_option(tcp::no_delay(true), error);
-      co_await (pump(connection, stream, {}) && pump(stream, connection, {}));
     };
     // The proxy's end closing (it exited) ends the bridge too, wherever it runs.
     asio::posix::stream_descriptor watch(io, ::dup(control));
@@ -686,7 +716,7 @@ void run_bridge(const BridgeOptions& options) {
             tcp::socket connection =
                 co_await acceptor.async_accept(asio::redirect_error(use_awaitable, error));
             if (error) continue;
-            asio::co_spawn(io, relay(std::move(connection)), asio::detached);
+            hand_over(std::move(connection));
           }
         },
         asio::detached);

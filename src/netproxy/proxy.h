@@ -3,8 +3,9 @@
 // and what bwrap runs) with one end of a control socket, serves every stream the bridge hands
 // over (HTTP CONNECT, plain HTTP forwarding, SOCKS5) under the allow-list, and exits with the
 // child's status once it ended. Inside bwrap's network namespace, the bridge: a listener on
-// 127.0.0.1:PORT whose every accepted connection becomes a socketpair whose far end travels to the
-// proxy over the control socket (SCM_RIGHTS), so no socket file exists anywhere.
+// 127.0.0.1:PORT whose every accepted connection travels whole to the proxy over the control
+// socket (SCM_RIGHTS): the proxy relays between the command's own socket and the destination,
+// and no socket file exists anywhere.
 #pragma once
 
 #include <string>

@@ -254,6 +254,41 @@ TEST_F(NetProxyTest, ProxyIsGoneAfterTheRun) {
   }
 }
 
+// The proxy's control socket carries the bridge's accepted TCP connections. Driven here by a
+// child of the proxy standing in for the bridge: a Unix socket handed over is closed unanswered,
+// a connected TCP stream is served (its CONNECT to a listed name is answered 200).
+TEST_F(NetProxyTest, ProxyServesOnlyTcpStreamsHandedOver) {
+  const std::string script =
+      "import array, socket\n"
+      "control = socket.socket(fileno=6)\n"
+      "def hand(fd):\n"
+      "    control.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, "
+      "array.array('i', [fd]))])\n"
+      "request = b'CONNECT allowed.test:" +
+      port() +
+      " HTTP/1.1\\r\\n\\r\\n'\n"
+      "ours, theirs = socket.socketpair()\n"
+      "hand(theirs.fileno()); theirs.close()\n"
+      "ours.settimeout(10)\n"
+      "try:\n"
+      "    ours.sendall(request); answer = ours.recv(200)\n"
+      "except OSError:\n"
+      "    answer = b''  # closed before or after the request arrived\n"
+      "print('unix:', answer)\n"
+      "listener = socket.create_server(('127.0.0.1', 0))\n"
+      "ours = socket.create_connection(listener.getsockname())\n"
+      "theirs, _ = listener.accept()\n"
+      "hand(theirs.fileno()); theirs.close()\n"
+      "ours.settimeout(10); ours.sendall(request)\n"
+      "print('tcp:', ours.recv(200).split(b'\\r\\n')[0])\n";
+  const std::string proxy = std::filesystem::path(DSH_SANDBOX_PATH).parent_path() / "dsh-netproxy";
+  const RunResult run =
+      execute({proxy, "--allow", "allowed.test", "--allow", "127.0.0.1", "--resolve",
+               "allowed.test=127.0.0.1", "--", "python3", "-c", script});
+  EXPECT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.out, "unix: b''\ntcp: b'HTTP/1.1 200 Connection established'\n") << run.describe();
+}
+
 // git over (dumb) http through the proxy's plain forwarding: the allowed name lists the
 // repository's refs, a refused one fails with a denial record.
 TEST_F(NetProxyTest, GitOverHttpReachesOnlyTheAllowedName) {

@@ -8,8 +8,17 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace dsh::testing {
+
+int wait_for_port_file(const std::string& path, std::chrono::milliseconds limit) {
+  if (!wait_until([&] { return std::filesystem::exists(path); }, limit)) return 0;
+  int port = 0;
+  std::ifstream(path) >> port;
+  return port;
+}
 
 void make_fifo(const std::string& path) {
   ASSERT_EQ(::mkfifo(path.c_str(), 0666), 0) << path << ": " << std::strerror(errno);

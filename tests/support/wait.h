@@ -19,6 +19,11 @@ bool wait_until(Done done, std::chrono::milliseconds limit = std::chrono::second
   return done();
 }
 
+// A server's port, from the file it writes (whole, by rename) once it listens: 0 when none came
+// within `limit`.
+int wait_for_port_file(const std::string& path,
+                       std::chrono::milliseconds limit = std::chrono::seconds(10));
+
 // Makes a FIFO at `path` (0666, so a run as another user can open it).
 void make_fifo(const std::string& path);
 

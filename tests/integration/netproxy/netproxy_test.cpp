@@ -21,6 +21,7 @@
 #include "must_run.h"
 #include "process.h"
 #include "temp_dir.h"
+#include "wait.h"
 
 namespace {
 
@@ -55,12 +56,7 @@ class NetProxyTest : public ::testing::Test {
     const std::string port_file = *upstream_dir / "port";
     upstream_server = new Started(
         {"/usr/bin/python3", *upstream_dir / "server.py", upstream_dir->path(), port_file});
-    // Handshake: the server writes its port once it listens.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    std::ifstream(port_file) >> upstream_port;
+    upstream_port = dsh::testing::wait_for_port_file(port_file);
   }
   static void TearDownTestSuite() {
     if (upstream_server != nullptr) {
@@ -454,12 +450,7 @@ class NpmRegistry {
     const std::string port_file = dir_ / "port";
     server_ = std::make_unique<Started>(
         std::vector<std::string>{"/usr/bin/node", dir_ / "registry.js", dir_.path(), port_file});
-    // Handshake: the server writes its port once it listens.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    std::ifstream(port_file) >> port_;
+    port_ = dsh::testing::wait_for_port_file(port_file);
   }
   ~NpmRegistry() {
     ::kill(server_->pid(), SIGKILL);

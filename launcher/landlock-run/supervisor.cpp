@@ -232,6 +232,16 @@ bool join_last(int pid, const char* directory, const char* last, bool follow_las
   return true;
 }
 
+// Splits `path` (absolute, shorter than kPathMax) at its last slash: `parent` gets the directory
+// ("/" for a name at the top), the result points at the last component inside `path`.
+const char* split_last(const char* path, char* parent) {
+  const char* slash = strrchr(path, '/');
+  const size_t length = slash == path ? 1 : static_cast<size_t>(slash - path);
+  memcpy(parent, path, length);
+  parent[length] = '\0';
+  return slash + 1;
+}
+
 bool is_dot_or_dotdot(const char* name) {
   return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }
@@ -246,14 +256,12 @@ bool resolve(int pid, const char* path, bool follow_last, char* out, size_t capa
     return walk(pid, path, follow_last, out, capacity);
   }
   char parent[kPathMax];
-  const size_t parent_length = static_cast<size_t>(slash - path);
-  memcpy(parent, path, parent_length);
-  parent[parent_length] = '\0';
+  const char* last = split_last(path, parent);
   char directory[kPathMax];
-  if (!opened_directory_name(parent_length == 0 ? "/" : parent, directory, sizeof(directory))) {
+  if (!opened_directory_name(parent, directory, sizeof(directory))) {
     return walk(pid, path, follow_last, out, capacity);
   }
-  return join_last(pid, directory, slash + 1, follow_last, out, capacity);
+  return join_last(pid, directory, last, follow_last, out, capacity);
 }
 
 bool exists(const char* path) {
@@ -502,17 +510,8 @@ void check_write(const SupervisorConfig& config, Recorder& recorder, int pid, co
   char resolved[kPathMax];
   if (parent_canonical) {
     char directory[kPathMax];
-    strcpy(directory, path);
-    char* slash = strrchr(directory, '/');
-    if (slash == directory) {
-      directory[1] = '\0';
-    } else {
-      *slash = '\0';
-    }
-    if (!join_last(pid, directory, strrchr(path, '/') + 1, follow_last, resolved,
-                   sizeof(resolved))) {
-      return;
-    }
+    const char* last = split_last(path, directory);
+    if (!join_last(pid, directory, last, follow_last, resolved, sizeof(resolved))) return;
   } else if (!resolve(pid, path, follow_last, resolved, sizeof(resolved))) {
     return;
   }

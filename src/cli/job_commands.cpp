@@ -100,7 +100,7 @@ int start_job(const Options& options) {
     const Setup setup = load_setup(run.config_path, call->untrusted);
     consumer::RunSpec spec;
     spec.argv = run.argv;
-    spec.policy = resolve_policy(run, setup, *call);
+    spec.policy = resolve_policy(options, run, setup, *call);
     mode = spec.policy.mode;
     spec.process.workdir = call_workdir(run, spec.policy, *call);
     spec.process.bounds = run.bounds;

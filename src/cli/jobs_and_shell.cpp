@@ -3,18 +3,9 @@
 
 #include <cmath>
 
+#include "cli/policy_flags.h"
+
 namespace dsh::sandbox::cli {
-
-namespace {
-
-void add_policy_options(CLI::App& command, Options& options) {
-  command.add_option("--mode", options.mode, "read-only | workspace-write | danger-full-access");
-  command.add_option("--workspace", options.workspace, "absolute workspace root (default: cwd)");
-  command.add_option("--network", options.network, "inherit | deny");
-  command.add_option("--config", options.config_path, "JSON config file");
-}
-
-}  // namespace
 
 JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
   start_ = app.add_subcommand(
@@ -26,10 +17,7 @@ JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
                      "or job-kill --session)");
   start_->add_option("--workdir", options_.workdir,
                      "where the command runs (default: the workspace root; relative: against it)");
-  start_->add_option("--max-processes", options_.max_processes,
-                     "tasks of the command's tree (default 4096) | unlimited");
-  start_->add_option("--max-memory", options_.max_memory,
-                     "memory of the tree, e.g. 2G (default: half of RAM) | unlimited");
+  add_bound_options(*start_, options_);
   start_->add_option("argv", options_.argv, "-- ARGV...");
   output_ = app.add_subcommand("job-output", "print a background job's output and status");
   output_->add_option("handle", handle_, "the handle start printed")->required();
@@ -41,6 +29,7 @@ JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
   shell_ = app.add_subcommand("shell", "an interactive confined bash on this terminal");
   add_policy_options(*shell_, options_);
   shell_->add_option("--session", options_.session_path, "JSONL session log");
+  add_bound_options(*shell_, options_);
   shell_->add_option("--timeout", shell_timeout_,
                      "seconds: the shell and everything it started are ended after it (exit 124); "
                      "default: no bound");

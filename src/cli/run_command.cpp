@@ -96,8 +96,8 @@ CallContext call_context(const RunInvocation& run) {
 }
 
 // --mode is the approved mode; then the session's last sandbox/mode event; then the config.
-SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& setup,
-                                      const CallContext& call) {
+SandboxExecutionPolicy resolve_policy(const Options& options, const RunInvocation& run,
+                                      const Setup& setup, const CallContext& call) {
   const SandboxPolicyService service(setup.mode, call.workspace);
   SandboxPolicyRequest request;
   if (call.session) request.session = &*call.session;
@@ -107,6 +107,7 @@ SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& set
   policy.network = run.policy.network;
   policy.network_allow = run.policy.network_allow;
   add_config_network(policy, run.policy.network_given, setup.network_rules);
+  add_path_rules(policy, options, setup.path_rules);
   return policy;
 }
 
@@ -360,8 +361,7 @@ int run(const Options& options) {
     call = call_context(run);
     const Setup setup = load_setup(run.config_path, call->untrusted);
     const Interrupts interrupts;
-    SandboxExecutionPolicy policy = resolve_policy(run, setup, *call);
-    add_path_rules(policy, options, setup.path_rules);
+    SandboxExecutionPolicy policy = resolve_policy(options, run, setup, *call);
     const nlohmann::json policy_view = run_policy_view(policy);
     RunSpec spec = make_spec(run, *call, std::move(policy), interrupts);
     mode = spec.policy.mode;

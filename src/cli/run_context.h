@@ -29,8 +29,10 @@ struct CallContext {
 CallContext call_context(const RunInvocation& run);
 
 // --mode is the approved mode; then the session's last sandbox/mode event; then the config.
-SandboxExecutionPolicy resolve_policy(const RunInvocation& run, const Setup& setup,
-                                      const CallContext& call);
+// The network and the path rules (the config's, then the command line's) come with it, so no
+// command that confines can run without them.
+SandboxExecutionPolicy resolve_policy(const Options& options, const RunInvocation& run,
+                                      const Setup& setup, const CallContext& call);
 
 // Where the command runs: the tool layer's rule (consumer/tool_schema.h), the same for run and
 // start. No --workdir: the policy's root (the resolved workspace, which is the session's

@@ -9,6 +9,8 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 
 #include "cli/jobs_and_shell.h"
 #include "cli/run_context.h"
+#include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "shell/pty_shell.h"
@@ -38,6 +41,9 @@ std::string setsid_program() {
 }  // namespace
 
 int shell(const Options& given, double timeout_seconds) {
+  std::optional<CallContext> call;
+  std::vector<std::string> argv;
+  SandboxMode mode = SandboxMode::kReadOnly;
   try {
     if (::isatty(STDIN_FILENO) == 0) {
       throw InvalidSandboxInputError(
@@ -48,20 +54,27 @@ int shell(const Options& given, double timeout_seconds) {
     options.command.clear();
     options.argv = {setsid_program(), "--ctty", "--wait", "bash", "--noprofile", "--norc", "-i"};
     const RunInvocation run = run_invocation(options).value();
-    const CallContext call = call_context(run);
-    const Setup setup = load_setup(run.config_path, call.untrusted);
-    const SandboxExecutionPolicy policy = resolve_policy(run, setup, call);
+    argv = run.argv;
+    call = call_context(run);
+    const Setup setup = load_setup(run.config_path, call->untrusted);
+    const SandboxExecutionPolicy policy = resolve_policy(options, run, setup, *call);
+    mode = policy.mode;
     if (const auto confined = to_confined_mode(policy.mode)) {
-      require_trusted_self(call.untrusted, *confined);
+      require_trusted_self(call->untrusted, *confined);
     }
-    record_writable_workspace(call.workspace, policy.mode, call.untrusted);
+    record_writable_workspace(call->workspace, policy.mode, call->untrusted);
     shell::ShellLaunch launch;
     launch.workdir = working_directory();
     launch.argv = run.argv;
+    launch.bounds = run.bounds;
     if (timeout_seconds > 0) {
       launch.timeout = std::chrono::milliseconds(
           static_cast<std::int64_t>(std::min(timeout_seconds, 1e9) * 1000));
     }
+    SandboxRunEvent event;
+    event.argv = run.argv;
+    event.mode = policy.mode;
+    event.workspace_root = policy.workspace_root;
     if (const auto sandbox_policy = to_sandbox_policy(policy)) {
       LocalSandboxProvider provider = make_provider(setup.provider);
       ConfinedArgv confined;
@@ -73,9 +86,25 @@ int shell(const Options& given, double timeout_seconds) {
       }
       launch.argv = confined.argv;
       launch.provided = confined.provided_fds;
+      event.backend = confined.backend;
+      event.enforcement = std::string(wire_name(confined.enforcement));
     }
-    return shell::run_shell(launch, STDIN_FILENO, STDOUT_FILENO);
+    const shell::ShellEnd end = shell::run_shell(launch, STDIN_FILENO, STDOUT_FILENO);
+    // One line per shell, as per run: the shell has no evidence channel, so no denial is claimed.
+    if (call->session) {
+      event.exit_code = end.exit_code;
+      if (end.signal) event.signal = consumer::signal_name(*end.signal);
+      event.timed_out = end.timed_out;
+      try {
+        record_run(*call->session, event);
+      } catch (const std::exception& error) {
+        fmt::print(stderr, "dsh-sandbox: the session log did not record this shell: {}\n",
+                   error.what());
+      }
+    }
+    return end.status;
   } catch (const SandboxError& error) {
+    audit_refusal(call ? &*call : nullptr, argv, mode, error);
     return fail(error.what());
   }
 }

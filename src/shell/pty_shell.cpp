@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -28,6 +29,7 @@
 
 #include "base/io.h"
 #include "base/unique_fd.h"
+#include "exec/bounds.h"
 
 namespace dsh::sandbox::shell {
 
@@ -117,7 +119,8 @@ void end_descendants() {
 // chance to clean up (SIGKILL closes its end too). It sends the runner's pid, then its wait
 // status, over `report`. Runs in the forked child of a single-threaded CLI, so it may allocate.
 [[noreturn]] void keep(const std::vector<char*>& argv, const ShellLaunch& launch, int slave,
-                       std::vector<UniqueFd>& provided, int control, int report) {
+                       std::vector<UniqueFd>& provided, const exec::detail::TreeBounds& bounds,
+                       int control, int report) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ::setpgid(0, 0);  // out of the person's foreground process group: no terminal signal reaches it
   const pid_t child = ::fork();
@@ -139,6 +142,19 @@ void end_descendants() {
       }
     }
     if (::chdir(launch.workdir.c_str()) != 0) ::_exit(126);
+    // Into the tree's cgroups before anything runs, so every descendant is born inside; a bound
+    // that cannot be put in place runs nothing.
+    for (const int procs : bounds.procs) {
+      if (::write(procs, "0", 1) != 1) ::_exit(126);
+    }
+    if (bounds.nproc) {
+      const rlimit limit{*bounds.nproc, *bounds.nproc};
+      if (::setrlimit(RLIMIT_NPROC, &limit) != 0) ::_exit(126);
+    }
+    if (bounds.data) {
+      const rlimit limit{*bounds.data, *bounds.data};
+      if (::setrlimit(RLIMIT_DATA, &limit) != 0) ::_exit(126);
+    }
     ::execve(argv.front(), argv.data(), environ);
     ::_exit(errno == ENOENT ? 127 : 126);
   }
@@ -162,6 +178,9 @@ void end_descendants() {
       reported = true;
     }
   }
+  // cgroup.kill (Linux 5.14) reaches every task of the tree at once, whatever it reparented to;
+  // then every descendant left is killed and reaped by pid.
+  if (bounds.kill >= 0) (void)!::write(bounds.kill, "1", 1);
   end_descendants();
   ::_exit(0);
 }
@@ -174,7 +193,7 @@ int status_of(int wait_status) {
 
 }  // namespace
 
-int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
+ShellEnd run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
   if (launch.argv.empty() || !launch.argv.front().starts_with('/')) {
     throw std::invalid_argument("the shell's argv must start with an absolute program");
   }
@@ -221,6 +240,9 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
   if (::pipe2(report_pipe.data(), O_CLOEXEC) != 0) fail("pipe2");
   UniqueFd report(report_pipe[0]);
   UniqueFd report_write(report_pipe[1]);
+  // Made before the fork and removed (rmdir) when this returns, after the keeper ended the tree.
+  exec::detail::TreeBounds bounds;
+  exec::detail::make_tree_bounds(launch.bounds, bounds);
   const pid_t keeper = ::fork();
   if (keeper < 0) fail("fork");
   if (keeper == 0) {
@@ -235,7 +257,7 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
     ::close(master.get());
     ::close(control.get());
     ::close(report.get());
-    keep(argv, launch, slave.get(), provided, control_read.get(), report_write.get());
+    keep(argv, launch, slave.get(), provided, bounds, control_read.get(), report_write.get());
   }
   control_read.reset();
   report_write.reset();
@@ -253,8 +275,8 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
 
   RawMode raw(terminal_in);
   const auto started = std::chrono::steady_clock::now();
-  std::string to_inner;  // typed, not yet taken by the master
-  std::optional<int> child_status;
+  std::string to_inner;             // typed, not yet taken by the master
+  std::optional<int> child_status;  // the shell's wait status
   int ended_by = 0;
   bool input_open = true;
   std::array<char, 16384> buffer{};
@@ -284,7 +306,8 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
       const ssize_t n =
           io::read_some(report.get(), static_cast<void*>(&wait_status), sizeof wait_status);
       // The keeper gone without a status (killed by someone): the shell is gone with it.
-      child_status = n == static_cast<ssize_t>(sizeof wait_status) ? status_of(wait_status) : 126;
+      child_status =
+          n == static_cast<ssize_t>(sizeof wait_status) ? wait_status : W_EXITCODE(126, 0);
     }
     if ((fds[0].revents & POLLIN) != 0) {
       unsigned char signal = 0;
@@ -336,7 +359,7 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
     int wait_status = 0;
     if (io::read_some(report.get(), static_cast<void*>(&wait_status), sizeof wait_status) ==
         static_cast<ssize_t>(sizeof wait_status)) {
-      child_status = status_of(wait_status);
+      child_status = wait_status;
     }
   }
   control.reset();
@@ -348,13 +371,25 @@ int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
     const ssize_t n =
         io::read_some(report.get(), static_cast<void*>(&wait_status), sizeof wait_status);
     child_status =
-        n == static_cast<ssize_t>(sizeof wait_status) ? status_of(wait_status) : 128 + SIGKILL;
+        n == static_cast<ssize_t>(sizeof wait_status) ? wait_status : W_EXITCODE(0, SIGKILL);
   }
   raw.restore();
   for (std::size_t i = 0; i < kHandled.size(); ++i) ::sigaction(kHandled[i], &previous[i], nullptr);
   g_signal_pipe = -1;
-  if (timed_out && ended_by == 0) return kTimedOutExit;
-  return ended_by != 0 ? 128 + ended_by : *child_status;
+  ShellEnd end;
+  end.bounds = bounds.facts;
+  if (WIFEXITED(*child_status)) end.exit_code = WEXITSTATUS(*child_status);
+  if (WIFSIGNALED(*child_status)) end.signal = WTERMSIG(*child_status);
+  if (timed_out && ended_by == 0) {
+    end.timed_out = true;
+    end.status = kTimedOutExit;
+  } else if (ended_by != 0) {
+    if (!end.exit_code && !end.signal) end.signal = ended_by;
+    end.status = 128 + ended_by;
+  } else {
+    end.status = status_of(*child_status);
+  }
+  return end;
 }
 
 }  // namespace dsh::sandbox::shell

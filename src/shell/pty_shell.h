@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dsh/sandbox/confined_argv.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::shell {
 
@@ -22,18 +23,30 @@ struct ShellLaunch {
   std::string workdir;               // absolute
   // The shell and its whole tree are ended after this (exit kTimedOutExit); nullopt: no bound.
   std::optional<std::chrono::milliseconds> timeout;
+  // The tree's processes and memory, bounded as run bounds its command's (exec/bounds.h): a
+  // cgroup child the shell joins before it execs, else rlimits on it.
+  exec::ResourceBounds bounds;
+};
+
+// How the shell ended.
+struct ShellEnd {
+  int status = 0;  // what the CLI exits with: the shell's status, 128+N, or kTimedOutExit
+  std::optional<int> exit_code;  // the shell exited with this
+  std::optional<int> signal;     // a signal ended the shell (or this process, which ended it)
+  bool timed_out = false;
+  exec::BoundsFacts bounds;  // what held the tree's processes and memory
 };
 
 inline constexpr int kTimedOutExit = 124;  // as run's timeout
 
 // Runs it on `terminal_in`/`terminal_out` (the person's terminal, put in raw mode while the
 // program runs and restored on every exit this process survives); passes window-size changes
-// (SIGWINCH) to the inner pty. Returns the program's exit status (128+N for a signal); 128+N too
-// when this process got SIGTERM, SIGHUP or SIGINT, after ending the program. Whatever the
+// (SIGWINCH) to the inner pty. The status is the program's exit status (128+N for a signal);
+// 128+N too when this process got SIGTERM, SIGHUP or SIGINT, after ending the program. Whatever the
 // program left behind (a double-forked or setsid'd descendant) is killed before returning, and
 // also when this process is SIGKILLed: a keeper process of ours between it and the program is
 // the tree's child subreaper and ends the tree once this process lets go of (or loses) its
 // control pipe. std::system_error when the pty cannot be made.
-int run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out);
+ShellEnd run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out);
 
 }  // namespace dsh::sandbox::shell

@@ -143,6 +143,14 @@ class Shell : public ::testing::TestWithParam<Backend> {
     return result;
   }
 
+  // args() with a config of these keys instead (and the backend's, on Landlock).
+  vector<string> args_with_config(nlohmann::json config) {
+    if (GetParam() == Backend::kLandlock) config["bwrapPath"] = "/nonexistent/dsh-shell/bwrap";
+    const string path = dir_ / "rules.json";
+    write_file(path, config.dump());
+    return {"shell", "--mode", "workspace-write", "--workspace", ws_, "--config", path};
+  }
+
   string tag() const {
     return std::to_string(5000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
   }
@@ -272,6 +280,80 @@ TEST_P(Shell, NothingSurvivesTheCliKilled) {
   EXPECT_EQ(terminal.exit_status(), 128 + SIGKILL);
   EXPECT_TRUE(gone(detached)) << process_cmdline(processes_named(detached).front());
   EXPECT_TRUE(gone(ignoring));
+}
+
+// The config's path rules and the command line's hold in the shell as in run: a secret the
+// config makes unreadable is not shown, a path --deny-write protects stays unwritten (checked on
+// the host), while the rest of the workspace is writable.
+TEST_P(Shell, PathRulesHoldInTheShell) {
+  const string secret = dir_.mkdir("secret", 0755);
+  write_file(secret + "/key",
+             "TOP"
+             "SECRET\n",
+             0644);
+  const string guarded = ws_ + "/guarded";
+  ASSERT_EQ(::mkdir(guarded.c_str(), 0777), 0);
+  ::chmod(guarded.c_str(), 0777);
+  vector<string> with_rules = args_with_config({{"denyRead", {secret}}});
+  with_rules.insert(with_rules.end(), {"--deny-write", guarded});
+  Terminal terminal(with_rules);
+  terminal.type("cat " + secret + "/key; echo x > " + guarded + "/f; echo x > " + ws_ +
+                "/free; echo done$((2*4))\r");
+  ASSERT_TRUE(terminal.wait_for("done8")) << terminal.transcript();
+  terminal.type("exit\r");
+  EXPECT_TRUE(terminal.exit_status().has_value()) << terminal.transcript();
+  EXPECT_EQ(terminal.transcript().find("TOPSECRET"), string::npos) << terminal.transcript();
+  // Landlock grants only add access: a read-only carve-out inside a writable root is what it
+  // cannot govern (confine names it in `ungoverned`), so only bwrap's is checked.
+  if (GetParam() == Backend::kNatural) EXPECT_FALSE(exists(guarded + "/f"));
+  EXPECT_TRUE(exists(ws_ + "/free")) << terminal.transcript();
+}
+
+// --max-processes bounds the shell's tree as it bounds run's: however many processes the shell
+// starts, no more than the bound are ever alive at once (counted in /proc from outside).
+TEST_P(Shell, MaxProcessesBoundsTheShellsTree) {
+  vector<string> bounded = args();
+  bounded.insert(bounded.begin() + 1, {"--max-processes", "40"});
+  Terminal terminal(bounded);
+  const string sleeper = "sleep 8" + tag();
+  // Python stops at the first refused fork (bash would retry each one for seconds).
+  terminal.type(
+      "python3 -c 'import subprocess\nn = 0\ntry:\n  while n < 100:\n    "
+      "subprocess.Popen(\"" +
+      sleeper +
+      "\".split()); n += 1\nexcept OSError: pass\n"
+      "print(\"start\" \"ed\", n)'\r");
+  ASSERT_TRUE(terminal.wait_for("started ")) << terminal.transcript();
+  const std::size_t alive = processes_named(sleeper).size();
+  EXPECT_GT(alive, 0U) << terminal.transcript();
+  EXPECT_LE(alive, 40U) << terminal.transcript();
+  terminal.type("exit\r");
+  EXPECT_EQ(terminal.exit_status(), 0) << terminal.transcript();
+  EXPECT_TRUE(gone(sleeper));
+}
+
+// With --session, the shell is one sandbox/run line of that log, as a run is: its argv, mode,
+// workspace, backend and exit code; read from outside.
+TEST_P(Shell, TheSessionLogRecordsTheShell) {
+  const string log = dir_ / "session.jsonl";
+  vector<string> with_session = args();
+  with_session.insert(with_session.begin() + 1, {"--session", log});
+  Terminal terminal(with_session);
+  terminal.type("exit 3\r");
+  EXPECT_EQ(terminal.exit_status(), 3) << terminal.transcript();
+  std::optional<nlohmann::json> run_line;
+  for (const string& line : split_lines(read_file(log))) {
+    const nlohmann::json event = parse_json(line);
+    if (event.value("type", "") == "sandbox/run") run_line = event;
+  }
+  ASSERT_TRUE(run_line.has_value()) << read_file(log);
+  const nlohmann::json& payload = (*run_line)["payload"];
+  EXPECT_EQ(payload["mode"], "workspace-write");
+  EXPECT_EQ(payload["workspace"], ws_);
+  EXPECT_EQ(payload["backend"], backend_name(GetParam()));
+  EXPECT_EQ(payload["exitCode"], 3);
+  EXPECT_EQ(payload["denied"], false);
+  EXPECT_EQ(payload["argv"].back(), "-i") << payload;
 }
 
 // --timeout bounds the shell as it bounds run: the whole tree ended, exit 124.

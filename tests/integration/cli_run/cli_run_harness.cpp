@@ -2,6 +2,7 @@
 #include "cli_run_harness.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,6 +78,14 @@ const std::string& host_problem() {
 
 std::string backend_name(Backend backend) {
   return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
+}
+
+RuleTargets make_rule_targets(const TempDir& dir, const std::string& workspace) {
+  RuleTargets targets{dir.mkdir("secret", 0755), workspace + "/guarded"};
+  write_file(targets.secret + "/key", std::string(kSecret) + "\n", 0644);
+  EXPECT_EQ(::mkdir(targets.guarded.c_str(), 0777), 0) << targets.guarded;
+  ::chmod(targets.guarded.c_str(), 0777);  // past the umask
+  return targets;
 }
 
 }  // namespace dsh::cli_run_it

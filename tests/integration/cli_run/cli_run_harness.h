@@ -71,4 +71,14 @@ std::vector<pid_t> processes_named(const std::string& prefix);
 std::string process_cmdline(pid_t pid);  // argv joined by spaces, "" when gone
 char process_state(pid_t pid);
 
+// What a path rule has to protect, made so that only a rule can: `secret`, a directory outside
+// the workspace whose file "key" holds kSecret and which the test's user may read, and
+// `guarded`, a directory inside the workspace that anyone may write.
+inline constexpr const char* kSecret = "TOPSECRET";
+struct RuleTargets {
+  std::string secret;
+  std::string guarded;
+};
+RuleTargets make_rule_targets(const TempDir& dir, const std::string& workspace);
+
 }  // namespace dsh::cli_run_it

@@ -121,14 +121,7 @@ TEST_P(Jobs, DeniedWriteIsMarkedAndNothingLands) {
 // they make unreadable is not in the job's output (the same job without them shows it), a path
 // --deny-write protects stays unwritten, checked on the host.
 TEST_P(Jobs, PathRulesHoldForAJob) {
-  const string secret = dir_.mkdir("secret", 0755);
-  write_file(secret + "/key",
-             "TOP"
-             "SECRET\n",
-             0644);
-  const string guarded = ws_ + "/guarded";
-  ASSERT_EQ(::mkdir(guarded.c_str(), 0777), 0);
-  ::chmod(guarded.c_str(), 0777);
+  const auto [secret, guarded] = make_rule_targets(dir_, ws_);
   nlohmann::json rules = {{"denyRead", {secret}}};
   if (GetParam() == Backend::kLandlock) rules["bwrapPath"] = "/nonexistent/dsh-jobs/bwrap";
   const string config = dir_ / "rules.json";
@@ -140,13 +133,13 @@ TEST_P(Jobs, PathRulesHoldForAJob) {
   string handle = started.out;
   while (!handle.empty() && handle.back() == '\n') handle.pop_back();
   const string shown = ended(handle);
-  EXPECT_EQ(shown.find("TOPSECRET"), string::npos) << shown;
+  EXPECT_EQ(shown.find(kSecret), string::npos) << shown;
   // Landlock grants only add access: a read-only carve-out inside a writable root is what it
   // cannot govern (confine names it in `ungoverned`), so only bwrap's is checked.
   if (GetParam() == Backend::kNatural) EXPECT_FALSE(exists(guarded + "/f")) << shown;
   // Control: without the rules, the same job reads the secret and writes the file.
   const string open = ended(start({"--mode", "workspace-write", "-c", command}));
-  EXPECT_NE(open.find("TOPSECRET"), string::npos) << open;
+  EXPECT_NE(open.find(kSecret), string::npos) << open;
   EXPECT_TRUE(exists(guarded + "/f")) << open;
 }
 

@@ -286,14 +286,7 @@ TEST_P(Shell, NothingSurvivesTheCliKilled) {
 // config makes unreadable is not shown, a path --deny-write protects stays unwritten (checked on
 // the host), while the rest of the workspace is writable.
 TEST_P(Shell, PathRulesHoldInTheShell) {
-  const string secret = dir_.mkdir("secret", 0755);
-  write_file(secret + "/key",
-             "TOP"
-             "SECRET\n",
-             0644);
-  const string guarded = ws_ + "/guarded";
-  ASSERT_EQ(::mkdir(guarded.c_str(), 0777), 0);
-  ::chmod(guarded.c_str(), 0777);
+  const auto [secret, guarded] = make_rule_targets(dir_, ws_);
   vector<string> with_rules = args_with_config({{"denyRead", {secret}}});
   with_rules.insert(with_rules.end(), {"--deny-write", guarded});
   Terminal terminal(with_rules);
@@ -302,7 +295,7 @@ TEST_P(Shell, PathRulesHoldInTheShell) {
   ASSERT_TRUE(terminal.wait_for("done8")) << terminal.transcript();
   terminal.type("exit\r");
   EXPECT_TRUE(terminal.exit_status().has_value()) << terminal.transcript();
-  EXPECT_EQ(terminal.transcript().find("TOPSECRET"), string::npos) << terminal.transcript();
+  EXPECT_EQ(terminal.transcript().find(kSecret), string::npos) << terminal.transcript();
   // Landlock grants only add access: a read-only carve-out inside a writable root is what it
   // cannot govern (confine names it in `ungoverned`), so only bwrap's is checked.
   if (GetParam() == Backend::kNatural) EXPECT_FALSE(exists(guarded + "/f"));

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -54,13 +55,13 @@ std::optional<IpAddress> parse_ip(std::string_view text) {
 }
 
 std::string format_ip(const IpAddress& address) {
-  char out[INET6_ADDRSTRLEN] = {};
+  std::array<char, INET6_ADDRSTRLEN> out{};
   if (address.v4) {
-    ::inet_ntop(AF_INET, address.bytes.data() + 12, out, sizeof(out));
+    ::inet_ntop(AF_INET, address.bytes.data() + 12, out.data(), out.size());
   } else {
-    ::inet_ntop(AF_INET6, address.bytes.data(), out, sizeof(out));
+    ::inet_ntop(AF_INET6, address.bytes.data(), out.data(), out.size());
   }
-  return out;
+  return out.data();
 }
 
 bool in_prefix(const IpAddress& address, const IpAddress& network, int prefix) {

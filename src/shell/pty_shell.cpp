@@ -377,7 +377,6 @@ ShellEnd run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out)
   for (std::size_t i = 0; i < kHandled.size(); ++i) ::sigaction(kHandled[i], &previous[i], nullptr);
   g_signal_pipe = -1;
   ShellEnd end;
-  end.bounds = bounds.facts;
   if (WIFEXITED(*child_status)) end.exit_code = WEXITSTATUS(*child_status);
   if (WIFSIGNALED(*child_status)) end.signal = WTERMSIG(*child_status);
   if (timed_out && ended_by == 0) {

@@ -34,7 +34,6 @@ struct ShellEnd {
   std::optional<int> exit_code;  // the shell exited with this
   std::optional<int> signal;     // a signal ended the shell (or this process, which ended it)
   bool timed_out = false;
-  exec::BoundsFacts bounds;  // what held the tree's processes and memory
 };
 
 inline constexpr int kTimedOutExit = 124;  // as run's timeout

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/text.h"
 
+#include <array>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace dsh::sandbox::text {
@@ -29,6 +32,91 @@ std::string quoted(std::string_view text) {
   out += '"';
   return out;
 }
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence (RFC 3629) at the start of `text` and its code
+// point; 0 when the first byte does not start one.
+std::size_t utf8_sequence(std::string_view text, char32_t& code_point) {
+  const auto lead = static_cast<unsigned char>(text[0]);
+  // ASCII is the caller's; 80..C1 (continuations, overlong leads) and F5..FF start nothing.
+  if (lead < 0xc2 || lead > 0xf4) return 0;
+  const std::size_t length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+  constexpr std::array<char32_t, 5> kSmallest = {0, 0, 0x80, 0x800, 0x10000};
+  const char32_t smallest = kSmallest.at(length);
+  code_point = lead & (0x7fU >> length);
+  if (text.size() < length) return 0;
+  for (std::size_t i = 1; i < length; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if ((byte & 0xc0U) != 0x80) return 0;
+    code_point = (code_point << 6) | (byte & 0x3fU);
+  }
+  const bool surrogate = code_point >= 0xd800 && code_point <= 0xdfff;
+  if (code_point < smallest || surrogate || code_point > 0x10ffff) return 0;
+  return length;
+}
+
+// Code points that control rather than show: the C1 controls, the line and paragraph separators
+// (U+2028, U+2029) and the bidirectional marks, embeddings, overrides and isolates.
+bool is_control_code_point(char32_t c) {
+  return (c >= 0x80 && c <= 0x9f) || c == 0x061c || c == 0x200e || c == 0x200f ||
+         (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
+void append_byte_escape(std::string& out, unsigned char byte) {
+  switch (byte) {
+    case '\n':
+      out += "\\n";
+      return;
+    case '\r':
+      out += "\\r";
+      return;
+    case '\t':
+      out += "\\t";
+      return;
+    default:
+      out += fmt::format("\\x{:02x}", byte);
+  }
+}
+
+// The one rule behind inert() and inert_lines(); `lines` keeps newline, tab and a lone backslash.
+std::string make_inert(std::string_view text, bool lines) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      ++i;
+      if (byte == '\\' && !lines) {
+        out += "\\\\";
+      } else if ((byte >= 0x20 && byte != 0x7f) || (lines && (byte == '\n' || byte == '\t'))) {
+        out += static_cast<char>(byte);
+      } else {
+        append_byte_escape(out, byte);
+      }
+      continue;
+    }
+    char32_t code_point = 0;
+    const std::size_t length = utf8_sequence(text.substr(i), code_point);
+    if (length == 0) {
+      append_byte_escape(out, byte);
+      ++i;
+    } else if (is_control_code_point(code_point)) {
+      out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(code_point));
+      i += length;
+    } else {
+      out += text.substr(i, length);
+      i += length;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string inert(std::string_view text) { return make_inert(text, false); }
+
+std::string inert_lines(std::string_view text) { return make_inert(text, true); }
 
 std::string_view first_line(std::string_view text) { return text.substr(0, text.find('\n')); }
 

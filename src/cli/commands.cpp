@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "cli/habits.h"
 #include "cli/invocation.h"
 #include "cli/network_config.h"
@@ -91,7 +92,12 @@ void print_report(const BackendReport& report) {
 
 int fail(const std::string& message, std::string_view code) {
   if (json_errors()) fmt::print("{}\n", error_json(code, message));
-  fmt::print(stderr, "dsh-sandbox: {}\n", message);
+  // The message is ours, but a runner's detail or a path in it may carry bytes a confined
+  // command chose: one line, and nothing in it drives the terminal.
+  std::string shown;
+  for (const char c : text::inert_lines(message))
+    shown += c == '\n' ? std::string("\\n") : std::string(1, c);
+  fmt::print(stderr, "dsh-sandbox: {}\n", shown);
   return kFailureExit;
 }
 

@@ -136,7 +136,7 @@ std::string error_json(std::string_view code, std::string_view message) {
   const nlohmann::json object = {
       {"schemaVersion", 1},
       {"error", {{"code", std::string(code)}, {"message", std::string(message)}}}};
-  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return object.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace dsh::sandbox::cli

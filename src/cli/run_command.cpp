@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/habits.h"
 #include "cli/invocation.h"
@@ -224,45 +225,115 @@ RunOutcome run_once(const RunInvocation& run, consumer::SandboxBashExecutor& exe
   return outcome;
 }
 
-// Asks on the terminal; any answer but yes is a rejection.
+// Asks on the terminal; any answer but yes is a rejection. The request's reason comes first,
+// made inert; the last line is the sandbox's own question, naming the retry and what it opens,
+// so nothing a confined command chose (a file name in the lines above) can stand after it.
 class TerminalApprover final : public Approver {
  public:
+  explicit TerminalApprover(std::string question) : question_(std::move(question)) {}
+
   EscalationOutcome request(const ApprovalRequest& request) override {
-    fmt::print(stderr, "dsh-sandbox: {}. Retry this command once? [y/N] ", request.reason);
+    fmt::print(stderr, "dsh-sandbox: {}\n{} [y/N] ", text::inert(request.reason), question_);
     (void)std::fflush(stderr);
     std::string answer;
     if (!std::getline(std::cin, answer)) return EscalationOutcome::kCancelled;
     return answer == "y" || answer == "yes" ? EscalationOutcome::kAllowedOnce
                                             : EscalationOutcome::kRejected;
   }
+
+ private:
+  std::string question_;
 };
 
-// The narrowest wider mode, when a person at this terminal approves it; nullopt otherwise.
-std::optional<SandboxMode> approved_retry(const RunInvocation& run, const RunSpec& spec,
-                                          const RunOutcome& outcome) {
-  const auto wider = wider_modes(outcome.sandbox.mode);
+// The one retry `--escalate ask` may offer, for that retry only: its mode and the directories
+// it adds as writable roots.
+struct RetryOffer {
+  SandboxMode mode = SandboxMode::kWorkspaceWrite;
+  std::vector<std::string> allow_write;
+};
+
+// The narrowest change the evidence supports: the refused directories (--allow-write, which
+// takes effect under workspace-write), else the next wider mode; danger-full-access only when
+// nothing narrower could help. Nothing for refusals no mode lifts (the network, a bound).
+std::optional<RetryOffer> retry_offer(const consumer::SandboxFacts& sandbox) {
+  if (!consumer::wider_mode_could_help(sandbox)) return std::nullopt;
+  if (sandbox.mode != SandboxMode::kDangerFullAccess) {
+    if (auto dirs = consumer::allow_write_fix(sandbox, sandbox.workspace_root)) {
+      return RetryOffer{SandboxMode::kWorkspaceWrite, std::move(*dirs)};
+    }
+  }
+  const auto wider = wider_modes(sandbox.mode);
+  if (wider.empty()) return std::nullopt;
+  return RetryOffer{wider.front(), {}};
+}
+
+// The question's last line: the retry, and what it opens in plain words.
+std::string retry_question(const RetryOffer& offer, SandboxMode current) {
+  if (offer.mode == SandboxMode::kDangerFullAccess) {
+    return "Retry this command once under danger-full-access (no sandbox: every file and the "
+           "network)?";
+  }
+  const bool one = offer.allow_write.size() == 1;
+  const std::string dirs = offer.allow_write.empty()
+                               ? ""
+                               : fmt::format(" with --allow-write for the {} listed above",
+                                             one ? "directory" : "directories");
+  const std::string named = one ? "that directory" : "those directories";
+  const std::string opens = current == offer.mode ? named + " writable, nothing else"
+                            : dirs.empty()        ? "the workspace writable"
+                                                  : "the workspace and " + named + " writable";
+  return fmt::format("Retry this command once under {}{} ({})?", wire_name(offer.mode), dirs,
+                     opens);
+}
+
+// What was refused and the directories the retry would add, each on its own line, inert.
+void print_evidence(const RunOutcome& outcome, const RetryOffer& offer) {
+  for (const std::string& line : consumer::denial_lines(outcome.sandbox)) {
+    fmt::print(stderr, "{}\n", line);
+  }
+  for (const std::string& dir : offer.allow_write) {
+    fmt::print(stderr, "dsh-sandbox: --allow-write {}\n", text::inert(dir));
+  }
+}
+
+// The retry a person at this terminal approves, narrowest first; nullopt otherwise.
+std::optional<RetryOffer> approved_retry(const RunInvocation& run, const RunSpec& spec,
+                                         const RunOutcome& outcome) {
   // Only on evidence: printed text ("permission denied") never makes the sandbox ask.
-  if (run.escalate != Escalation::kAsk || !outcome.sandbox.denied || wider.empty() ||
+  if (run.escalate != Escalation::kAsk || !outcome.sandbox.denied ||
       outcome.sandbox.denial_source != DenialSource::kKernel ||
       outcome.sandbox.denials.records.empty() || ::isatty(STDIN_FILENO) == 0 ||
       ::isatty(STDERR_FILENO) == 0) {
     return std::nullopt;
   }
-  // The retry is held to a first run's network check, before anyone is asked: a wider mode
-  // that could not enforce this call's --network is never offered.
-  if (auto refused = unenforceable_network(wider.front(), spec.policy.network)) {
-    fmt::print(stderr, "dsh-sandbox: no retry under {}: {}\n", wire_name(wider.front()), *refused);
+  const std::optional<RetryOffer> offer = retry_offer(outcome.sandbox);
+  if (!offer) {
+    fmt::print(stderr, "dsh-sandbox: no retry: no wider sandbox mode lifts this refusal\n");
     return std::nullopt;
   }
-  TerminalApprover approver;
-  const Denial& first = outcome.sandbox.denials.records.front();
-  const std::string reason = fmt::format("the sandbox refused {} {} ({}) under the current mode",
-                                         first.op, first.path, first.rule);
-  EscalationRequest request{wider.front(), reason, std::string(wire_name(outcome.sandbox.mode)),
+  // The retry is held to a first run's network check, before anyone is asked: a wider mode
+  // that could not enforce this call's --network is never offered.
+  if (auto refused = unenforceable_network(offer->mode, spec.policy.network)) {
+    fmt::print(stderr, "dsh-sandbox: no retry under {}: {}\n", wire_name(offer->mode), *refused);
+    return std::nullopt;
+  }
+  print_evidence(outcome, *offer);
+  TerminalApprover approver(retry_question(*offer, outcome.sandbox.mode));
+  const std::string reason =
+      fmt::format("the sandbox refused what the command did under {} (the lines above)",
+                  wire_name(outcome.sandbox.mode));
+  if (offer->mode == outcome.sandbox.mode) {
+    // The same mode with more writable directories: not an escalation of the mode, asked alike.
+    const EscalationOutcome answer = approver.request({"dsh-sandbox", "run", "", reason, {}});
+    if (answer == EscalationOutcome::kAllowedOnce) return offer;
+    return std::nullopt;
+  }
+  EscalationRequest request{offer->mode, reason, std::string(wire_name(outcome.sandbox.mode)),
                             "dsh-sandbox"};
   request.tool_name = "run";
   try {
-    return approve_escalation(request, &approver);
+    approve_escalation(request, &approver);
+    return offer;
   } catch (const EscalationError& refusal) {
     fmt::print(stderr, "dsh-sandbox: {}\n", refusal.what());
     return std::nullopt;
@@ -286,7 +357,7 @@ void report(const RunInvocation& run, const RunSpec& spec, const RunOutcome& out
     if (run.json_lines) {
       json_lines().finished(result, outcome);
     } else {
-      fmt::print("{}\n", result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", result.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
     }
   } else if (run.agent) {
     const bool advertised = !wider_modes(outcome.sandbox.mode).empty();
@@ -315,10 +386,11 @@ void print_learned(const RunOutcome& outcome) {
   for (const std::string& change : changes) fmt::print(stderr, "dsh-sandbox: learn: {}\n", change);
 }
 
-// For a person: the denial marker right after the command's own stderr, before any question.
+// For a person: the denial markers right after the command's own stderr, before any question.
 void mark_denial(const RunInvocation& run, const RunOutcome& outcome) {
-  if (!run.json && !run.json_lines && !run.agent && outcome.sandbox.denied) {
-    fmt::print(stderr, "{}\n", sandbox_denial_marker(outcome.sandbox.mode));
+  if (run.json || run.json_lines || run.agent) return;
+  for (const std::string& marker : consumer::denial_markers(outcome.sandbox)) {
+    fmt::print(stderr, "{}\n", marker);
   }
 }
 
@@ -335,7 +407,7 @@ int runner_failed(const RunInvocation& run, const RunSpec& spec,
     if (run.json_lines) {
       json_lines().finished(result, not_run);
     } else {
-      fmt::print("{}\n", result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", result.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
     }
   }
   if (run.json || run.json_lines) set_json_errors(false);  // the result object says it already
@@ -376,16 +448,18 @@ int run(const Options& options) {
     try {
       outcome = run_once(run, executor, spec);
       refused = runner_failure(outcome);
-      std::optional<SandboxMode> wider;
+      std::optional<RetryOffer> retry;
       if (!refused) {
         audit_run(*call, spec, outcome);
         mark_denial(run, outcome);
-        if (interrupts.signal() == 0 && !run.learn) wider = approved_retry(run, spec, outcome);
+        if (interrupts.signal() == 0 && !run.learn) retry = approved_retry(run, spec, outcome);
       }
-      if (wider && interrupts.signal() == 0) {
-        spec.policy.mode = *wider;  // this one retry only; nothing is persisted
-        mode = *wider;
-        record_writable_workspace(call->workspace, *wider, call->untrusted);
+      if (retry && interrupts.signal() == 0) {
+        // This one retry only; nothing is persisted.
+        spec.policy.mode = retry->mode;
+        for (std::string& dir : retry->allow_write) spec.policy.allow_write.push_back(dir);
+        mode = retry->mode;
+        record_writable_workspace(call->workspace, retry->mode, call->untrusted);
         outcome = run_once(run, executor, spec);
         refused = runner_failure(outcome);
         if (!refused) {

@@ -54,7 +54,7 @@ void add_contract_fields(nlohmann::json& result, const consumer::RunSpec& spec,
 
 void JsonLines::emit(const nlohmann::json& line) {
   const std::lock_guard lock(mutex_);
-  fmt::print("{}\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  fmt::print("{}\n", line.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
   (void)std::fflush(stdout);
 }
 

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "consumer/audit.h"
 
+#include <string>
 #include <variant>
+#include <vector>
 
+#include <fmt/format.h>
+
+#include "consumer/denials.h"
 #include "consumer/render.h"
-#include "dsh/sandbox/escalation.h"
 
 namespace dsh::sandbox::consumer {
 
@@ -21,7 +25,10 @@ SandboxRunEvent run_event(const RunSpec& spec, const RunOutcome& outcome) {
   if (const auto signal = signal_of(outcome.status)) event.signal = signal_name(*signal);
   event.timed_out = std::holds_alternative<status::TimedOut>(outcome.status);
   event.denied = outcome.sandbox.denied;
-  if (event.denied) event.denial = sandbox_denial_marker(outcome.sandbox.mode);
+  if (event.denied) {
+    const std::vector<std::string> markers = denial_markers(outcome.sandbox);
+    event.denial = fmt::format("{}", fmt::join(markers, " "));
+  }
   event.denial_source = outcome.sandbox.denial_source;
   event.denials = outcome.sandbox.denials;
   return event;

@@ -2,12 +2,16 @@
 #include "consumer/denials.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <set>
 
+#include "base/text.h"
+#include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/modes.h"
 #include "dsh/sandbox/roots.h"
 #include "fmt/format.h"
+#include "seam/network_entry.h"
 
 namespace dsh::sandbox::consumer {
 namespace {
@@ -18,33 +22,167 @@ bool is_file_rule(const std::string& rule) {
   return rule == "outside-writable-roots" || rule == "read-only-mode";
 }
 
-// The directory that must be writable for the refused operation: the file itself for a write
-// into an existing file, else the directory the entry is created in or removed from.
+// The directory that must be writable for the refused operation: the one the entry is created
+// in, written in or removed from. A writable root is a directory (the policy refuses a file), so
+// a write into an existing file needs its directory too.
 std::string writable_dir_for(const Denial& denial) {
-  if (denial.op == "open-write" || denial.op == "truncate") return denial.path;
   const std::size_t slash = denial.path.rfind('/');
   if (slash == std::string::npos || slash == 0) return "/";
   return denial.path.substr(0, slash);
 }
 
-// The proxy records a refused destination as HOST:PORT or [V6]:PORT: the host, as the allow-list
-// entry that would admit it; nullopt for a path that names no destination (a malformed request).
+// A directory the policy accepts as a writable root: not "/" and not beneath /proc, /dev or
+// /sys (check_path_rule refuses those, so proposing one would only earn an error).
+bool in_kernel_tree(const std::string& path) {
+  static constexpr std::array<std::string_view, 3> kKernelTrees = {"/proc", "/dev", "/sys"};
+  return std::any_of(kKernelTrees.begin(), kKernelTrees.end(),
+                     [&](std::string_view tree) { return is_beneath(path, tree); });
+}
+
+bool can_be_writable_root(const std::string& dir) {
+  return dir.starts_with('/') && dir != "/" && !in_kernel_tree(dir);
+}
+
+// Addresses an allow-list entry must never be proposed for: the host's own services and the
+// ones no single destination is (this network, loopback, link-local with the cloud metadata
+// services, multicast, reserved and broadcast; IPv6 unspecified, loopback, link-local,
+// multicast). An address reaches them through the proxy as any other would.
+bool opens_the_host(const IpAddress& address) {
+  struct Range {
+    std::string_view network;
+    int prefix;  // over the 128-bit form (IPv4: 96 + n)
+  };
+  static constexpr std::array<Range, 9> kRanges = {{{"0.0.0.0", 96 + 8},
+                                                    {"127.0.0.0", 96 + 8},
+                                                    {"169.254.0.0", 96 + 16},
+                                                    {"224.0.0.0", 96 + 4},
+                                                    {"240.0.0.0", 96 + 4},
+                                                    {"::", 96},  // unspecified, IPv4-compatible
+                                                    {"::1", 128},
+                                                    {"fe80::", 10},
+                                                    {"ff00::", 8}}};
+  return std::any_of(kRanges.begin(), kRanges.end(), [&](const Range& range) {
+    return in_prefix(address, *parse_ip(range.network), range.prefix);
+  });
+}
+
+// The proxy records a refused destination as HOST:PORT or [V6]:PORT. The allow-list entry that
+// admits exactly that host, when the host is one canonical name or one address that opens
+// nothing of the host; nullopt for anything wider (a range such as 0.0.0.0/0, a wildcard, a
+// special address, localhost) or a path that names no destination (a malformed request): the
+// evidence names one destination, and the advice never admits more.
 std::optional<std::string> refused_host(const std::string& path) {
   const std::size_t colon = path.rfind(':');
   if (colon == std::string::npos || colon == 0) return std::nullopt;
   auto canonical = canonical_network_entry(path.substr(0, colon));
   if (!canonical) return std::nullopt;
+  const auto parsed = parse_network_entry(canonical.value());
+  if (!parsed || parsed.value().port) return std::nullopt;
+  const NetworkEntry& entry = parsed.value();
+  const bool single_name = entry.kind == NetworkEntry::Kind::kName && entry.name != "localhost" &&
+                           !entry.name.ends_with(".localhost");
+  const bool single_address = entry.kind == NetworkEntry::Kind::kAddress && entry.prefix == 128 &&
+                              !opens_the_host(entry.address);
+  if (!single_name && !single_address) return std::nullopt;
   return std::move(canonical).value();
 }
 
+// The change for one refused file operation: the named directory, or the wider mode.
+void file_change(const SandboxFacts& sandbox, const Denial& denial,
+                 const std::string& workspace_root, std::vector<std::string>& paths,
+                 std::vector<std::string>& wider) {
+  const bool read_only = sandbox.mode == SandboxMode::kReadOnly;
+  if (read_only && !workspace_root.empty() && is_beneath(denial.path, workspace_root)) {
+    wider.emplace_back("--mode workspace-write");
+    return;
+  }
+  const std::string dir = writable_dir_for(denial);
+  if (!can_be_writable_root(dir)) {
+    wider.emplace_back("--mode danger-full-access (no sandbox: every file and the network)");
+    return;
+  }
+  // --allow-write takes effect under workspace-write only.
+  paths.push_back(fmt::format("{}--allow-write {}", read_only ? "--mode workspace-write " : "",
+                              text::inert(dir)));
+}
+
+void add_unique(std::vector<std::string>& out, const std::vector<std::string>& changes) {
+  for (const std::string& change : changes) {
+    if (std::find(out.begin(), out.end(), change) == out.end()) out.push_back(change);
+  }
+}
+
 }  // namespace
+
+DenialKind denial_kind(const Denial& denial) {
+  if (denial.rule == "network-denied" || denial.rule == "network-not-allowed") {
+    return DenialKind::kNetwork;
+  }
+  if (denial.rule == "metadata") return DenialKind::kMetadata;
+  if (denial.rule == "kernel-object") return DenialKind::kKernelObject;
+  if (denial.rule == "process-bound") return DenialKind::kProcessBound;
+  return DenialKind::kFile;
+}
+
+std::string_view wire_name(DenialKind kind) {
+  switch (kind) {
+    case DenialKind::kFile:
+      return "file";
+    case DenialKind::kMetadata:
+      return "metadata";
+    case DenialKind::kNetwork:
+      return "network";
+    case DenialKind::kKernelObject:
+      return "kernel-object";
+    case DenialKind::kProcessBound:
+      return "process-bound";
+  }
+  return "file";
+}
+
+std::vector<std::string> denial_markers(const SandboxFacts& sandbox) {
+  if (!sandbox.denied) return {};
+  std::set<DenialKind> kinds;
+  for (const Denial& denial : sandbox.denials.records) kinds.insert(denial_kind(denial));
+  if (kinds.empty()) kinds.insert(DenialKind::kFile);
+  const std::string_view mode = wire_name(sandbox.mode);
+  std::vector<std::string> markers;
+  for (const DenialKind kind : kinds) {
+    switch (kind) {
+      case DenialKind::kFile:
+        markers.push_back(sandbox_denial_marker(sandbox.mode));
+        break;
+      case DenialKind::kMetadata:
+        markers.push_back(fmt::format("[sandbox: metadata change denied under {} mode]", mode));
+        break;
+      case DenialKind::kNetwork:
+        markers.emplace_back("[sandbox: network access denied by the network policy]");
+        break;
+      case DenialKind::kKernelObject:
+        markers.emplace_back("[sandbox: kernel object refused in every confined mode]");
+        break;
+      case DenialKind::kProcessBound:
+        markers.emplace_back("[sandbox: process bound reached]");
+        break;
+    }
+  }
+  return markers;
+}
+
+bool wider_mode_could_help(const SandboxFacts& sandbox) {
+  const auto& records = sandbox.denials.records;
+  return records.empty() || std::any_of(records.begin(), records.end(), [](const Denial& d) {
+           const DenialKind kind = denial_kind(d);
+           return kind != DenialKind::kNetwork && kind != DenialKind::kProcessBound;
+         });
+}
 
 std::vector<std::string> denial_lines(const SandboxFacts& sandbox) {
   std::vector<std::string> lines;
   std::set<std::string> seen;
   for (const Denial& denial : sandbox.denials.records) {
-    std::string line =
-        fmt::format("[sandbox refused: {} {} ({})]", denial.op, denial.path, denial.rule);
+    std::string line = fmt::format("[sandbox refused: {} {} ({})]", text::inert(denial.op),
+                                   text::inert(denial.path), text::inert(denial.rule));
     if (!seen.insert(line).second) continue;
     if (lines.size() == kShownRecords) break;
     lines.push_back(std::move(line));
@@ -56,48 +194,61 @@ std::vector<std::string> denial_lines(const SandboxFacts& sandbox) {
   return lines;
 }
 
+std::optional<std::vector<std::string>> allow_write_fix(const SandboxFacts& sandbox,
+                                                        const std::string& workspace_root) {
+  const bool read_only = sandbox.mode == SandboxMode::kReadOnly;
+  std::vector<std::string> dirs;
+  bool accounted = false;  // some record the offer lifts
+  for (const Denial& denial : sandbox.denials.records) {
+    if (!is_file_rule(denial.rule)) return std::nullopt;
+    // A device or kernel file (bash opening /dev/tty on a terminal Landlock alone does not
+    // grant): no writable root admits it, and what the command asked for lies elsewhere.
+    if (in_kernel_tree(denial.path)) continue;
+    accounted = true;
+    if (read_only && !workspace_root.empty() && is_beneath(denial.path, workspace_root)) continue;
+    std::string dir = writable_dir_for(denial);
+    if (!can_be_writable_root(dir)) return std::nullopt;
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(std::move(dir));
+  }
+  if (!accounted) return std::nullopt;
+  return dirs;
+}
+
 std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
                                            const std::string& workspace_root) {
-  std::vector<std::string> changes;
-  const auto add = [&changes](std::string change) {
-    if (std::find(changes.begin(), changes.end(), change) == changes.end()) {
-      changes.push_back(std::move(change));
-    }
-  };
+  std::vector<std::string> paths;
+  std::vector<std::string> wider;
   // The allow-list's entries plus every refused name, proposed as one --network allow: flag.
   std::vector<std::string> allow = sandbox.network_allow;
   const std::size_t allowed_before = allow.size();
-  std::optional<std::size_t> allow_position;
   for (const Denial& denial : sandbox.denials.records) {
     if (denial.rule == "network-not-allowed") {
       const std::optional<std::string> host = refused_host(denial.path);
-      if (!host) continue;
-      if (std::find(allow.begin(), allow.end(), *host) == allow.end()) allow.push_back(*host);
-      if (!allow_position) allow_position = changes.size();
-      continue;
-    }
-    if (is_file_rule(denial.rule)) {
-      if (sandbox.mode == SandboxMode::kReadOnly && !workspace_root.empty() &&
-          is_beneath(denial.path, workspace_root)) {
-        add("--mode workspace-write");
-      } else {
-        add("--allow-write " + writable_dir_for(denial));
+      if (host && std::find(allow.begin(), allow.end(), *host) == allow.end()) {
+        allow.push_back(*host);
       }
+    } else if (is_file_rule(denial.rule)) {
+      file_change(sandbox, denial, workspace_root, paths, wider);
     } else if (denial.rule == "metadata") {
-      add("--mode workspace-write");  // read-only alone refuses chmod, chown, utimes, xattrs
+      wider.emplace_back("--mode workspace-write");  // read-only alone refuses chmod, chown, ...
     } else if (denial.rule == "network-denied") {
-      add("--network inherit (a wider file mode does not help a network refusal)");
+      wider.emplace_back("--network inherit (a wider file mode does not help a network refusal)");
     } else if (denial.rule == "kernel-object") {
-      add("none: " + denial.op + " (" + denial.path +
-          ") is refused in every confined mode; only danger-full-access allows it");
+      wider.push_back(fmt::format(
+          "none: {} ({}) is refused in every confined mode; only danger-full-access allows it",
+          text::inert(denial.op), text::inert(denial.path)));
     } else {
-      add("a policy that lifts rule " + denial.rule + " for " + denial.path);
+      wider.push_back(fmt::format("a policy that lifts rule {} for {}", text::inert(denial.rule),
+                                  text::inert(denial.path)));
     }
   }
-  if (allow_position && allow.size() > allowed_before) {
-    changes.insert(changes.begin() + static_cast<std::ptrdiff_t>(*allow_position),
-                   fmt::format("--network allow:{}", fmt::join(allow, ",")));
+  std::vector<std::string> changes;
+  add_unique(changes, paths);
+  if (allow.size() > allowed_before) {
+    for (std::string& entry : allow) entry = text::inert(entry);
+    changes.push_back(fmt::format("--network allow:{}", fmt::join(allow, ",")));
   }
+  add_unique(changes, wider);
   return changes;
 }
 
@@ -107,6 +258,7 @@ void add_denial_json(nlohmann::json& object, const SandboxFacts& sandbox) {
   nlohmann::json records = nlohmann::json::array();
   for (const Denial& denial : sandbox.denials.records) {
     records.push_back({{"op", denial.op},
+                       {"kind", wire_name(denial_kind(denial))},
                        {"path", denial.path},
                        {"rule", denial.rule},
                        {"pid", denial.pid ? nlohmann::json(*denial.pid) : nlohmann::json(nullptr)},

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// What every surface says about a run's recorded refusals (docs/evidence.md): the lines the agent
-// render appends, the narrowest policy change that would have allowed them (also `run --learn`),
-// and the JSON fields. Pure: no I/O.
+// What every surface says about a run's recorded refusals (docs/evidence.md): the markers and
+// lines the agent render and `run` print, the narrowest policy change that would have allowed
+// them (also `run --learn` and `run --escalate ask`), and the JSON fields. Pure: no I/O.
+//
+// A record's op, path and rule are text the confined command chose (a file name, a requested
+// host): every text form here shows them through text::inert, so they can neither drive a
+// terminal nor start a line of the sandbox's own. The JSON form keeps them exact.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "consumer/bash_executor.h"
@@ -12,16 +18,42 @@
 
 namespace dsh::sandbox::consumer {
 
+// What was refused, from the record's rule: each kind has its own marker, its own JSON `kind`
+// and its own advice (a network refusal is never lifted by a file mode, a kernel object by none).
+enum class DenialKind { kFile, kMetadata, kNetwork, kKernelObject, kProcessBound };
+DenialKind denial_kind(const Denial& denial);
+// "file", "metadata", "network", "kernel-object", "process-bound".
+std::string_view wire_name(DenialKind kind);
+
+// The markers of a run the sandbox denied: one per kind of refusal recorded, file first
+// ("[sandbox: file access denied under MODE mode]", "[sandbox: network access denied by the
+// network policy]", ...); the file marker alone when the denial has no records (a backend that
+// gives no evidence). Empty when the run was not denied.
+std::vector<std::string> denial_markers(const SandboxFacts& sandbox);
+
+// Whether a wider sandbox mode could lift a refusal of this run: some record is not a network
+// one (or there are no records to tell).
+bool wider_mode_could_help(const SandboxFacts& sandbox);
+
 // "[sandbox refused: OP PATH (RULE)]" per distinct record (at most a few, then how many more).
 std::vector<std::string> denial_lines(const SandboxFacts& sandbox);
 
-// The smallest changes that would have allowed what was refused, one per line, each a flag of
-// `dsh-sandbox run` (--allow-write DIR, --mode workspace-write, --network inherit, ...) or a
-// sentence when no flag can (a kernel object). Empty: nothing was refused.
+// The directories `--allow-write` would need for the file records, when those alone account
+// for every refusal and each is a directory a policy may make writable; nullopt otherwise.
+// Under read-only, paths beneath `workspace_root` need workspace-write instead and are left out;
+// files beneath /dev, /proc and /sys, which no writable root admits, are left out as long as
+// another record remains for the offer to lift.
+std::optional<std::vector<std::string>> allow_write_fix(const SandboxFacts& sandbox,
+                                                        const std::string& workspace_root);
+
+// The smallest changes that would have allowed what was refused, one per line, narrowest first:
+// the named directories (--allow-write DIR), then the named hosts (--network allow:NAME, only
+// single names and addresses that open nothing of the host), then a wider mode or a sentence
+// when no flag can (a kernel object). Empty: nothing was refused.
 std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
                                            const std::string& workspace_root);
 
-// denialSource, denials [{op, path, rule, pid, exe}], denialCount, merged into `object`.
+// denialSource, denials [{op, kind, path, rule, pid, exe}], denialCount, merged into `object`.
 void add_denial_json(nlohmann::json& object, const SandboxFacts& sandbox);
 
 }  // namespace dsh::sandbox::consumer

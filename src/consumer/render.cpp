@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "dsh/sandbox/escalation.h"
 
 namespace dsh::sandbox::consumer {
@@ -26,7 +27,7 @@ std::string truncation_suffix(const RunOutcome& outcome) {
   for (const exec::StreamOutput* stream : {&outcome.out, &outcome.err}) {
     if (!stream->truncated) continue;
     if (!spills.empty()) spills += ", ";
-    spills += stream->spill_path.value_or("(unavailable)");
+    spills += stream->spill_path ? text::inert(*stream->spill_path) : "(unavailable)";
   }
   return fmt::format("[output truncated; full output: {}]\n", spills);
 }
@@ -98,8 +99,11 @@ void append_fenced(std::string& text, std::string_view stream, const std::string
                    std::string_view nonce) {
   if (bytes.empty()) return;
   text += fmt::format("<{} {}>\n", stream, nonce);
-  text += bytes;
-  if (!bytes.ends_with('\n')) text += '\n';
+  // The render is the sandbox's text: the command's lines stay lines, but no byte of them may
+  // drive the reader's terminal (ESC, CR, the C1 controls) or hide what follows.
+  const std::string shown = text::inert_lines(bytes);
+  text += shown;
+  if (!shown.ends_with('\n')) text += '\n';
   text += fmt::format("</{} {}>\n", stream, nonce);
 }
 
@@ -113,9 +117,10 @@ std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertis
   append_fenced(text, "stderr", outcome.err.tail, nonce);
   if (text.empty()) text = "(no output)\n";
   text += truncation_suffix(outcome);
-  if (outcome.sandbox.denied) {
-    text += sandbox_denial_marker(outcome.sandbox.mode) + "\n";
-    if (escalation_advertised) text += escalation_hint_marker("command") + "\n";
+  for (const std::string& marker : denial_markers(outcome.sandbox)) text += marker + "\n";
+  // A network refusal is lifted by --network, never by a wider file mode: no hint for it alone.
+  if (outcome.sandbox.denied && escalation_advertised && wider_mode_could_help(outcome.sandbox)) {
+    text += escalation_hint_marker("command") + "\n";
   }
   // Evidence: what was refused and what would have allowed it, whether or not it failed the run.
   for (const std::string& line : denial_lines(outcome.sandbox)) text += line + "\n";

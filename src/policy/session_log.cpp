@@ -348,9 +348,11 @@ Json optional_json(const std::optional<std::string>& value) {
 }
 
 // Anything a command's argv holds, even bytes that are not UTF-8 (shown as U+FFFD): an audit
-// line must never fail to be written because of what it records.
+// line must never fail to be written because of what it records. ASCII only: a record's path
+// may hold C1 controls, DEL or line separators, which JSON allows raw; escaped as \uXXXX they
+// read back the same and never reach a terminal that prints the log.
 std::string dump_audit_line(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  return value.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace

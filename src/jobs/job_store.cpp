@@ -90,9 +90,10 @@ UniqueFd open_jobs_directory(std::span<const std::string> roots, bool create) {
   auto dir = local::open_private_directory(base, roots);
   if (!dir) {
     refuse(fmt::format(
-        "background jobs cannot be kept in {}: {}; it must be a 0700 directory of yours that no "
-        "confined run can write (outside the workspace, /tmp and $TMPDIR): remove it, or set "
-        "XDG_RUNTIME_DIR to a private directory of yours",
+        "background jobs cannot be kept in {}: {}; it must be a 0700 directory of yours outside "
+        "every root a confined run can write (the workspace, /tmp, $TMPDIR): point TMPDIR or the "
+        "workspace elsewhere, remove it if it is not one of yours, or set XDG_RUNTIME_DIR to a "
+        "private directory of yours",
         text::quoted(base), dir.error().message));
   }
   // The fallback in /var/tmp is taken only as the directory itself, never through a symlink

@@ -551,9 +551,10 @@ TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
   const auto as_nobody = [](const vector<string>& args, const vector<string>& env = {}) {
     vector<string> argv;
     if (is_root()) {
-      argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"};
+      argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+              "--inh-caps=-all"};
     }
-    argv.insert(argv.end(), {"env", "-u", "XDG_RUNTIME_DIR"});
+    argv.insert(argv.end(), {"/usr/bin/env", "-u", "XDG_RUNTIME_DIR"});
     argv.insert(argv.end(), env.begin(), env.end());
     const vector<string> cli_args = cli_argv(args);
     argv.insert(argv.end(), cli_args.begin(), cli_args.end());

@@ -17,4 +17,11 @@ std::string quoted(std::string_view text);
 // Everything before the first "\n" (all of `text` when it has none).
 std::string_view first_line(std::string_view text);
 
+// Untrusted bytes (a confined command's output) made inert for a terminal, a prompt or a render:
+// every C0 control byte but "\n" and "\t", DEL, every C1 control (U+0080..U+009F, UTF-8 C2 80..C2
+// 9F, which some terminals take as CSI, OSC or NEL) and every byte that is not part of valid UTF-8
+// is shown as a visible `\xNN` escape, one per byte. No escape sequence (OSC 52 clipboard
+// writes, titles, cursor moves, conceal) and no carriage return can then reach the reader.
+std::string inert(std::string_view text);
+
 }  // namespace dsh::sandbox::text

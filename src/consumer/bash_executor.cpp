@@ -284,7 +284,7 @@ std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandb
 
 // Every status is decided here, once, from what exec and the runners reported.
 RunStatus status_of(const exec::Completion& process, std::optional<std::string> runner_failure) {
-  if (runner_failure) return status::RunnerFailed{std::move(*runner_failure)};
+  if (runner_failure) return status::RunnerFailed{std::move(*runner_failure), process.exit_code};
   if (process.spawn_error) {
     const exec::SpawnError& error = *process.spawn_error;
     return status::NotStarted{error.stage, error.error, error.path};

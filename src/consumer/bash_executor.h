@@ -87,6 +87,9 @@ struct NotStarted {
 // The runner failed (could not be spawned, or reported its own failure): the command never ran.
 struct RunnerFailed {
   std::string detail;  // the runner's line, or the spawn error
+  // The runner's own exit code when it ran and exited (a spawn failure has none): the reason a
+  // background job shows, rather than the reserved 125.
+  std::optional<int> exit_code;
   bool operator==(const RunnerFailed&) const = default;
 };
 }  // namespace status

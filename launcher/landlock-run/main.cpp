@@ -360,6 +360,23 @@ const char** canonical_roots(const Options& options, size_t* count) {
        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+// The supervisor's side, set up before the fork so that none of it can fail once the command may
+// run: its capabilities dropped (it needs none of the caller's: it reads the command's memory
+// and /proc entries as the same user; the child's own drop then finds nothing left, and Landlock
+// and seccomp need only no_new_privs), and the signalfd it reads forwarded signals and SIGCHLD
+// from. Returns the signalfd.
+int prepare_supervisor(const sigset_t& supervised) {
+  if (const int rc = drop_capabilities(); rc < 0 || fault("parent-caps")) {
+    fail("cannot drop capabilities: %s", strerror(fault("parent-caps") ? EIO : -rc));
+  }
+  const int signal_fd =
+      fault("signalfd") ? -1 : signalfd(-1, &supervised, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) {
+    fail("cannot create the supervisor's signalfd: %s", strerror(fault_errno("signalfd", errno)));
+  }
+  return signal_fd;
+}
+
 // --evidence: see supervisor.h. The ruleset is built (with the caller's privileges) before the
 // fork; the child drops capabilities, restricts itself, installs the notifying filter, hands the
 // listener to the parent and execs. The parent never runs anything of the command's.
@@ -374,11 +391,13 @@ const char** canonical_roots(const Options& options, size_t* count) {
   sigset_t previous;
   supervised_signals(&supervised);
   sigprocmask(SIG_BLOCK, &supervised, &previous);
+  const int signal_fd = prepare_supervisor(supervised);
   const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) fail("cannot fork the supervised command: %s", strerror(errno));
   if (child == 0) {
     close(sockets[0]);
+    close(signal_fd);
     // The command must not outlive its supervisor (its notified calls would fail anyway).
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || fault("pdeathsig")) {
       fail("cannot tie the command to its supervisor: %s",
@@ -402,23 +421,11 @@ const char** canonical_roots(const Options& options, size_t* count) {
   }
   close(sockets[1]);
   close(ruleset);
-  // The supervisor needs no privilege of the caller's: it reads the command's memory and /proc
-  // entries as the same user, and a root caller's capabilities are dropped here too.
-  if (const int rc = drop_capabilities(); rc < 0 || fault("parent-caps")) {
-    kill(child, SIGKILL);
-    fail("cannot drop capabilities: %s", strerror(fault("parent-caps") ? EIO : -rc));
-  }
   signal(SIGPIPE, SIG_IGN);
+  // From here nothing can fail: the command may already run.
   const int listener = receive_fd(sockets[0]);
   close(sockets[0]);
   if (listener < 0) await_failed_child(child);
-  const int signal_fd =
-      fault("signalfd") ? -1 : signalfd(-1, &supervised, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (fault("signalfd")) errno = EIO;
-  if (signal_fd < 0) {
-    kill(child, SIGKILL);
-    fail("cannot create the supervisor's signalfd: %s", strerror(errno));
-  }
   const SupervisorConfig config{FilterChoice{options.deny_network, options.deny_metadata, true,
                                              options.allow_connect_port >= 0},
                                 roots, root_count, g_status_fd};

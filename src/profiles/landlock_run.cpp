@@ -185,7 +185,10 @@ std::string without_exec_line(std::string_view status) {
     std::size_t end = status.find('\n', start);
     end = end == std::string_view::npos ? status.size() : end + 1;
     const std::string_view line = status.substr(start, end - start);
-    if (line != kLauncherExecLine) rest.append(line);
+    // A reader may have dropped the channel's last newline.
+    std::string_view text = line;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    if (text != kLauncherExecLine.substr(0, kLauncherExecLine.size() - 1)) rest.append(line);
     start = end;
   }
   return rest;

@@ -124,6 +124,7 @@ TEST(LauncherStatus, ExecLineAgrees) {
 // decides. The exec line then a failure: that failure.
 TEST(LauncherStatus, TheExecLineIsNoFailureAndSilenceIsNotSuccess) {
   EXPECT_EQ(landlock_status_report("exec\n"), RunnerReport{});
+  EXPECT_EQ(landlock_status_report("exec"), RunnerReport{});  // a reader dropped the newline
   EXPECT_FALSE(landlock_status_silent("exec\n"));
   EXPECT_TRUE(landlock_status_silent(""));
   EXPECT_EQ(landlock_status_report("exec\nlandlock-run: exec failed: No such file or directory\n")

@@ -179,26 +179,41 @@ struct RunnerReport {
   std::optional<exec::SpawnError> workdir;  // a runner's view hides the workdir: it never ran
 };
 
-// Out of band: what each runner wrote on its status channel, read by the runner's own parser. A
-// signal death or a timeout is never a runner failure, whatever the channels say.
-RunnerReport reported(const exec::Completion& result, const ConfinedArgv& confined,
-                      const StatusPipes& status, const std::vector<std::string>& texts) {
-  if (!result.exit_code || *result.exit_code == 0) return {};
-  profiles::RunnerReport report =
-      profiles::read_status_reports(confined, texts, result.exit_code, result.err.tail);
-  std::optional<exec::SpawnError> workdir;
-  if (report.workdir_refused) {
-    workdir = exec::SpawnError{exec::SpawnStage::kWorkdir, *report.workdir_refused, status.workdir};
-  }
-  return {std::move(report.failure), report.exec_refused, std::move(workdir)};
-}
-
 // In band: the backend's rules over the stderr tail.
 RunnerReport ruled(const exec::Completion& result, const ConfinedArgv& confined) {
   const auto match =
       classify_runner_failure(result.exit_code, result.err.tail, confined.runner_failure_rules);
   if (!match) return {};
   return {match->detail, std::nullopt, {}};
+}
+
+// Whether a launcher's status channel is absent or holds nothing: the launcher writes a line
+// before it execs the command, so silence means it ended before that without its failure line.
+// Silence is no proof that the runner did not fail: the in-band rule decides then.
+bool launcher_silent(const ConfinedArgv& confined, const std::vector<std::string>& texts) {
+  for (std::size_t i = 0; i < confined.status_channels.size(); ++i) {
+    if (confined.status_channels[i].format != StatusFormat::kLauncherLines) continue;
+    if (i >= texts.size() || profiles::landlock_status_silent(texts[i])) return true;
+  }
+  return false;
+}
+
+// Out of band: what each runner wrote on its status channel, read by the runner's own parser,
+// and the in-band rule where a launcher's channel stayed silent. A signal death or a timeout is
+// never a runner failure, whatever the channels say.
+RunnerReport reported(const exec::Completion& result, const ConfinedArgv& confined,
+                      const StatusPipes& status, const std::vector<std::string>& texts) {
+  if (!result.exit_code || *result.exit_code == 0) return {};
+  profiles::RunnerReport report =
+      profiles::read_status_reports(confined, texts, result.exit_code, result.err.tail);
+  if (report == profiles::RunnerReport{} && launcher_silent(confined, texts)) {
+    return ruled(result, confined);
+  }
+  std::optional<exec::SpawnError> workdir;
+  if (report.workdir_refused) {
+    workdir = exec::SpawnError{exec::SpawnStage::kWorkdir, *report.workdir_refused, status.workdir};
+  }
+  return {std::move(report.failure), report.exec_refused, std::move(workdir)};
 }
 
 // Under read-only nothing is writable: a write outside the roots is read-only mode's refusal.

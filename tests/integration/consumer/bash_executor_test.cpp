@@ -244,7 +244,8 @@ TEST_F(BashExecutorTest, FactsCarryTheBackendsEnforcement) {
 }
 
 // The real launcher as the outermost runner: its failure channel is out of band.
-ConfinedArgv landlock_wrap(Argv launcher_args, const ConfineRequest& request) {
+ConfinedArgv landlock_wrap(Argv launcher_args, const ConfineRequest& request,
+                           const char* launcher = LANDLOCK_RUN_PATH) {
   const std::span<const std::string> argv = request.argv;
   ConfinedArgv confined{
       profiles::landlock_run_args(needs_of(request)),
@@ -253,7 +254,7 @@ ConfinedArgv landlock_wrap(Argv launcher_args, const ConfineRequest& request) {
       {{std::vector<int>{125},
         {"landlock-run: "},
         std::vector<std::string>{"landlock-run: partial enforcement (older Landlock ABI)"}}}};
-  confined.argv.insert(confined.argv.begin(), LANDLOCK_RUN_PATH);
+  confined.argv.insert(confined.argv.begin(), launcher);
   confined.argv.insert(confined.argv.end(), launcher_args.begin(), launcher_args.end());
   confined.argv.emplace_back("--");
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
@@ -282,6 +283,38 @@ TEST_F(BashExecutorTest, TheLaunchersOwnRefusalIsUnavailableAndTheCommandNeverRa
   expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")),
                             "Runner failure: landlock-run: cannot open rule path");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+// A launcher that behaves as the reference's knows no --status-fd: it refuses the run with its
+// line and exit 125 and writes nothing on the channel. Silence is no success: the in-band rule
+// names the runner's failure, never the command's exit.
+TEST_F(BashExecutorTest, AReferenceLauncherGivenTheStatusChannelIsUnavailableNotTheCommandsExit) {
+  FakeProvider provider([](const ConfineRequest& request) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, request, REFERENCE_LAUNCHER_PATH);
+  });
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(
+      executor, spec("touch " + (dir_ / "marker")),
+      "Runner failure: landlock-run: usage error: unknown argument: --status-fd");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+// Each failure exit of our launcher, forced in its test build, with evidence on: a runner
+// failure (SANDBOX_UNAVAILABLE) naming the launcher's line, never the command's exit 125, and
+// the command never ran.
+TEST_F(BashExecutorTest, EveryLauncherFailureExitIsUnavailable) {
+  FakeProvider provider([](const ConfineRequest& request) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, request, LANDLOCK_RUN_TESTING_PATH);
+  });
+  SandboxBashExecutor executor(provider);
+  for (const char* stage : {"storage", "nnp", "roots", "socketpair", "pdeathsig", "child-killed",
+                            "child-caps", "restrict", "filter", "parent-caps", "signalfd"}) {
+    SCOPED_TRACE(stage);
+    RunSpec run = spec("touch " + (dir_ / "marker"));
+    run.process.env["LANDLOCK_RUN_FAULT"] = stage;
+    expect_unavailable_naming(executor, run, "Runner failure: landlock-run: ");
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+  }
 }
 
 // The real bwrap as the outermost runner: its exit report is the out-of-band channel.

@@ -50,6 +50,8 @@ JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
   shell_ = app.add_subcommand("shell", "an interactive confined bash on this terminal");
   add_policy_options(*shell_, options_);
   shell_->add_option("--session", options_.session_path, "JSONL session log");
+  shell_->add_option("--workdir", options_.workdir,
+                     "where the shell starts (default: the workspace root; relative: against it)");
   add_bound_options(*shell_, options_);
   shell_->add_option("--timeout", shell_timeout_,
                      "seconds: the shell and everything it started are ended after it (exit 124); "

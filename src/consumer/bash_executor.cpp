@@ -19,6 +19,7 @@
 #include "base/pipe.h"
 #include "base/text.h"
 #include "base/unique_fd.h"
+#include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
 #include "profiles/denial_line.h"
 #include "profiles/profiles.h"
@@ -114,29 +115,27 @@ UniqueFd provided_descriptor(const ProvidedFd& wanted) {
   return fd;
 }
 
-// The directory the command must run in, absolute, as bwrap's --chdir needs it.
+// The directory the command must run in, absolute, as bwrap's --chdir needs it: the one rule of
+// every consumer (resolve_tool_workdir), so the library and the CLI start a command in the same
+// place.
 std::string absolute_workdir(const RunSpec& spec) {
   const std::string& workdir = spec.process.workdir;
-  if (workdir.starts_with('/')) return workdir;
-  std::error_code error;
-  const std::filesystem::path cwd = std::filesystem::current_path(error);
-  if (error) {
-    throw InvalidSandboxInputError("the current directory cannot be resolved (" + error.message() +
-                                   "); run from an existing directory");
-  }
-  return workdir.empty() ? cwd.string() : (cwd / workdir).string();
+  return resolve_tool_workdir(
+      spec.policy.workspace_root, std::nullopt,
+      workdir.empty() ? std::nullopt : std::optional<std::string_view>(workdir));
 }
 
 // The confined argv is spawned exactly as confine() returned it: this only opens the
 // descriptors it names (provided memfds, status pipes).
 Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   Prepared prepared{spec.process, std::nullopt, nullptr};
+  const std::string workdir = absolute_workdir(spec);
+  prepared.request.workdir = workdir;
   const std::optional<SandboxPolicy> policy = to_sandbox_policy(spec.policy);
   if (!policy) {  // danger-full-access: an explicit unconfined mode; the provider is not asked
     prepared.request.argv = spec.argv;
     return prepared;
   }
-  const std::string workdir = absolute_workdir(spec);
   prepared.confined =
       provider.confine(ConfineRequest{spec.argv, *policy, workdir, true, spec.denial_evidence});
   prepared.request.argv = prepared.confined->argv;

@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "dsh/sandbox/errors.h"
+#include "dsh/sandbox/executor.h"
 #include "dsh/sandbox/local_provider.h"
 #include "profiles/profiles.h"
 #include "scripts.h"
@@ -628,6 +629,41 @@ TEST_F(BashExecutorTest, RealBwrapAloneLoadsTheLaunchersFilterFromItsDescriptor)
   EXPECT_NE(outcome.out.tail, "status=0\n") << outcome.err.tail;
   EXPECT_NE(outcome.err.tail.find("Operation not permitted"), std::string::npos)
       << outcome.err.tail;
+}
+
+// One workdir rule for every consumer: none is the workspace root, a relative one is resolved
+// against that root, never against the calling process's directory (moved to / here, so a
+// cwd-relative answer would show). Checked by what `pwd` printed and what the runner was given.
+TEST_F(BashExecutorTest, OneWorkdirRuleForTheExecutorsWhateverTheCallersDirectory) {
+  std::filesystem::create_directories(dir_ / "sub");
+  const std::string caller = std::filesystem::current_path().string();
+  ASSERT_EQ(::chdir("/"), 0);
+  std::vector<std::string> given;
+  FakeProvider provider([&](const ConfineRequest& request) {
+    given.push_back(request.workdir);
+    return wrap_with(runner(), request.argv);
+  });
+  SandboxBashExecutor executor(provider);
+  for (const std::string& workdir : {std::string(), std::string("sub")}) {
+    for (const SandboxMode mode : {SandboxMode::kReadOnly, SandboxMode::kDangerFullAccess}) {
+      RunSpec run = spec("pwd", mode);
+      run.process.workdir = workdir;
+      const RunOutcome outcome = executor.run(run);
+      const std::string expected = workdir.empty() ? dir_.path() : (dir_ / "sub");
+      EXPECT_EQ(outcome.out.tail, expected + "\n") << wire_name(mode) << " " << workdir;
+    }
+  }
+  EXPECT_EQ(given, (std::vector<std::string>{dir_.path(), (dir_ / "sub")}));
+
+  SandboxExecutor public_executor(provider);
+  RunRequest request;
+  request.argv = {"/bin/sh", "-c", "pwd"};
+  request.workspace_root = dir_.path();
+  request.workdir = "sub";
+  const RunResult result = public_executor.run(request);
+  ASSERT_EQ(::chdir(caller.c_str()), 0);
+  EXPECT_EQ(result.stdout_tail, (dir_ / "sub") + "\n");
+  EXPECT_EQ(given.back(), (dir_ / "sub"));
 }
 
 }  // namespace

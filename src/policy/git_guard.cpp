@@ -99,6 +99,10 @@ std::optional<std::string> file_bytes(const std::string& path, const struct stat
   return read_small(path);
 }
 
+// A sample hook is never run (git runs only the exact hook name), whatever it holds: it is
+// neither kept nor checked, which spares a stat per sample in every repository.
+bool inert(std::string_view name) { return name.ends_with(".sample"); }
+
 // Hook directories are flat, but a core.hooksPath directory may hold a helper its hooks source
 // (husky's `_/husky.sh`): a few levels are kept.
 constexpr int kMaxSavedDepth = 4;
@@ -111,11 +115,13 @@ SavedPath save(const std::string& path, int depth) {
   saved.mode = info->st_mode;
   saved.dev = info->st_dev;
   saved.ino = info->st_ino;
-  // A sample hook is never run (git runs only the exact hook name): its bytes need no keeping.
-  if (!path.ends_with(".sample")) saved.bytes = file_bytes(path, *info);
+  saved.size = info->st_size;
+  saved.mtime = info->st_mtim;
+  saved.bytes = file_bytes(path, *info);
   if (S_ISDIR(info->st_mode) && depth < kMaxSavedDepth) {
     for (const std::string& name : directory_names(path)) {
-      saved.children.push_back(save(path + "/" + name, depth + 1));
+      if (inert(name)) continue;
+      saved.children.push_back(save(join_path(path, name), depth + 1));
     }
   }
   return saved;
@@ -126,7 +132,7 @@ void remove_tree(const std::string& path) {
   const auto info = lstat_of(path);
   if (!info) return;
   if (S_ISDIR(info->st_mode)) {
-    for (const std::string& name : directory_names(path)) remove_tree(path + "/" + name);
+    for (const std::string& name : directory_names(path)) remove_tree(join_path(path, name));
     ::rmdir(path.c_str());
   } else {
     ::unlink(path.c_str());
@@ -154,7 +160,10 @@ bool same_file(const SavedPath& saved, const struct stat& now) {
   if (S_ISLNK(now.st_mode)) return now.st_ino == saved.ino && now.st_dev == saved.dev;
   if (now.st_mode != saved.mode) return false;
   if (saved.bytes) return read_small(saved.path) == *saved.bytes;
-  return true;  // a sample hook, or a directory (its entries are compared one by one)
+  // A directory (its entries are compared one by one), or a file too large to keep.
+  return S_ISDIR(now.st_mode) ||
+         (now.st_ino == saved.ino && now.st_size == saved.size &&
+          now.st_mtim.tv_sec == saved.mtime.tv_sec && now.st_mtim.tv_nsec == saved.mtime.tv_nsec);
 }
 
 struct Settler {
@@ -174,7 +183,6 @@ struct Settler {
     }
     if (now && same_file(saved, *now)) return;
     if (!saved.bytes) {
-      if (saved.path.ends_with(".sample")) return;
       lines.push_back(
           fmt::format("{} was changed by the run and is too large to put back; read it "
                       "before running git there",
@@ -209,8 +217,10 @@ struct Settler {
       settle_entry(child);
     }
     for (const std::string& name : directory_names(saved.path)) {
-      const std::string child = saved.path + "/" + name;
-      if (!known.contains(child)) removed(child, "the run added it, and git would run or read it");
+      const std::string child = join_path(saved.path, name);
+      if (!inert(name) && !known.contains(child)) {
+        removed(child, "the run added it, and git would run or read it");
+      }
     }
   }
 
@@ -243,7 +253,8 @@ struct Settler {
     }
     for (const std::string& name : directory_names(dir.path)) {
       if (dir.names.contains(name) || ordinary_git_name(name)) continue;
-      removed(dir.path + "/" + name, "the run added it to a git directory, and git would read it");
+      removed(join_path(dir.path, name),
+              "the run added it to a git directory, and git would read it");
     }
   }
 };

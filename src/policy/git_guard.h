@@ -7,6 +7,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <ctime>
 
 #include <optional>
 #include <set>
@@ -25,6 +26,8 @@ struct SavedPath {
   mode_t mode = 0;
   dev_t dev = 0;
   ino_t ino = 0;
+  off_t size = 0;
+  struct timespec mtime {};
   std::optional<std::string> bytes;  // a regular file's content, when small enough to keep
   std::vector<SavedPath> children;   // a directory's entries (one level: hooks are flat)
 };

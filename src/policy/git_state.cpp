@@ -67,7 +67,7 @@ std::vector<std::pair<std::string, unsigned char>> entries_of(const std::string&
     if (name == "." || name == "..") continue;
     unsigned char type = entry->d_type;
     if (type == DT_UNKNOWN) {
-      const auto info = lstat_of(dir + "/" + name);
+      const auto info = lstat_of(join_path(dir, name));
       type = !info                    ? DT_UNKNOWN
              : S_ISDIR(info->st_mode) ? DT_DIR
              : S_ISREG(info->st_mode) ? DT_REG
@@ -166,7 +166,7 @@ struct GitWalk {
     for (const std::string& value : targets) {
       std::string target = expand_home(value);
       if (target.empty() || target.starts_with('~')) continue;
-      if (!target.starts_with('/')) target = parent_of(file) + "/" + target;
+      if (!target.starts_with('/')) target = join_path(parent_of(file), target);
       if (auto existing = existing_or_created(target, false)) protect_config(*existing, depth + 1);
     }
     for (const std::string& value : git_config_values(text, "core", "hookspath")) {
@@ -180,11 +180,13 @@ struct GitWalk {
     const std::string hooks = gitdir + "/hooks";
     // A missing hooks directory would be creatable inside the pinned git directory: it is made
     // empty, as git init makes it, where the directory is a repository's (it has a config).
-    if (lstat_of(gitdir + "/config")) existing_or_created(hooks, true);
+    if (!lstat_of(hooks) && lstat_of(gitdir + "/config")) existing_or_created(hooks, true);
     protect(hooks);
-    // A hook with a second name elsewhere could be rewritten through it.
+    // A hook with a second name elsewhere could be rewritten through it. A sample is never run:
+    // git runs only the exact hook name.
     for (const auto& [name, type] : entries_of(hooks)) {
-      const std::string hook = hooks + "/" + name;
+      if (name.ends_with(".sample")) continue;
+      const std::string hook = join_path(hooks, name);
       const auto info = lstat_of(hook);
       if (info && S_ISREG(info->st_mode) && info->st_nlink > 1) {
         fail(fmt::format(
@@ -229,7 +231,7 @@ struct GitWalk {
     if (depth > kMaxModuleDepth) return;
     for (const auto& [name, type] : entries_of(dir)) {
       if (type != DT_DIR) continue;
-      const std::string sub = dir + "/" + name;
+      const std::string sub = join_path(dir, name);
       // A submodule's name may hold slashes: modules/a/b is the git directory of "a/b".
       if (lstat_of(sub + "/HEAD")) {
         protect_git_dir(sub, depth + 1);
@@ -250,7 +252,7 @@ struct GitWalk {
     protect_hooks(gitdir);
     protect_modules(gitdir + "/modules", depth);
     for (const auto& [name, type] : entries_of(gitdir + "/worktrees")) {
-      if (type == DT_DIR) protect_worktree_admin(gitdir + "/worktrees/" + name, config);
+      if (type == DT_DIR) protect_worktree_admin(join_path(gitdir + "/worktrees", name), config);
     }
   }
 
@@ -300,7 +302,7 @@ struct GitWalk {
       }
     }
     for (const std::string& value : relative) {
-      if (auto dir = existing_or_created(root + "/" + value, true)) protect(*dir);
+      if (auto dir = existing_or_created(join_path(root, value), true)) protect(*dir);
     }
   }
 
@@ -334,7 +336,7 @@ struct GitWalk {
         if (type != DT_DIR) continue;
         objects = objects || name == "objects";
         refs = refs || name == "refs";
-        children.push_back(dir + "/" + name);
+        children.push_back(join_path(dir, name));
       }
       // A bare repository, found by git's own layout test (HEAD, objects/, refs/).
       if (head && objects && refs) {
@@ -438,6 +440,12 @@ std::string trim(std::string_view text) {
   if (start == std::string_view::npos) return {};
   const std::size_t end = text.find_last_not_of(" \t\r\n");
   return std::string(text.substr(start, end - start + 1));
+}
+
+std::string join_path(std::string_view dir, std::string_view name) {
+  std::string path;
+  path.reserve(dir.size() + 1 + name.size());
+  return path.append(dir).append("/").append(name);
 }
 
 std::vector<std::string> directory_names(const std::string& dir) {

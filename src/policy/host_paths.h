@@ -24,6 +24,9 @@ std::string read_small(const std::string& path);
 
 std::string trim(std::string_view text);
 
+// `dir` + "/" + `name`, in one allocation.
+std::string join_path(std::string_view dir, std::string_view name);
+
 // The names in a directory, sorted, without "." and ".."; empty when it cannot be listed.
 std::vector<std::string> directory_names(const std::string& dir);
 

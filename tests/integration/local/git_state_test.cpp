@@ -118,7 +118,9 @@ TEST_P(GitState, AConfigWorktreeIsNotPlantedWhereGitReadsOne) {
   git(workspace_, "config core.repositoryformatversion 1");
   git(workspace_, "config extensions.worktreeConfig true");
   attack("printf '" + fsmonitor_config(marker_) + "' > .git/config.worktree", workspace_,
-         {workspace_ + "/.git/config", workspace_ + "/.git/config.worktree"});
+         {workspace_ + "/.git/config"});
+  // Made empty before the run, as git reads one here, and empty after it.
+  EXPECT_EQ(read_or_absent(workspace_ + "/.git/config.worktree"), "");
 }
 
 TEST_P(GitState, TheConfigAndTheHooksStayAsTheyWere) {
@@ -141,7 +143,8 @@ TEST_P(GitState, AHooksPathNotMadeYetCannotBeFilled) {
 TEST_P(GitState, AnIncludeTargetInsideTheWorktreeCannotBeWritten) {
   git(workspace_, "config include.path ../.gitconfig.local");
   attack("printf '" + fsmonitor_config(marker_) + "' > .gitconfig.local", workspace_,
-         {workspace_ + "/.gitconfig.local"});
+         {workspace_ + "/.git/config"});
+  EXPECT_EQ(read_or_absent(workspace_ + "/.gitconfig.local"), "");
 }
 
 TEST_P(GitState, ANestedRepositoryIsProtectedLikeTheWorkspaces) {
@@ -182,7 +185,7 @@ TEST_P(GitState, OrdinaryGitWorkInsideWorksAndIsKept) {
           "  cd $r\n"
           "  echo one > file && git add file && git commit -q -m one\n"
           "  git branch topic && git checkout -q topic && echo two > two && git add two\n"
-          "  git commit -q -m two && git checkout -q main && git merge -q --no-edit topic\n"
+          "  git commit -q -m two && git checkout -q main && git merge -q --no-ff --no-edit topic\n"
           "  git checkout -q -b rebased HEAD~1 && echo three > three && git add three\n"
           "  git commit -q -m three && git rebase -q main && git checkout -q main\n"
           "  echo dirty >> file && git stash -q && git stash pop -q && git checkout -q -- file\n"

@@ -21,6 +21,7 @@
 #include "base/unique_fd.h"
 #include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
+#include "policy/git_guard.h"
 #include "profiles/denial_line.h"
 #include "profiles/profiles.h"
 
@@ -362,8 +363,11 @@ RunOutcome outcome_of(exec::Completion completion, SandboxFacts sandbox,
 
 RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
   Prepared prepared = prepare(provider_, spec);
+  // Taken after confine() made what it binds, before anything runs (policy/git_guard.h).
+  const std::optional<policy::GitGuard> guard = policy::GitGuard::for_run(spec.policy);
   exec::Completion process = exec::run(prepared.request);
   SandboxFacts sandbox{spec.policy.mode};
+  if (guard) sandbox.git_undone = guard->settle();
   sandbox.workspace_root = spec.policy.workspace_root;
   sandbox.network_allow = spec.policy.network_allow.allow;
   std::optional<std::string> failure = runner_not_started(process.spawn_error, prepared);

@@ -47,6 +47,9 @@ struct SandboxFacts {
   std::optional<SandboxEnforcement> enforcement;
   std::string backend;              // for JSON: the label of `layers`
   std::vector<RunnerLayer> layers;  // the runners that confined it, outermost first
+  // What the check after a workspace-write run undid in the git state, or named (a repository
+  // the run created), one line each, paths quoted (policy/git_guard.h).
+  std::vector<std::string> git_undone;
 };
 
 // How one run ended: exactly one of these.

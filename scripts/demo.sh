@@ -23,8 +23,8 @@ outside="$demo/outside.txt"
 mkdir "$workspace"
 command="echo allowed > $workspace/inside.txt; echo denied > $outside"
 
-# From inside the workspace: a command runs in the caller's directory or not at all, and bwrap's
-# view hides a checkout under /tmp (workspace-write's private /tmp) that is not the workspace.
+# The command starts in the workspace root (without --workdir, wherever the caller stands); the
+# cd only shows where a person would usually be.
 echo "\$ cd $workspace && dsh-sandbox run --mode workspace-write --workspace $workspace -c '$command'"
 set +e
 (cd "$workspace" && "$build/bin/dsh-sandbox" run --mode workspace-write --workspace "$workspace" -c "$command")

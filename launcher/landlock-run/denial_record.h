@@ -9,6 +9,15 @@
 
 namespace landlock_run {
 
+// The status channel's line written just before the launcher execs the command (no newline in
+// the name: the constant includes it). A channel holding nothing at all therefore says the
+// launcher ended before the exec without its line, never that the command ran.
+inline constexpr char kExecLine[] = "exec\n";
+
+// The path of a record whose call names a file the supervisor could not resolve as the kernel did
+// (the task hid its /proc entries, or the name does not fit): never a path, which starts with "/".
+inline constexpr char kUnknownPath[] = "(unknown)";
+
 // Longest line format_denial_line writes: both encoded fields at their caps, plus the rest.
 inline constexpr size_t kDenialLineMax = 3 * 4096 + 3 * 4096 + 128;
 

@@ -19,7 +19,8 @@
 //   kernel objects are out of reach: SysV IPC and POSIX message queues, keyrings, new user
 //   namespaces (clone3: ENOSYS), setns and personality changes fail (seccomp_rules.h).
 // - --deny-network: socket()/socketpair() fail with EACCES for every family but AF_UNIX, as does
-//   io_uring; on ABI >= 4 Landlock also handles TCP bind/connect with no rule (second layer).
+//   io_uring (refused in every run, EPERM); on ABI >= 4 Landlock also handles TCP bind/connect with
+//   no rule (second layer).
 // - --allow-connect-port N: TCP connect to port N only (Landlock ABI 4), stream sockets only
 //   (seccomp): the network allow-list's inside wall (net_allow.h).
 // - --scope-ipc: ABI >= 6 scopes abstract Unix sockets and signals to the sandbox; on an older
@@ -66,6 +67,7 @@
 #include "abi.h"
 #include "caps.h"
 #include "cli.h"
+#include "denial_record.h"
 #include "landlock.h"
 #include "net_allow.h"
 #include "seccomp_filter.h"
@@ -103,12 +105,42 @@ void write_all(int fd, const char* data, size_t size) {
   _exit(kLauncherFailure);
 }
 
+// Fault injection, test build only (landlock-run-testing): LANDLOCK_RUN_FAULT=STAGE takes the
+// failure exit of STAGE, so a test can prove every exit writes its status line. The shipped
+// launcher reads nothing from the environment and is compiled without it.
+bool fault(const char* stage) {
+#if defined(LANDLOCK_RUN_TESTING)
+  const char* chosen = getenv("LANDLOCK_RUN_FAULT");
+  return chosen != nullptr && strcmp(chosen, stage) == 0;
+#else
+  (void)stage;
+  return false;
+#endif
+}
+
+// An errno for an injected fault; the real one otherwise.
+int fault_errno(const char* stage, int real) { return fault(stage) ? EIO : real; }
+
 [[noreturn]] void fail_not_enforced() {
   fail("landlock is not enforced by this kernel (ABI unsupported or disabled)");
 }
 
 [[noreturn]] void fail_ruleset(int negative_errno) {
   fail("landlock ruleset error: %s", strerror(-negative_errno));
+}
+
+// The --status-fd argument of an argv not yet parsed (out of memory before the parser's storage
+// exists), so that failure too reaches the channel: the first "--status-fd N" before "--" with N
+// an open descriptor of 3 or above; -1 otherwise.
+int status_fd_before_parsing(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc && strcmp(argv[i], "--") != 0; ++i) {
+    if (strcmp(argv[i], "--status-fd") != 0) continue;
+    char* end = nullptr;
+    const long fd = strtol(argv[i + 1], &end, 10);
+    if (end == argv[i + 1] || *end != '\0' || fd <= STDERR_FILENO || fd > 1 << 20) return -1;
+    return fcntl(static_cast<int>(fd), F_GETFD) >= 0 ? static_cast<int>(fd) : -1;
+  }
+  return -1;
 }
 
 void adopt_status_fd(int fd) {
@@ -152,11 +184,13 @@ int build_ruleset(const Options& options, int abi) {
 }
 
 void set_no_new_privs() {
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail_ruleset(-errno);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || fault("nnp")) {
+    fail_ruleset(-fault_errno("nnp", errno));
+  }
 }
 
 void enforce(int ruleset) {
-  if (const int rc = restrict_self(ruleset); rc < 0) fail_ruleset(rc);
+  if (const int rc = fault("restrict") ? -EIO : restrict_self(ruleset); rc < 0) fail_ruleset(rc);
   close(ruleset);
 }
 
@@ -201,7 +235,7 @@ int run_features() {
   printf(
       "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
       "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
-      "cap_drop=1\nstatus_fd=1\nkernel_object_block=%d\n",
+      "cap_drop=1\nstatus_fd=1\nstatus_exec=1\nkernel_object_block=%d\n",
       abi, abi < 1 ? "none" : (is_partial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
       seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
       seccomp ? 1 : 0, seccomp ? 1 : 0);
@@ -284,7 +318,7 @@ int receive_fd(int socket) {
 const char** canonical_roots(const Options& options, size_t* count) {
   const char** roots =
       static_cast<const char**>(calloc(options.grant_count + 1, sizeof(const char*)));
-  if (roots == nullptr) fail("out of memory");
+  if (roots == nullptr || fault("roots")) fail("out of memory");
   *count = 0;
   for (size_t i = 0; i < options.grant_count; ++i) {
     if (!options.grants[i].read_write) continue;
@@ -299,8 +333,48 @@ const char** canonical_roots(const Options& options, size_t* count) {
     static const char k_notice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
     write_all(STDERR_FILENO, k_notice, sizeof(k_notice) - 1);
   }
-  execvp(argv[options.command_index], argv + options.command_index);
+  // The status channel's last line before the command runs: a silent channel then means the
+  // launcher ended before this point without a word, and the consumer falls back to the in-band
+  // rule (exit 125 and a "landlock-run: " line) instead of reading silence as success.
+  if (g_status_fd >= 0) write_all(g_status_fd, kExecLine, sizeof(kExecLine) - 1);
+  if (fault("exec"))
+    errno = EIO;
+  else
+    execvp(argv[options.command_index], argv + options.command_index);
   fail("exec failed: %s", strerror(errno));
+}
+
+// The child ended before it handed the listener over, so before the exec. Exit 125 is its own
+// failure, whose line it wrote; anything else (a signal, the OOM killer) left no line, so the
+// launcher writes one: the command never ran, and a silent status channel must not say so.
+[[noreturn]] void await_failed_child(pid_t child) {
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kLauncherFailure) _exit(kLauncherFailure);
+  if (WIFSIGNALED(status)) {
+    fail("the confined child was killed before it ran the command (%s)",
+         strsignal(WTERMSIG(status)));
+  }
+  fail("the confined child ended before it ran the command (exit %d)",
+       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+// The supervisor's side, set up before the fork so that none of it can fail once the command may
+// run: its capabilities dropped (it needs none of the caller's: it reads the command's memory
+// and /proc entries as the same user; the child's own drop then finds nothing left, and Landlock
+// and seccomp need only no_new_privs), and the signalfd it reads forwarded signals and SIGCHLD
+// from. Returns the signalfd.
+int prepare_supervisor(const sigset_t& supervised) {
+  if (const int rc = drop_capabilities(); rc < 0 || fault("parent-caps")) {
+    fail("cannot drop capabilities: %s", strerror(fault("parent-caps") ? EIO : -rc));
+  }
+  const int signal_fd =
+      fault("signalfd") ? -1 : signalfd(-1, &supervised, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) {
+    fail("cannot create the supervisor's signalfd: %s", strerror(fault_errno("signalfd", errno)));
+  }
+  return signal_fd;
 }
 
 // --evidence: see supervisor.h. The ruleset is built (with the caller's privileges) before the
@@ -310,28 +384,35 @@ const char** canonical_roots(const Options& options, size_t* count) {
   size_t root_count = 0;
   const char** roots = canonical_roots(options, &root_count);
   int sockets[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0) {
-    fail("cannot create the supervisor's socket: %s", strerror(errno));
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0 || fault("socketpair")) {
+    fail("cannot create the supervisor's socket: %s", strerror(fault_errno("socketpair", errno)));
   }
   sigset_t supervised;
   sigset_t previous;
   supervised_signals(&supervised);
   sigprocmask(SIG_BLOCK, &supervised, &previous);
+  const int signal_fd = prepare_supervisor(supervised);
   const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) fail("cannot fork the supervised command: %s", strerror(errno));
   if (child == 0) {
     close(sockets[0]);
+    close(signal_fd);
     // The command must not outlive its supervisor (its notified calls would fail anyway).
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) _exit(125);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || fault("pdeathsig")) {
+      fail("cannot tie the command to its supervisor: %s",
+           strerror(fault_errno("pdeathsig", errno)));
+    }
+    if (getppid() != parent) fail("the supervisor ended before the command started");
+    if (fault("child-killed")) raise(SIGKILL);
     sigprocmask(SIG_SETMASK, &previous, nullptr);
-    if (const int rc = drop_capabilities(); rc < 0) {
-      fail("cannot drop capabilities: %s", strerror(-rc));
+    if (const int rc = drop_capabilities(); rc < 0 || fault("child-caps")) {
+      fail("cannot drop capabilities: %s", strerror(fault("child-caps") ? EIO : -rc));
     }
     enforce(ruleset);
     FilterChoice filter{options.deny_network, options.deny_metadata, true,
                         options.allow_connect_port >= 0};
-    const int listener = install_notify_filter(filter);
+    const int listener = fault("filter") ? -EIO : install_notify_filter(filter);
     if (listener < 0) fail("seccomp filter error: %s", strerror(-listener));
     send_fd(sockets[1], listener);
     close(listener);
@@ -340,32 +421,15 @@ const char** canonical_roots(const Options& options, size_t* count) {
   }
   close(sockets[1]);
   close(ruleset);
-  // The supervisor needs no privilege of the caller's: it reads the command's memory and /proc
-  // entries as the same user, and a root caller's capabilities are dropped here too.
-  if (const int rc = drop_capabilities(); rc < 0) {
-    kill(child, SIGKILL);
-    fail("cannot drop capabilities: %s", strerror(-rc));
-  }
   signal(SIGPIPE, SIG_IGN);
+  // From here nothing can fail: the command may already run.
   const int listener = receive_fd(sockets[0]);
   close(sockets[0]);
-  int status = 0;
-  if (listener < 0) {
-    // The child failed before the exec (its line is written) or was killed: its status is ours.
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    exit_like(status);
-  }
-  const int signal_fd = signalfd(-1, &supervised, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (signal_fd < 0) {
-    kill(child, SIGKILL);
-    fail("cannot create the supervisor's signalfd: %s", strerror(errno));
-  }
+  if (listener < 0) await_failed_child(child);
   const SupervisorConfig config{FilterChoice{options.deny_network, options.deny_metadata, true,
                                              options.allow_connect_port >= 0},
                                 roots, root_count, g_status_fd};
-  status = supervise(listener, child, signal_fd, config);
-  exit_like(status);
+  exit_like(supervise(listener, child, signal_fd, config));
 }
 
 [[noreturn]] void run_confined(const Options& options, char* const* argv) {
@@ -388,13 +452,13 @@ const char** canonical_roots(const Options& options, size_t* count) {
   set_no_new_privs();
   const int ruleset = build_ruleset(options, abi);
   if (options.evidence) run_supervised(options, argv, abi, ruleset);
-  if (const int rc = drop_capabilities(); rc < 0) {
-    fail("cannot drop capabilities: %s", strerror(-rc));
+  if (const int rc = drop_capabilities(); rc < 0 || fault("caps")) {
+    fail("cannot drop capabilities: %s", strerror(fault("caps") ? EIO : -rc));
   }
   enforce(ruleset);
   const FilterChoice filter{options.deny_network, options.deny_metadata, false,
                             options.allow_connect_port >= 0};
-  if (const int rc = install_filter(filter); rc < 0) {
+  if (const int rc = fault("filter") ? -EIO : install_filter(filter); rc < 0) {
     fail("seccomp filter error: %s", strerror(-rc));
   }
   exec_command(options, argv, abi);
@@ -407,7 +471,10 @@ int main(int argc, char** argv) {
   using namespace landlock_run;
   // argc entries always suffice: every grant consumes at least two arguments.
   Grant* storage = static_cast<Grant*>(calloc(static_cast<size_t>(argc), sizeof(Grant)));
-  if (storage == nullptr) fail("out of memory");
+  if (storage == nullptr || fault("storage")) {
+    g_status_fd = status_fd_before_parsing(argc, argv);
+    fail("out of memory");
+  }
   const Options options = parse_args(argc, argv, storage);
   switch (options.action) {
     case Action::kProbe:

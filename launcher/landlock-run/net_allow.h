@@ -4,7 +4,8 @@
 // lets the command reach exactly that: Landlock (ABI 4, Linux 6.7) handles TCP bind and connect
 // with one rule, connect to port N, and the seccomp table below refuses every socket but a
 // stream one of AF_UNIX, AF_INET or AF_INET6 (no UDP, no raw or packet socket, no netlink),
-// socketpair beyond AF_UNIX, and io_uring (its socket and connect operations bypass socket()).
+// socketpair beyond AF_UNIX (io_uring, whose socket and connect operations bypass socket(), is
+// refused in every run: seccomp_rules.h kIoUringRules).
 #pragma once
 
 #include <stdint.h>
@@ -23,9 +24,6 @@ inline constexpr SyscallRule kStreamNetworkRules[] = {
      kAllowedFamilies, 3},
     {__NR_socket, "socket(type not stream)", EACCES, ArgMatch::kLow32NotIn, 1, 0, kAllowedTypes, 4},
     {__NR_socketpair, "socketpair(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
-    {__NR_io_uring_setup, "io_uring_setup", EACCES, ArgMatch::kAny, 0, 0},
-    {__NR_io_uring_enter, "io_uring_enter", EACCES, ArgMatch::kAny, 0, 0},
-    {__NR_io_uring_register, "io_uring_register", EACCES, ArgMatch::kAny, 0, 0},
 };
 
 // landlock_add_rule(LANDLOCK_RULE_NET_PORT) granting CONNECT_TCP to `port`. Returns 0 or a

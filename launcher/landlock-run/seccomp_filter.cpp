@@ -88,14 +88,14 @@ constexpr size_t table_length(const SyscallRule (&table)[N]) {
 constexpr size_t kMaxRules =
     sizeof(kTerminalRules) / sizeof(SyscallRule) + sizeof(kIpcRules) / sizeof(SyscallRule) +
     sizeof(kKeyringRules) / sizeof(SyscallRule) + sizeof(kNamespaceRules) / sizeof(SyscallRule) +
-    sizeof(kNetworkRules) / sizeof(SyscallRule) + sizeof(kMetadataRules) / sizeof(SyscallRule) +
-    sizeof(kWriteIntentRules) / sizeof(SyscallRule) +
+    sizeof(kIoUringRules) / sizeof(SyscallRule) + sizeof(kNetworkRules) / sizeof(SyscallRule) +
+    sizeof(kMetadataRules) / sizeof(SyscallRule) + sizeof(kWriteIntentRules) / sizeof(SyscallRule) +
     sizeof(kStreamNetworkRules) / sizeof(SyscallRule);
-constexpr size_t kMaxProgram = kPrologueLength + table_length(kTerminalRules) +
-                               table_length(kIpcRules) + table_length(kKeyringRules) +
-                               table_length(kNamespaceRules) + table_length(kNetworkRules) +
-                               table_length(kMetadataRules) + table_length(kWriteIntentRules) +
-                               table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
+constexpr size_t kMaxProgram =
+    kPrologueLength + table_length(kTerminalRules) + table_length(kIpcRules) +
+    table_length(kKeyringRules) + table_length(kNamespaceRules) + table_length(kIoUringRules) +
+    table_length(kNetworkRules) + table_length(kMetadataRules) + table_length(kWriteIntentRules) +
+    table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
 // A leaf holds at most this many units (below), checked one after another.
@@ -329,6 +329,7 @@ int build(const FilterChoice& choice, Program* program) {
   rules.add(kIpcRules);
   rules.add(kKeyringRules);
   rules.add(kNamespaceRules);
+  rules.add(kIoUringRules);
   if (choice.deny_network) rules.add(kNetworkRules);
   if (choice.deny_metadata) rules.add(kMetadataRules);
   if (choice.stream_network_only) rules.add(kStreamNetworkRules);
@@ -376,6 +377,7 @@ const SyscallRule* matching_rule(const FilterChoice& choice, int nr,
   if (rule == nullptr) rule = find_in(kIpcRules, nr, args);
   if (rule == nullptr) rule = find_in(kKeyringRules, nr, args);
   if (rule == nullptr) rule = find_in(kNamespaceRules, nr, args);
+  if (rule == nullptr) rule = find_in(kIoUringRules, nr, args);
   if (rule == nullptr && choice.deny_network) rule = find_in(kNetworkRules, nr, args);
   if (rule == nullptr && choice.deny_metadata) rule = find_in(kMetadataRules, nr, args);
   if (rule == nullptr && choice.stream_network_only) {

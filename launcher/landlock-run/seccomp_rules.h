@@ -73,14 +73,11 @@ inline constexpr SyscallRule kTerminalRules[] = {
     {__NR_ioctl, "ioctl(TIOCLINUX)", EPERM, ArgMatch::kLow32Equal, 1, kTioclinux},
 };
 
-// --deny-network. io_uring is refused whole: its IORING_OP_SOCKET/CONNECT never pass through
-// the socket() syscall, and an inherited ring would bypass a setup-only rule.
+// --deny-network (io_uring, which would reach sockets without socket(), is refused always:
+// kIoUringRules).
 inline constexpr SyscallRule kNetworkRules[] = {
     {__NR_socket, "socket(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
     {__NR_socketpair, "socketpair(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
-    {__NR_io_uring_setup, "io_uring_setup", EACCES, ArgMatch::kAny, 0, 0},
-    {__NR_io_uring_enter, "io_uring_enter", EACCES, ArgMatch::kAny, 0, 0},
-    {__NR_io_uring_register, "io_uring_register", EACCES, ArgMatch::kAny, 0, 0},
 };
 
 // --deny-metadata: mode, ownership, timestamps and xattrs, path and fd forms.
@@ -179,6 +176,19 @@ inline constexpr SyscallRule kNamespaceRules[] = {
      sizeof(kAllowedPersonalities) / sizeof(kAllowedPersonalities[0])},
 };
 
+// Always installed: io_uring is refused whole. Its operations (IORING_OP_OPENAT, _RENAMEAT,
+// _MKDIRAT, _SOCKET, _CONNECT, ...) run in the kernel without passing through the syscalls the
+// rules above and the evidence supervisor see: Landlock still applies to them, but a refusal
+// there would leave no record, and --deny-network's socket() rule would not apply at all. An
+// inherited ring would bypass a setup-only rule, so enter and register are refused too. EPERM is
+// the kernel's own answer when io_uring is disabled (kernel.io_uring_disabled, Linux 6.6), on
+// which io_uring users (libuv, liburing) fall back to ordinary syscalls.
+inline constexpr SyscallRule kIoUringRules[] = {
+    {__NR_io_uring_setup, "io_uring_setup", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_io_uring_enter, "io_uring_enter", EPERM, ArgMatch::kAny, 0, 0},
+    {__NR_io_uring_register, "io_uring_register", EPERM, ArgMatch::kAny, 0, 0},
+};
+
 // Evidence only: the calls that ask to change the filesystem, each a notification the supervisor
 // answers SECCOMP_USER_NOTIF_FLAG_CONTINUE (err 0: the kernel, Landlock, decides) after noting
 // whether it falls outside the writable roots. open and openat are notified only when their
@@ -214,6 +224,9 @@ inline constexpr SyscallRule kWriteIntentRules[] = {
     {__NR_linkat, "linkat", 0, ArgMatch::kAny, 0, 0},
     {__NR_symlinkat, "symlinkat", 0, ArgMatch::kAny, 0, 0},
     {__NR_truncate, "truncate", 0, ArgMatch::kAny, 0, 0},
+    // bind of a pathname AF_UNIX socket creates a node (Landlock's MAKE_SOCK); the family lives
+    // in memory a filter cannot read, so every bind is notified and the supervisor reads it.
+    {__NR_bind, "bind", 0, ArgMatch::kAny, 0, 0},
 };
 
 }  // namespace landlock_run

@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 
 #include "denial_record.h"
 #include "net_allow.h"
+#include "path_walk.h"
 #include "seccomp_rules.h"
 
 // Linux 6.6: the supervisor's wake-up runs on the notifying task's CPU (a lower round trip).
@@ -106,167 +108,222 @@ bool read_string(int pid, uint64_t address, char* out, size_t capacity) {
   return false;
 }
 
-// The directory a relative path starts from: the task's cwd, or the directory `dirfd` names.
-bool base_directory(int pid, int dirfd, char* out, size_t capacity) {
+// Linux 5.6 UAPI (linux/openat2.h), which Debian 12's musl build does not see: struct open_how and
+// the RESOLVE_* flags the lookup below uses.
+struct OpenHow {
+  uint64_t flags;
+  uint64_t mode;
+  uint64_t resolve;
+};
+constexpr uint64_t kResolveNoMagiclinks = 0x02;  // fail (ELOOP) on /proc/PID/fd/N-style links
+constexpr uint64_t kResolveInRoot = 0x10;        // "/" and ".." stop at the dirfd, as a chroot
+constexpr long kProcSuperMagic = 0x9fa0;         // procfs's f_type (linux/magic.h)
+constexpr unsigned long kProcRootIno = 1;        // the inode of procfs's root directory
+
+// How a path a call named resolved: an object with a name, a lookup the kernel fails before any
+// access check (a missing directory on the way, a loop, a name too long: nothing was refused),
+// or an object the supervisor cannot name (the task's /proc entries are out of its reach).
+enum class Resolution { kNamed, kFails, kUnknown };
+
+// The task's lookup context, captured while its call is pending: its root, and the directory a
+// relative path starts from (its cwd, or the directory its dirfd names, which it may close once
+// the call returns). Descriptors are O_PATH: opened through the task's procfs links, which name
+// its objects whatever the supervisor's own cwd.
+struct TaskView {
+  int pid = 0;
+  int root = -1;
+  int start = -1;
+  int links = 0;  // symbolic links followed, bounded as the kernel's MAXSYMLINKS
+
+  TaskView() = default;
+  TaskView(const TaskView&) = delete;
+  TaskView& operator=(const TaskView&) = delete;
+  ~TaskView() {
+    if (root >= 0) close(root);
+    if (start >= 0) close(start);
+  }
+};
+
+int open_proc_entry(int pid, const char* entry) {
   char proc[64];
-  if (dirfd == kAtFdcwd) {
-    snprintf(proc, sizeof(proc), "/proc/%d/cwd", pid);
-  } else {
-    snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", pid, dirfd);
-  }
-  const ssize_t n = readlink(proc, out, capacity - 1);
-  if (n <= 0 || out[0] != '/') return false;  // "pipe:[...]", "anon_inode:...": no directory
-  out[n] = '\0';
-  return true;
+  snprintf(proc, sizeof(proc), "/proc/%d/%s", pid, entry);
+  return open(proc, O_PATH | O_CLOEXEC);
 }
 
-// Resolves `path` (absolute, folded) through the symbolic links of its directories, and of its
-// last component when `follow_last`, in the task's view: /proc/self and /proc/thread-self name
-// the task, not the supervisor. Components that do not exist are kept as spelled. False when a
-// link leads out of the filesystem (a pipe or socket behind /proc/PID/fd/N: no path to govern),
-// or loops.
-bool walk(int pid, const char* path, bool follow_last, char* out, size_t capacity) {
-  char pending[kPathMax];  // what is left to walk, absolute
-  if (strlen(path) >= sizeof(pending)) return false;
-  strcpy(pending, path);
-  int links = 0;
-  for (;;) {
-    char done[kPathMax] = "";
-    size_t done_length = 0;
-    const char* rest = pending;
-    bool restarted = false;
-    while (*rest != '\0') {
-      while (*rest == '/') ++rest;
-      if (*rest == '\0') break;
-      const char* end = strchr(rest, '/');
-      const size_t length = end != nullptr ? static_cast<size_t>(end - rest) : strlen(rest);
-      const bool last = end == nullptr || end[strspn(end, "/")] == '\0';
-      char component[kPathMax];
-      memcpy(component, rest, length);
-      component[length] = '\0';
-      rest += length;
-      if (strcmp(done, "/proc") == 0 &&
-          (strcmp(component, "self") == 0 || strcmp(component, "thread-self") == 0)) {
-        snprintf(component, sizeof(component), "%d", pid);
-      }
-      if (done_length + 1 + strlen(component) >= sizeof(done)) return false;
-      done[done_length++] = '/';
-      strcpy(done + done_length, component);
-      done_length += strlen(component);
-      if (last && !follow_last) break;
-      struct stat st;
-      if (lstat(done, &st) != 0 || !S_ISLNK(st.st_mode)) continue;
-      if (++links > kMaxLinks) return false;
-      char target[kPathMax];
-      const ssize_t n = readlink(done, target, sizeof(target) - 1);
-      if (n <= 0) return false;
-      target[n] = '\0';
-      if (strncmp(done, "/proc/", 6) == 0 && target[0] != '/') {
-        // A magic link of procfs naming no path ("pipe:[12]", "socket:[3]").
-        if (strchr(target, ':') != nullptr) return false;
-      }
-      char parent[kPathMax];
-      strcpy(parent, done);
-      *strrchr(parent, '/') = '\0';
-      char joined[kPathMax];
-      char next[kPathMax];
-      if (!join_lexically(parent[0] != '\0' ? parent : "/", target, joined, sizeof(joined))) {
-        return false;
-      }
-      if (snprintf(next, sizeof(next), "%s/%s", joined, rest) >= static_cast<int>(sizeof(next))) {
-        return false;
-      }
-      if (!join_lexically("/", next, pending, sizeof(pending))) return false;
-      restarted = true;
-      break;
-    }
-    if (restarted) continue;
-    if (done_length == 0) strcpy(done, "/");
-    if (strlen(done) >= capacity) return false;
-    return join_lexically("/", done, out, capacity);
-  }
+bool on_procfs(int fd) {
+  struct statfs fs;
+  return fstatfs(fd, &fs) == 0 && static_cast<long>(fs.f_type) == kProcSuperMagic;
 }
 
-// The canonical name of the directory `link` leads to, as procfs prints it: `link` is
-// /proc/self/fd/N for a descriptor the supervisor opened, or the task's /proc/PID/cwd or
-// /proc/PID/fd/N. False for what names no usable directory: a pipe, a directory deleted meanwhile
-// (" (deleted)"), or one inside /proc, whose self links would name the supervisor.
-bool directory_name(const char* link, char* out, size_t capacity) {
-  const ssize_t n = readlink(link, out, capacity - 1);
-  if (n <= 0 || out[0] != '/') return false;
+bool same_inode(int a, int b) {
+  struct stat first;
+  struct stat second;
+  return fstat(a, &first) == 0 && fstat(b, &second) == 0 && first.st_dev == second.st_dev &&
+         first.st_ino == second.st_ino;
+}
+
+void replace_fd(int* fd, int next) {
+  if (*fd >= 0) close(*fd);
+  *fd = next;
+}
+
+// The name the kernel gives the object `fd` holds, read from procfs. kFails for a directory
+// deleted meanwhile (a create in it fails with ENOENT) and for an object with no path (a pipe, a
+// socket, an anonymous inode, reached through /proc/PID/fd/N: Landlock does not govern those).
+Resolution fd_name(int fd, char* out, size_t capacity) {
+  char self[64];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  const ssize_t n = readlink(self, out, capacity - 1);
+  if (n <= 0 || out[0] != '/') return Resolution::kFails;
   out[n] = '\0';
   constexpr char kDeleted[] = " (deleted)";
   constexpr size_t kDeletedLength = sizeof(kDeleted) - 1;
   if (static_cast<size_t>(n) >= kDeletedLength && strcmp(out + n - kDeletedLength, kDeleted) == 0) {
-    return false;
+    return Resolution::kFails;
   }
-  return !path_beneath(out, "/proc");
+  return Resolution::kNamed;
 }
 
-// The canonical name of the directory `path` (relative to the supervisor's cwd, or absolute)
-// leads to, from one kernel lookup: open it O_PATH (Linux 2.6.39) and read the name back.
-bool opened_directory_name(const char* path, char* out, size_t capacity) {
-  const int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char self[64];
-  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-  const bool named = directory_name(self, out, capacity);
-  close(fd);
+// Opens `name` in procfs directory `dir` as the task would: /proc/self and /proc/thread-self name
+// the task (they would name the supervisor if looked up here); every other procfs link, magic or
+// not, is followed by the kernel to the object it names, the same object for both, since its
+// directory already is the task's /proc/PID.
+int open_proc_link(const TaskView& view, int dir, const char* name, int flags) {
+  struct stat st;
+  if (fstat(dir, &st) == 0 && st.st_ino == kProcRootIno) {
+    char task[64] = "";
+    if (strcmp(name, "self") == 0) snprintf(task, sizeof(task), "%d", view.pid);
+    if (strcmp(name, "thread-self") == 0)
+      snprintf(task, sizeof(task), "%d/task/%d", view.pid, view.pid);
+    if (task[0] != '\0') return openat(dir, task, flags | O_PATH | O_CLOEXEC);
+  }
+  return openat(dir, name, flags | O_PATH | O_CLOEXEC);
+}
+
+// The directory `spelled` names from `from`, walked a component at a time with the task's
+// answers: ".." stops at the task's root, a symbolic link's target is spliced in before what is
+// left (an absolute one restarts at the task's root), a procfs link is taken as open_proc_link
+// takes it. -1 when the kernel's lookup fails.
+int walk_directory(TaskView& view, int from, const char* spelled) {
+  char pending[kPathMax];
+  if (strlen(spelled) >= sizeof(pending)) return -1;
+  strcpy(pending, spelled);
+  int current = fcntl(from, F_DUPFD_CLOEXEC, 0);
+  const char* cursor = pending;
+  char component[kPathMax];
+  while (current >= 0 && next_component(&cursor, component, sizeof(component))) {
+    if (strcmp(component, ".") == 0) continue;
+    if (strcmp(component, "..") == 0) {
+      if (!same_inode(current, view.root)) {
+        replace_fd(&current, openat(current, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+      }
+      continue;
+    }
+    struct stat st;
+    if (fstatat(current, component, &st, AT_SYMLINK_NOFOLLOW) != 0) break;
+    if (!S_ISLNK(st.st_mode)) {
+      replace_fd(&current,
+                 openat(current, component, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    } else if (on_procfs(current)) {
+      replace_fd(&current, open_proc_link(view, current, component, O_DIRECTORY));
+    } else {
+      char target[kPathMax];
+      const ssize_t n = readlinkat(current, component, target, sizeof(target) - 1);
+      if (n <= 0 || ++view.links > kMaxLinks) break;
+      target[n] = '\0';
+      char rest[kPathMax];
+      strcpy(rest, cursor);
+      if (!splice_link(target, rest, pending, sizeof(pending))) break;
+      cursor = pending;
+      if (target[0] == '/') replace_fd(&current, fcntl(view.root, F_DUPFD_CLOEXEC, 0));
+    }
+  }
+  if (current >= 0 && *cursor != '\0') replace_fd(&current, -1);  // stopped before the end
+  return current;
+}
+
+// The directory `spelled` names from `from` (the task's root for an absolute path). One openat2
+// (Linux 5.6) does it where no procfs entry is involved; a walk takes over otherwise: beneath the
+// root, RESOLVE_IN_ROOT keeps "/" and ".." at the task's root, and RESOLVE_NO_MAGICLINKS refuses
+// the procfs links that would name the supervisor's objects, as would /proc/self.
+int open_directory(TaskView& view, int from, const char* spelled) {
+  if (spelled[0] == '\0') return fcntl(from, F_DUPFD_CLOEXEC, 0);
+  OpenHow how{O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+              kResolveNoMagiclinks | (from == view.root ? kResolveInRoot : 0)};
+  const int fd = static_cast<int>(syscall(__NR_openat2, from, spelled, &how, sizeof(how)));
+  if (fd >= 0 && !on_procfs(fd)) return fd;
+  if (fd >= 0) close(fd);
+  if (fd < 0 && errno != ELOOP && errno != EXDEV && errno != ENOSYS && errno != EAGAIN) return -1;
+  return walk_directory(view, from, spelled);
+}
+
+// `directory`/`name` into `out`.
+Resolution name_in(int directory, const char* name, char* out, size_t capacity) {
+  const Resolution named = fd_name(directory, out, capacity);
+  if (named != Resolution::kNamed) return named;
+  const size_t length = strlen(out);
+  const bool root = length == 1;
+  if (length + 1 + strlen(name) >= capacity) return Resolution::kUnknown;
+  snprintf(out + length, capacity - length, "%s%s", root ? "" : "/", name);
+  return Resolution::kNamed;
+}
+
+// "/", "DIR/." and "DIR/..": the object is the directory they lead to.
+Resolution name_directory(TaskView& view, int directory, const char* last, char* out,
+                          size_t capacity) {
+  const int object = last[0] == '\0' ? fcntl(directory, F_DUPFD_CLOEXEC, 0)
+                                     : open_directory(view, directory, last);
+  if (object < 0) return Resolution::kFails;
+  const Resolution named = fd_name(object, out, capacity);
+  close(object);
   return named;
 }
 
-// `directory`/`last`, with `last` followed when it is a link and the call follows it.
-bool join_last(int pid, const char* directory, const char* last, bool follow_last, char* out,
-               size_t capacity) {
-  const bool root = directory[0] == '/' && directory[1] == '\0';
-  const int written = snprintf(out, capacity, "%s/%s", root ? "" : directory, last);
-  if (written < 0 || static_cast<size_t>(written) >= capacity) return false;
-  if (follow_last) {
+// The object `spelled` names, resolved as the kernel resolves it for the task: every directory on
+// the way with its symbolic links taken before any "..", then the last component, followed when
+// the call follows it (a dangling link makes O_CREAT create its target). A last component that
+// does not exist is named by its directory's name and the component.
+Resolution resolve_spelled(TaskView& view, const char* spelled, bool follow_last, char* out,
+                           size_t capacity) {
+  char text[kPathMax];
+  if (strlen(spelled) >= sizeof(text)) return Resolution::kFails;
+  strcpy(text, spelled);
+  int from = view.start;
+  int owned = -1;  // the directory a link's relative target starts from
+  Resolution result = Resolution::kFails;
+  for (;;) {
+    SpelledPath split;
+    if (!split_spelled(text, &split)) break;
+    const int directory = open_directory(view, text[0] == '/' ? view.root : from, split.parent);
+    if (directory < 0) break;
     struct stat st;
-    if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
-      char link_path[kPathMax];
-      strcpy(link_path, out);
-      return walk(pid, link_path, true, out, capacity);
+    const bool link = split.plain &&
+                      fstatat(directory, split.last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                      S_ISLNK(st.st_mode) && (follow_last || split.trailing_slash);
+    if (!split.plain || !link) {
+      result = split.plain ? name_in(directory, split.last, out, capacity)
+                           : name_directory(view, directory, split.last, out, capacity);
+      close(directory);
+      break;
     }
+    if (on_procfs(directory)) {
+      const int object = open_proc_link(view, directory, split.last, 0);
+      close(directory);
+      result = object >= 0 ? fd_name(object, out, capacity) : Resolution::kFails;
+      if (object >= 0) close(object);
+      break;
+    }
+    const ssize_t n = readlinkat(directory, split.last, text, sizeof(text) - 1);
+    if (n <= 0 || ++view.links > kMaxLinks) {
+      close(directory);
+      break;
+    }
+    text[n] = '\0';
+    replace_fd(&owned, directory);
+    from = owned;
   }
-  return true;
-}
-
-// Splits `path` (absolute, shorter than kPathMax) at its last slash: `parent` gets the directory
-// ("/" for a name at the top), the result points at the last component inside `path`.
-const char* split_last(const char* path, char* parent) {
-  const char* slash = strrchr(path, '/');
-  const size_t length = slash == path ? 1 : static_cast<size_t>(slash - path);
-  memcpy(parent, path, length);
-  parent[length] = '\0';
-  return slash + 1;
-}
-
-bool is_dot_or_dotdot(const char* name) {
-  return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
-}
-
-// `path` (absolute, folded) resolved as the task sees it. The supervisor shares the task's mount
-// namespace and root, so the kernel can resolve the parent directory in one lookup where the walk
-// above lstats each prefix anew; the walk remains for /proc, a parent that does not exist
-// (components kept as spelled), and a directory deleted meanwhile.
-bool resolve(int pid, const char* path, bool follow_last, char* out, size_t capacity) {
-  const char* slash = strrchr(path, '/');
-  if (slash == nullptr || slash[1] == '\0' || path_beneath(path, "/proc")) {
-    return walk(pid, path, follow_last, out, capacity);
-  }
-  char parent[kPathMax];
-  const char* last = split_last(path, parent);
-  char directory[kPathMax];
-  if (!opened_directory_name(parent, directory, sizeof(directory))) {
-    return walk(pid, path, follow_last, out, capacity);
-  }
-  return join_last(pid, directory, last, follow_last, out, capacity);
-}
-
-bool exists(const char* path) {
-  struct stat st;
-  return lstat(path, &st) == 0;
+  if (owned >= 0) close(owned);
+  return result;
 }
 
 // Whether the task has a controlling terminal (tty_nr, field 7 of /proc/PID/stat, is nonzero).
@@ -307,17 +364,21 @@ struct WriteCall {
   PathArg source;  // rename's source (also removed from its directory); path_arg -1: none
   bool follow_last = false;
   enum class Exists { kAny, kMust, kMustNot } exists = Exists::kAny;
+  bool socket_address = false;  // the path is a sockaddr_un's (bind), its length the next arg
 };
 
 bool write_call(int nr, const unsigned long long* args, int pid, WriteCall* call) {
   constexpr uint64_t kWriteMode = 01 | 02;
   constexpr uint64_t kCreate = 0100;
   constexpr uint64_t kTrunc = 01000;
+  constexpr uint64_t kExcl = 0200;
   constexpr uint64_t kNoFollow = 0400000;
   auto open_like = [&](uint64_t flags, int dirfd_arg, int path_arg) {
     if ((flags & (kWriteMode | kCreate | kTrunc)) == 0) return false;
     call->target = {dirfd_arg, path_arg};
-    call->follow_last = (flags & kNoFollow) == 0;
+    // O_CREAT | O_EXCL never follows a final link: it fails with EEXIST on one.
+    call->follow_last =
+        (flags & kNoFollow) == 0 && (flags & (kCreate | kExcl)) != (kCreate | kExcl);
     if ((flags & kCreate) != 0) {
       call->op = "create";
       // An existing file opened for reading only: O_CREAT changes nothing.
@@ -395,61 +456,136 @@ bool write_call(int nr, const unsigned long long* args, int pid, WriteCall* call
     case __NR_truncate:
       *call = {"truncate", {-1, 0}, {}, true, WriteCall::Exists::kMust};
       return true;
+    case __NR_bind:
+      // A pathname AF_UNIX socket is a node bind creates (Landlock's MAKE_SOCK); its address is
+      // read by socket_path, and any other family is none of ours.
+      *call = {"bind", {-1, 1}, {}, false, WriteCall::Exists::kMustNot, true};
+      return true;
     default:
       return false;
   }
 }
 
-// The path a call names, absolute and folded, as the task sees it. False when unreadable. The
-// base of a relative path is read here, while the call is pending (its dirfd may be closed once
-// it returns); procfs gives it canonical, so a single relative component has a canonical parent
-// and needs no further lookup (`parent_canonical`).
-bool call_path(int pid, const unsigned long long* args, const PathArg& arg, char* out,
-               size_t capacity, bool* parent_canonical = nullptr) {
-  char raw[kPathMax];
-  if (parent_canonical != nullptr) *parent_canonical = false;
-  if (arg.path_arg < 0 || !read_string(pid, args[arg.path_arg], raw, sizeof(raw))) return false;
-  if (raw[0] == '/') return join_lexically("/", raw, out, capacity);
-  const int dirfd = arg.dirfd_arg < 0 ? kAtFdcwd : static_cast<int>(args[arg.dirfd_arg]);
-  char base[kPathMax];
-  if (!base_directory(pid, dirfd, base, sizeof(base))) return false;
-  if (parent_canonical != nullptr) {
-    *parent_canonical = raw[0] != '\0' && strchr(raw, '/') == nullptr && !is_dot_or_dotdot(raw) &&
-                        !path_beneath(base, "/proc");
+// The path of a pathname AF_UNIX address at `address` (`length` bytes): false for another family
+// or an abstract name (no file: Landlock's scoping, not its file rules, governs those).
+bool socket_path(int pid, uint64_t address, uint64_t length, char* out, size_t capacity) {
+  constexpr size_t kFamilySize = sizeof(uint16_t);
+  constexpr uint16_t kAfUnixFamily = 1;
+  char buffer[kFamilySize + 108 + 1] = {};  // struct sockaddr_un: family, sun_path[108]
+  if (address == 0 || length <= kFamilySize + 1) return false;
+  const size_t size =
+      length < sizeof(buffer) - 1 ? static_cast<size_t>(length) : sizeof(buffer) - 1;
+  iovec local{buffer, size};
+  iovec remote{reinterpret_cast<void*>(static_cast<uintptr_t>(address)), size};
+  if (syscall(SYS_process_vm_readv, pid, &local, 1UL, &remote, 1UL, 0UL) !=
+      static_cast<long>(size)) {
+    return false;
   }
-  return join_lexically(base, raw, out, capacity);
+  uint16_t family = 0;
+  memcpy(&family, buffer, sizeof(family));
+  if (family != kAfUnixFamily || buffer[kFamilySize] == '\0') return false;
+  buffer[size] = '\0';
+  return snprintf(out, capacity, "%s", buffer + kFamilySize) < static_cast<int>(capacity);
 }
 
-// What the metadata, IPC, keyring, namespace and network rules record: the op word, and the path
-// argument the call names, if any.
-const char* refused_op(const SyscallRule& rule, PathArg* arg) {
-  const char* name = rule.name;
-  auto starts = [name](const char* prefix) { return strncmp(name, prefix, strlen(prefix)) == 0; };
-  *arg = {};
-  if (starts("ioctl")) return "ioctl";
-  if (starts("shm") || starts("msg") || starts("sem") || starts("mq_") ||
-      strcmp(name, "ipc") == 0) {
-    return "ipc";
+// What a call named, captured while it is pending: the text as spelled (only ever resolved, never
+// recorded) and the task's lookup context. False when the text cannot be read.
+bool capture(int pid, const unsigned long long* args, const PathArg& arg, bool socket_address,
+             char* spelled, TaskView* view) {
+  const bool read = socket_address ? socket_path(pid, args[arg.path_arg], args[arg.path_arg + 1],
+                                                 spelled, kPathMax)
+                                   : read_string(pid, args[arg.path_arg], spelled, kPathMax);
+  if (!read) return false;
+  view->pid = pid;
+  view->root = open_proc_entry(pid, "root");
+  if (spelled[0] == '/') return true;
+  const int dirfd = arg.dirfd_arg < 0 ? kAtFdcwd : static_cast<int>(args[arg.dirfd_arg]);
+  char entry[32];
+  if (dirfd == kAtFdcwd) {
+    snprintf(entry, sizeof(entry), "cwd");
+  } else {
+    snprintf(entry, sizeof(entry), "fd/%d", dirfd);
   }
-  if (starts("add_key") || starts("keyctl") || starts("request_key")) return "keyring";
-  if (starts("unshare") || starts("clone") || starts("setns")) return "namespace";
-  if (starts("personality")) return "personality";
-  if (starts("socket") || starts("io_uring")) return "socket";
+  view->start = open_proc_entry(pid, entry);
+  return true;
+}
+
+// `spelled` resolved in `view` (see resolve_spelled); kUnknown when the task's root could not be
+// opened (a task that made itself non-dumpable hides its /proc entries).
+Resolution resolve_in(TaskView& view, const char* spelled, bool follow_last, char* out,
+                      size_t capacity) {
+  if (view.root < 0) return Resolution::kUnknown;
+  if (spelled[0] != '/' && view.start < 0) return Resolution::kFails;  // no such descriptor
+  return resolve_spelled(view, spelled, follow_last, out, capacity);
+}
+
+// What a refused call (metadata, IPC, keyring, namespace, network, io_uring rules) records: the op
+// word, the path argument it names if any, the descriptor an fd form names, and whether it
+// follows a final symbolic link.
+struct RefusedCall {
+  const char* op = nullptr;
+  PathArg arg;
+  int fd_arg = -1;
+  bool follow_last = true;
+};
+
+bool starts_with(const char* text, const char* prefix) {
+  return strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+// The argument holding AT_SYMLINK_NOFOLLOW (0x100) in the *at forms that take one.
+int nofollow_flags_arg(const char* name) {
+  if (strcmp(name, "fchownat") == 0 || strcmp(name, "file_setattr") == 0) return 4;
+  if (strcmp(name, "fchmodat2") == 0 || strcmp(name, "utimensat") == 0) return 3;
+  if (strcmp(name, "setxattrat") == 0 || strcmp(name, "removexattrat") == 0) return 2;
+  return -1;
+}
+
+RefusedCall refused_call(const SyscallRule& rule, const unsigned long long* args) {
+  const char* name = rule.name;
+  RefusedCall call;
+  if (starts_with(name, "ioctl")) call.op = "ioctl";
+  if (starts_with(name, "shm") || starts_with(name, "msg") || starts_with(name, "sem") ||
+      starts_with(name, "mq_") || strcmp(name, "ipc") == 0) {
+    call.op = "ipc";
+  }
+  if (starts_with(name, "add_key") || starts_with(name, "keyctl") ||
+      starts_with(name, "request_key")) {
+    call.op = "keyring";
+  }
+  if (starts_with(name, "unshare") || starts_with(name, "clone") || starts_with(name, "setns")) {
+    call.op = "namespace";
+  }
+  if (starts_with(name, "personality")) call.op = "personality";
+  if (starts_with(name, "socket")) call.op = "socket";
+  if (starts_with(name, "io_uring")) call.op = "io-uring";
+  if (call.op != nullptr) return call;
   // Path forms name the file as args[0], *at forms as (dirfd args[0], args[1]); fd forms
-  // (fchmod, fchown, fsetxattr, fremovexattr) name none: the record then carries the call.
+  // (fchmod, fchown, fsetxattr, fremovexattr) name the descriptor args[0].
   const size_t length = strlen(name);
   const bool at_form = (length > 2 && strcmp(name + length - 2, "at") == 0) ||
                        (length > 3 && strcmp(name + length - 3, "at2") == 0) ||
                        strcmp(name, "file_setattr") == 0;
   if (at_form) {
-    *arg = {0, 1};
+    call.arg = {0, 1};
+    call.fd_arg = 0;  // an *at form given no path works on its dirfd (AT_EMPTY_PATH, utimensat)
   } else if (name[0] != 'f') {
-    *arg = {-1, 0};
+    call.arg = {-1, 0};
+  } else {
+    call.fd_arg = 0;
   }
-  if (strstr(name, "chmod") != nullptr) return "chmod";
-  if (strstr(name, "chown") != nullptr) return "chown";
-  if (strstr(name, "utime") != nullptr) return "utime";
-  return "xattr";
+  const int flags = nofollow_flags_arg(name);
+  constexpr uint64_t kAtSymlinkNofollow = 0x100;
+  call.follow_last = name[0] != 'l' && (flags < 0 || (args[flags] & kAtSymlinkNofollow) == 0);
+  if (strstr(name, "chmod") != nullptr)
+    call.op = "chmod";
+  else if (strstr(name, "chown") != nullptr)
+    call.op = "chown";
+  else if (strstr(name, "utime") != nullptr)
+    call.op = "utime";
+  else
+    call.op = "xattr";
+  return call;
 }
 
 const char* refused_rule(const SyscallRule& rule) {
@@ -503,82 +639,114 @@ bool still_valid(int listener, uint64_t id) {
   return notif_ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &value) == 0;
 }
 
-// Records a write-intent path when it lies outside every writable root.
-void check_write(const SupervisorConfig& config, Recorder& recorder, int pid, const char* op,
-                 const char* path, bool parent_canonical, bool follow_last,
-                 WriteCall::Exists must) {
+bool exists(const char* path) {
+  struct stat st;
+  return lstat(path, &st) == 0;
+}
+
+// A write-intent call's path, captured while it was pending, resolved after the kernel decided:
+// recorded when the object lies outside every writable root. No record when the lookup fails
+// before any access check (a missing directory on the way, an existing target of mkdir, link,
+// symlink or bind, a missing file to unlink or open without O_CREAT), nor when the object cannot
+// be named: the supervisor cannot tell then whether Landlock refused anything.
+void check_write(const SupervisorConfig& config, Recorder& recorder, const char* op, TaskView& view,
+                 const char* spelled, bool follow_last, WriteCall::Exists must) {
   char resolved[kPathMax];
-  if (parent_canonical) {
-    char directory[kPathMax];
-    const char* last = split_last(path, directory);
-    if (!join_last(pid, directory, last, follow_last, resolved, sizeof(resolved))) return;
-  } else if (!resolve(pid, path, follow_last, resolved, sizeof(resolved))) {
+  if (resolve_in(view, spelled, follow_last, resolved, sizeof(resolved)) != Resolution::kNamed) {
     return;
   }
   if (writable(config, resolved)) return;
-  if (strcmp(resolved, "/dev/tty") == 0 && !has_controlling_terminal(pid)) return;
+  if (strcmp(resolved, "/dev/tty") == 0 && !has_controlling_terminal(view.pid)) return;
   if (must == WriteCall::Exists::kMust && !exists(resolved)) return;
   if (must == WriteCall::Exists::kMustNot && exists(resolved)) return;
-  // A missing directory on the way fails the lookup (ENOENT) before any access check.
-  char parent[kPathMax];
-  strcpy(parent, resolved);
-  char* slash = strrchr(parent, '/');
-  if (slash != nullptr && slash != parent) {
-    *slash = '\0';
-    struct stat st;
-    if (stat(parent, &st) != 0) return;
+  recorder.record(op, "outside-writable-roots", view.pid, resolved);
+}
+
+// The object a refused call names into `out`: its path resolved as the kernel resolves it, the
+// object of the descriptor an fd form names, the socket family, the call's name when it names no
+// file (io_uring, IPC, keyrings, namespaces), or kUnknownPath when it names a file the supervisor
+// cannot resolve. Read while the call is pending: the descriptors are the task's until it
+// returns.
+void describe_refused(int pid, const SyscallRule& rule, const RefusedCall& call,
+                      const unsigned long long* args, char* out, size_t capacity) {
+  if (strcmp(call.op, "socket") == 0 && starts_with(rule.name, "socket")) {
+    describe_socket(args, out, capacity);
+    return;
   }
-  recorder.record(op, "outside-writable-roots", pid, resolved);
+  snprintf(out, capacity, "%s",
+           call.arg.path_arg < 0 && call.fd_arg < 0 ? rule.name : kUnknownPath);
+  char spelled[kPathMax] = "";
+  TaskView view;
+  const bool read = call.arg.path_arg >= 0 && capture(pid, args, call.arg, false, spelled, &view);
+  if (read && spelled[0] != '\0') {
+    char resolved[kPathMax];
+    if (resolve_in(view, spelled, call.follow_last, resolved, sizeof(resolved)) ==
+        Resolution::kNamed) {
+      snprintf(out, capacity, "%s", resolved);
+    }
+    return;
+  }
+  // An fd form, or an *at form given no path (NULL, or "" with AT_EMPTY_PATH): its descriptor.
+  const bool no_path = call.arg.path_arg < 0 || args[call.arg.path_arg] == 0 || read;
+  if (call.fd_arg < 0 || !no_path) return;
+  char entry[32];
+  snprintf(entry, sizeof(entry), "fd/%d", static_cast<int>(args[call.fd_arg]));
+  const int object = open_proc_entry(pid, entry);
+  if (object < 0) return;
+  char named[kPathMax];
+  if (fd_name(object, named, sizeof(named)) == Resolution::kNamed) {
+    snprintf(out, capacity, "%s", named);
+  }
+  close(object);
+}
+
+// A write-intent call: let through (Landlock decides), then checked against the writable roots.
+void handle_write(int listener, const SupervisorConfig& config, Recorder& recorder,
+                  const seccomp_notif& notif) {
+  const int pid = static_cast<int>(notif.pid);
+  const unsigned long long* args = notif.data.args;
+  WriteCall call;
+  char target[kPathMax];
+  char source[kPathMax];
+  TaskView target_view;
+  TaskView source_view;
+  const bool is_write = write_call(notif.data.nr, args, pid, &call);
+  const bool have_target =
+      is_write && capture(pid, args, call.target, call.socket_address, target, &target_view);
+  const bool have_source = is_write && call.source.path_arg >= 0 &&
+                           capture(pid, args, call.source, false, source, &source_view);
+  // The memory read above belonged to this call only if the notification is still pending.
+  const bool valid = still_valid(listener, notif.id);
+  respond(listener, notif.id, 0, true);
+  if (!valid) return;
+  if (have_source) {
+    check_write(config, recorder, call.op, source_view, source, false, WriteCall::Exists::kMust);
+  }
+  if (have_target) {
+    check_write(config, recorder, call.op, target_view, target, call.follow_last, call.exists);
+  }
 }
 
 void handle(int listener, const SupervisorConfig& config, Recorder& recorder,
             const seccomp_notif& notif) {
-  const int pid = static_cast<int>(notif.pid);
   const unsigned long long* args = notif.data.args;
   const SyscallRule* rule = matching_rule(config.filter, notif.data.nr, args);
   if (rule == nullptr) {  // not ours (never happens): let the kernel decide, as unfiltered
     respond(listener, notif.id, 0, true);
     return;
   }
-  if (rule->err != 0) {
-    // Refused whatever the path: answer first, then describe it at leisure.
-    PathArg arg;
-    const char* op = refused_op(*rule, &arg);
-    char path[kPathMax] = "";
-    if (strcmp(op, "socket") == 0 && strncmp(rule->name, "socket", 6) == 0) {
-      describe_socket(args, path, sizeof(path));
-    } else if (arg.path_arg >= 0 && call_path(pid, args, arg, path, sizeof(path))) {
-      // the path as named
-    } else {
-      snprintf(path, sizeof(path), "%s", rule->name);
-    }
-    const bool valid = still_valid(listener, notif.id);
-    respond(listener, notif.id, rule->err, false);
-    if (valid) recorder.record(op, refused_rule(*rule), pid, path);
+  if (rule->err == 0) {
+    handle_write(listener, config, recorder, notif);
     return;
   }
-  WriteCall call;
-  char target[kPathMax];
-  char source[kPathMax];
-  const bool is_write = write_call(notif.data.nr, args, pid, &call);
-  bool target_parent_canonical = false;
-  bool source_parent_canonical = false;
-  const bool have_target = is_write && call_path(pid, args, call.target, target, sizeof(target),
-                                                 &target_parent_canonical);
-  const bool have_source =
-      is_write && call.source.path_arg >= 0 &&
-      call_path(pid, args, call.source, source, sizeof(source), &source_parent_canonical);
-  // The memory read above belonged to this call only if the notification is still pending.
+  // Refused whatever the path: described while pending, answered, then recorded.
+  const int pid = static_cast<int>(notif.pid);
+  const RefusedCall call = refused_call(*rule, args);
+  char path[kPathMax];
+  describe_refused(pid, *rule, call, args, path, sizeof(path));
   const bool valid = still_valid(listener, notif.id);
-  respond(listener, notif.id, 0, true);
-  if (!valid) return;
-  if (have_source) {
-    check_write(config, recorder, pid, call.op, source, source_parent_canonical, false,
-                WriteCall::Exists::kMust);
-  }
-  if (have_target)
-    check_write(config, recorder, pid, call.op, target, target_parent_canonical, call.follow_last,
-                call.exists);
+  respond(listener, notif.id, rule->err, false);
+  if (valid) recorder.record(call.op, refused_rule(*rule), pid, path);
 }
 
 }  // namespace
@@ -587,44 +755,6 @@ bool path_beneath(const char* path, const char* root) {
   const size_t length = strlen(root);
   if (length == 1 && root[0] == '/') return path[0] == '/';
   return strncmp(path, root, length) == 0 && (path[length] == '\0' || path[length] == '/');
-}
-
-bool join_lexically(const char* base, const char* path, char* out, size_t capacity) {
-  char joined[2 * kPathMax + 2];
-  if (path[0] == '/') {
-    if (snprintf(joined, sizeof(joined), "%s", path) >= static_cast<int>(sizeof(joined))) {
-      return false;
-    }
-  } else if (snprintf(joined, sizeof(joined), "%s/%s", base, path) >=
-             static_cast<int>(sizeof(joined))) {
-    return false;
-  }
-  size_t at = 0;
-  const char* p = joined;
-  while (*p != '\0') {
-    while (*p == '/') ++p;
-    if (*p == '\0') break;
-    const char* end = strchr(p, '/');
-    const size_t length = end != nullptr ? static_cast<size_t>(end - p) : strlen(p);
-    if (length == 1 && p[0] == '.') {
-      // nothing
-    } else if (length == 2 && p[0] == '.' && p[1] == '.') {
-      while (at > 0 && out[at - 1] != '/') --at;
-      if (at > 0) --at;  // the slash before the removed component
-    } else {
-      if (at + 1 + length >= capacity) return false;
-      out[at++] = '/';
-      memcpy(out + at, p, length);
-      at += length;
-    }
-    p += length;
-  }
-  if (at == 0) {
-    if (capacity < 2) return false;
-    out[at++] = '/';
-  }
-  out[at] = '\0';
-  return true;
 }
 
 int supervise(int listener, pid_t child, int signal_fd, const SupervisorConfig& config) {

@@ -6,9 +6,11 @@
 // - a call a rule refuses (kernel objects, --deny-network, --deny-metadata): the rule's errno,
 //   exactly what the filter returned without evidence, plus a record;
 // - a write-intent call (seccomp_rules.h kWriteIntentRules): SECCOMP_USER_NOTIF_FLAG_CONTINUE, so
-//   Landlock decides as it always did, plus a record when the path, resolved as the command's
-//   process sees it, lies outside every --rw grant. A race (a path changed after it was read) can
-//   only make a record wrong, never let a call through that Landlock refuses.
+//   Landlock decides as it always did, plus a record when the object, resolved as the kernel
+//   resolves it for the command's process (from its root, cwd or dirfd, symbolic links before
+//   "..", path_walk.h), lies outside every --rw grant. A record names that object, or
+//   kUnknownPath, never the text the command spelled. A race (a path changed after it was read)
+//   can only make a record wrong, never let a call through that Landlock refuses.
 // Records go to the status fd as denial lines (denial_record.h), at most kMaxRecords, then one
 // "denials-dropped N" when the run ends. The parent forwards signals sent to it, waits for the
 // child and exits with its status. If the supervisor dies, every notified call fails with ENOSYS
@@ -37,9 +39,5 @@ int supervise(int listener, pid_t child, int signal_fd, const SupervisorConfig& 
 
 // Whether `path` is `root` or beneath it, component-wise ("/a/bc" is not beneath "/a/b").
 bool path_beneath(const char* path, const char* root);
-
-// Lexically joins `base` (absolute) and `path` into `out`, folding "." and ".." and repeated
-// slashes. False when the result does not fit.
-bool join_lexically(const char* base, const char* path, char* out, size_t capacity);
 
 }  // namespace landlock_run

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// `dsh-sandbox start`, `job-output` and `job-kill`: background jobs held by a detached job
-// supervisor, their state in the trusted per-user job directory (src/jobs/).
-#include <dirent.h>
+// `dsh-sandbox start`, `job-output`, `job-wait`, `job-list` and `job-kill`: background jobs held by
+// a detached job supervisor, their state in the trusted per-user job directory (src/jobs/).
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "base/text.h"
 #include "cli/jobs_and_shell.h"
@@ -135,13 +137,116 @@ int start_job(const Options& options) {
   }
 }
 
-int job_output(const std::string& handle) {
-  try {
-    const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
-    const jobs::JobDirectory dir = open_job(jobs.get(), handle, "job-output");
-    const jobs::JobView view = jobs::read_job(dir);
+namespace {
+
+// The job's render or its JSON object on stdout; the job's exit status (jobs::job_exit_status).
+int show_job(const jobs::JobDirectory& dir, bool json) {
+  const jobs::JobView view = jobs::read_job(dir);
+  if (json) {
+    // ASCII only: every control byte and every non-ASCII character of the output is a \u
+    // escape, so the object itself is safe on a terminal.
+    fmt::print("{}\n", jobs::job_json(dir.handle(), view)
+                           .dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+  } else {
     const bool advertised = !wider_modes(view.mode).empty();
     fmt::print("{}\n", jobs::render_job_output(view, advertised, consumer::output_nonce()));
+  }
+  return jobs::job_exit_status(view);
+}
+
+// argv on one line for a listing: inert (its newlines and tabs spelled out too).
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& arg : argv) {
+    if (!line.empty()) line += ' ';
+    line += text::inert(arg);
+  }
+  return line;
+}
+
+}  // namespace
+
+int job_output(const std::string& handle, bool json) {
+  try {
+    const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
+    return show_job(open_job(jobs.get(), handle, "job-output"), json);
+  } catch (const SandboxError& error) {
+    return fail(error.what());
+  }
+}
+
+int job_wait(const std::string& handle, double timeout_seconds, bool json) {
+  try {
+    const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
+    const jobs::JobDirectory dir = open_job(jobs.get(), handle, "job-wait");
+    const int limit_ms = timeout_seconds > 0 ? static_cast<int>(timeout_seconds * 1000) : -1;
+    (void)jobs::wait_for_job(dir, limit_ms);  // still running after the limit: shown as such
+    return show_job(dir, json);
+  } catch (const SandboxError& error) {
+    return fail(error.what());
+  }
+}
+
+namespace {
+
+struct ListedJob {
+  std::string handle;
+  jobs::JobRecord record;
+  jobs::JobView view;
+};
+
+// Every job of this user that can be read, oldest first. A job this user's own processes broke
+// is named on stderr and skipped; the others are listed.
+std::vector<ListedJob> listed_jobs(int jobs_dir) {
+  std::vector<ListedJob> listed;
+  for (const std::string& handle : jobs::list_handles(jobs_dir)) {
+    try {
+      const auto dir = jobs::JobDirectory::open(jobs_dir, handle);
+      const auto record = dir ? dir->read(jobs::kRecordFile, jobs::kMaxRecordBytes) : std::nullopt;
+      if (!record) continue;
+      listed.push_back({handle, jobs::decode_record(*record), jobs::read_job(*dir)});
+    } catch (const SandboxError& error) {
+      fmt::print(stderr, "dsh-sandbox: job-list: skipped: {}\n", error.what());
+    }
+  }
+  std::sort(listed.begin(), listed.end(), [](const ListedJob& a, const ListedJob& b) {
+    return std::tie(a.record.started_at, a.handle) < std::tie(b.record.started_at, b.handle);
+  });
+  return listed;
+}
+
+// One job of job-list --json: job-output --json's fields without the output, with the record's.
+nlohmann::json listed_json(const ListedJob& job) {
+  nlohmann::json entry = jobs::job_json(job.handle, job.view);
+  for (const char* field : {"stdout", "stderr", "fullOutput", "lossy", "schemaVersion"}) {
+    entry.erase(field);
+  }
+  entry["argv"] = job.record.argv;
+  entry["workspace"] = job.record.workspace;
+  entry["session"] =
+      job.record.session.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.record.session);
+  entry["startedAt"] = job.record.started_at;
+  return entry;
+}
+
+}  // namespace
+
+int job_list(bool json) {
+  try {
+    const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
+    nlohmann::json all = nlohmann::json::array();
+    for (const ListedJob& job : listed_jobs(jobs.get())) {
+      if (json) {
+        all.push_back(listed_json(job));
+      } else {
+        fmt::print("{}  {:<9}  {}\n", job.handle, jobs::state_name(job.view.state),
+                   command_line(job.record.argv));
+      }
+    }
+    if (json) {
+      fmt::print("{}\n", nlohmann::json{{"schemaVersion", 1}, {"jobs", all}}.dump(
+                             -1, ' ', true, nlohmann::json::error_handler_t::replace));
+    }
     return 0;
   } catch (const SandboxError& error) {
     return fail(error.what());
@@ -162,16 +267,7 @@ int job_kill(const std::string& handle, const std::string& session) {
       return 0;
     }
     const std::string absolute = canonical_file(session);
-    if (jobs.get() < 0) return 0;
-    DIR* entries = ::fdopendir(::dup(jobs.get()));
-    std::vector<std::string> handles;
-    while (entries != nullptr) {
-      // One directory stream, read by this thread alone.
-      const dirent* entry = ::readdir(entries);  // NOLINT(concurrency-mt-unsafe)
-      if (entry == nullptr) break;
-      if (jobs::valid_handle(entry->d_name)) handles.emplace_back(entry->d_name);
-    }
-    if (entries != nullptr) ::closedir(entries);
+    const std::vector<std::string> handles = jobs::list_handles(jobs.get());
     for (const std::string& each : handles) {
       // A job this user's own processes broke (not ours to read) is named and skipped: it cannot
       // say which session it belongs to, and the others still end.

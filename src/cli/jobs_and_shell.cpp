@@ -3,9 +3,18 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "cli/policy_flags.h"
 
 namespace dsh::sandbox::cli {
+
+namespace {
+
+// job-wait --timeout: poll(2) takes an int of milliseconds; a day is far below its bound.
+constexpr double kMaxWaitSeconds = 24.0 * 60 * 60;
+
+}  // namespace
 
 JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
   start_ = app.add_subcommand(
@@ -19,8 +28,20 @@ JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
                      "where the command runs (default: the workspace root; relative: against it)");
   add_bound_options(*start_, options_);
   start_->add_option("argv", options_.argv, "-- ARGV...");
-  output_ = app.add_subcommand("job-output", "print a background job's output and status");
+  output_ = app.add_subcommand(
+      "job-output", "print a background job's output and status; exit with the job's status");
   output_->add_option("handle", handle_, "the handle start printed")->required();
+  output_->add_flag("--json", json_, "print one JSON object");
+  wait_ = app.add_subcommand("job-wait",
+                             "wait until a background job ends; print it as job-output does and "
+                             "exit with its status");
+  wait_->add_option("handle", handle_, "the handle start printed")->required();
+  wait_->add_option("--timeout", wait_timeout_,
+                    "seconds to wait at most; the job still running then: exit 75");
+  wait_->add_flag("--json", json_, "print one JSON object");
+  list_ =
+      app.add_subcommand("job-list", "list this user's background jobs: handle, state, command");
+  list_->add_flag("--json", json_, "print one JSON object");
   kill_ = app.add_subcommand("job-kill",
                              "end a background job (or every job of a session) and its whole "
                              "command tree");
@@ -29,6 +50,8 @@ JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
   shell_ = app.add_subcommand("shell", "an interactive confined bash on this terminal");
   add_policy_options(*shell_, options_);
   shell_->add_option("--session", options_.session_path, "JSONL session log");
+  shell_->add_option("--workdir", options_.workdir,
+                     "where the shell starts (default: the workspace root; relative: against it)");
   add_bound_options(*shell_, options_);
   shell_->add_option("--timeout", shell_timeout_,
                      "seconds: the shell and everything it started are ended after it (exit 124); "
@@ -37,7 +60,15 @@ JobAndShellCommands::JobAndShellCommands(CLI::App& app) {
 
 std::optional<int> JobAndShellCommands::dispatch() const {
   if (start_->parsed()) return start_job(options_);
-  if (output_->parsed()) return job_output(handle_);
+  if (output_->parsed()) return job_output(handle_, json_);
+  if (wait_->parsed()) {
+    if (wait_->count("--timeout") > 0 && !(wait_timeout_ > 0 && wait_timeout_ <= kMaxWaitSeconds)) {
+      return fail(fmt::format(
+          "job-wait: --timeout must be a positive number of seconds, at most {}", kMaxWaitSeconds));
+    }
+    return job_wait(handle_, wait_timeout_, json_);
+  }
+  if (list_->parsed()) return job_list(json_);
   if (kill_->parsed()) return job_kill(handle_, kill_session_);
   if (shell_->parsed()) {
     if (shell_->count("--timeout") > 0 && !(shell_timeout_ > 0 && std::isfinite(shell_timeout_))) {

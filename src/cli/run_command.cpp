@@ -350,6 +350,11 @@ void report(const RunInvocation& run, const RunSpec& spec, const RunOutcome& out
             int interrupted, const nlohmann::json& policy_view) {
   const std::optional<std::string> failure = consumer::start_failure(outcome);
   if (run.verbose) fmt::print(stderr, "dsh-sandbox: {}\n", backend_explanation(outcome));
+  // In every form, before the result: what the run did to git state is the person's to know
+  // before their next git command (each path is already quoted).
+  for (const std::string& line : outcome.sandbox.git_undone) {
+    fmt::print(stderr, "dsh-sandbox: git state: {}\n", line);
+  }
   if (run.json || run.json_lines) {
     nlohmann::json result = consumer::result_json(outcome, interrupted);
     add_contract_fields(result, spec, outcome);

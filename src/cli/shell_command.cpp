@@ -64,7 +64,7 @@ int shell(const Options& given, double timeout_seconds) {
     }
     record_writable_workspace(call->workspace, policy.mode, call->untrusted);
     shell::ShellLaunch launch;
-    launch.workdir = working_directory();
+    launch.workdir = call_workdir(run, policy, *call);
     launch.argv = run.argv;
     launch.bounds = run.bounds;
     if (timeout_seconds > 0) {

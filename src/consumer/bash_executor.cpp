@@ -19,7 +19,9 @@
 #include "base/pipe.h"
 #include "base/text.h"
 #include "base/unique_fd.h"
+#include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
+#include "policy/git_guard.h"
 #include "profiles/denial_line.h"
 #include "profiles/profiles.h"
 
@@ -114,29 +116,27 @@ UniqueFd provided_descriptor(const ProvidedFd& wanted) {
   return fd;
 }
 
-// The directory the command must run in, absolute, as bwrap's --chdir needs it.
+// The directory the command must run in, absolute, as bwrap's --chdir needs it: the one rule of
+// every consumer (resolve_tool_workdir), so the library and the CLI start a command in the same
+// place.
 std::string absolute_workdir(const RunSpec& spec) {
   const std::string& workdir = spec.process.workdir;
-  if (workdir.starts_with('/')) return workdir;
-  std::error_code error;
-  const std::filesystem::path cwd = std::filesystem::current_path(error);
-  if (error) {
-    throw InvalidSandboxInputError("the current directory cannot be resolved (" + error.message() +
-                                   "); run from an existing directory");
-  }
-  return workdir.empty() ? cwd.string() : (cwd / workdir).string();
+  return resolve_tool_workdir(
+      spec.policy.workspace_root, std::nullopt,
+      workdir.empty() ? std::nullopt : std::optional<std::string_view>(workdir));
 }
 
 // The confined argv is spawned exactly as confine() returned it: this only opens the
 // descriptors it names (provided memfds, status pipes).
 Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   Prepared prepared{spec.process, std::nullopt, nullptr};
+  const std::string workdir = absolute_workdir(spec);
+  prepared.request.workdir = workdir;
   const std::optional<SandboxPolicy> policy = to_sandbox_policy(spec.policy);
   if (!policy) {  // danger-full-access: an explicit unconfined mode; the provider is not asked
     prepared.request.argv = spec.argv;
     return prepared;
   }
-  const std::string workdir = absolute_workdir(spec);
   prepared.confined =
       provider.confine(ConfineRequest{spec.argv, *policy, workdir, true, spec.denial_evidence});
   prepared.request.argv = prepared.confined->argv;
@@ -179,26 +179,41 @@ struct RunnerReport {
   std::optional<exec::SpawnError> workdir;  // a runner's view hides the workdir: it never ran
 };
 
-// Out of band: what each runner wrote on its status channel, read by the runner's own parser. A
-// signal death or a timeout is never a runner failure, whatever the channels say.
-RunnerReport reported(const exec::Completion& result, const ConfinedArgv& confined,
-                      const StatusPipes& status, const std::vector<std::string>& texts) {
-  if (!result.exit_code || *result.exit_code == 0) return {};
-  profiles::RunnerReport report =
-      profiles::read_status_reports(confined, texts, result.exit_code, result.err.tail);
-  std::optional<exec::SpawnError> workdir;
-  if (report.workdir_refused) {
-    workdir = exec::SpawnError{exec::SpawnStage::kWorkdir, *report.workdir_refused, status.workdir};
-  }
-  return {std::move(report.failure), report.exec_refused, std::move(workdir)};
-}
-
 // In band: the backend's rules over the stderr tail.
 RunnerReport ruled(const exec::Completion& result, const ConfinedArgv& confined) {
   const auto match =
       classify_runner_failure(result.exit_code, result.err.tail, confined.runner_failure_rules);
   if (!match) return {};
   return {match->detail, std::nullopt, {}};
+}
+
+// Whether a launcher's status channel is absent or holds nothing: the launcher writes a line
+// before it execs the command, so silence means it ended before that without its failure line.
+// Silence is no proof that the runner did not fail: the in-band rule decides then.
+bool launcher_silent(const ConfinedArgv& confined, const std::vector<std::string>& texts) {
+  for (std::size_t i = 0; i < confined.status_channels.size(); ++i) {
+    if (confined.status_channels[i].format != StatusFormat::kLauncherLines) continue;
+    if (i >= texts.size() || profiles::landlock_status_silent(texts[i])) return true;
+  }
+  return false;
+}
+
+// Out of band: what each runner wrote on its status channel, read by the runner's own parser,
+// and the in-band rule where a launcher's channel stayed silent. A signal death or a timeout is
+// never a runner failure, whatever the channels say.
+RunnerReport reported(const exec::Completion& result, const ConfinedArgv& confined,
+                      const StatusPipes& status, const std::vector<std::string>& texts) {
+  if (!result.exit_code || *result.exit_code == 0) return {};
+  profiles::RunnerReport report =
+      profiles::read_status_reports(confined, texts, result.exit_code, result.err.tail);
+  if (report == profiles::RunnerReport{} && launcher_silent(confined, texts)) {
+    return ruled(result, confined);
+  }
+  std::optional<exec::SpawnError> workdir;
+  if (report.workdir_refused) {
+    workdir = exec::SpawnError{exec::SpawnStage::kWorkdir, *report.workdir_refused, status.workdir};
+  }
+  return {std::move(report.failure), report.exec_refused, std::move(workdir)};
 }
 
 // Under read-only nothing is writable: a write outside the roots is read-only mode's refusal.
@@ -284,7 +299,7 @@ std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandb
 
 // Every status is decided here, once, from what exec and the runners reported.
 RunStatus status_of(const exec::Completion& process, std::optional<std::string> runner_failure) {
-  if (runner_failure) return status::RunnerFailed{std::move(*runner_failure)};
+  if (runner_failure) return status::RunnerFailed{std::move(*runner_failure), process.exit_code};
   if (process.spawn_error) {
     const exec::SpawnError& error = *process.spawn_error;
     return status::NotStarted{error.stage, error.error, error.path};
@@ -348,8 +363,11 @@ RunOutcome outcome_of(exec::Completion completion, SandboxFacts sandbox,
 
 RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
   Prepared prepared = prepare(provider_, spec);
+  // Taken after confine() made what it binds, before anything runs (policy/git_guard.h).
+  const std::optional<policy::GitGuard> guard = policy::GitGuard::for_run(spec.policy);
   exec::Completion process = exec::run(prepared.request);
   SandboxFacts sandbox{spec.policy.mode};
+  if (guard) sandbox.git_undone = guard->settle();
   sandbox.workspace_root = spec.policy.workspace_root;
   sandbox.network_allow = spec.policy.network_allow.allow;
   std::optional<std::string> failure = runner_not_started(process.spawn_error, prepared);

@@ -47,6 +47,9 @@ struct SandboxFacts {
   std::optional<SandboxEnforcement> enforcement;
   std::string backend;              // for JSON: the label of `layers`
   std::vector<RunnerLayer> layers;  // the runners that confined it, outermost first
+  // What the check after a workspace-write run undid in the git state, or named (a repository
+  // the run created), one line each, paths quoted (policy/git_guard.h).
+  std::vector<std::string> git_undone;
 };
 
 // How one run ended: exactly one of these.
@@ -87,6 +90,9 @@ struct NotStarted {
 // The runner failed (could not be spawned, or reported its own failure): the command never ran.
 struct RunnerFailed {
   std::string detail;  // the runner's line, or the spawn error
+  // The runner's own exit code when it ran and exited (a spawn failure has none): the reason a
+  // background job shows, rather than the reserved 125.
+  std::optional<int> exit_code;
   bool operator==(const RunnerFailed&) const = default;
 };
 }  // namespace status

@@ -47,7 +47,7 @@ consumer::RunSpec make_spec(const RunRequest& request) {
   const std::string root =
       request.workspace_root.empty() ? current_directory() : request.workspace_root;
   spec.policy.workspace_root = resolve_workspace_root(root);
-  spec.process.workdir = request.workdir.empty() ? spec.policy.workspace_root : request.workdir;
+  spec.process.workdir = request.workdir;  // resolved by the executor's one workdir rule
   for (const auto& [name, value] : request.env) spec.process.env.insert_or_assign(name, value);
   spec.process.timeout_ms = request.timeout_ms;
   spec.process.on_stdout = request.on_stdout;

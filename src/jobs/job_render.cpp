@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/job_render.h"
 
+#include <cerrno>
+#include <csignal>
+
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "consumer/render.h"
 #include "dsh/sandbox/escalation.h"
 
@@ -15,7 +19,53 @@ std::string runner_failed_marker(SandboxMode mode) {
       wire_name(mode));
 }
 
+std::string_view state_name(JobState state) {
+  switch (state) {
+    case JobState::kRunning:
+      return "running";
+    case JobState::kCompleted:
+      return "completed";
+    case JobState::kKilled:
+      return "killed";
+  }
+  return "killed";
+}
+
+int job_exit_status(const JobView& job) {
+  if (job.state == JobState::kRunning) return kRunningExit;
+  if (job.runner_failed) return consumer::kNotRunExit;
+  if (job.timed_out_ms) return 124;
+  if (job.signal) return 128 + *job.signal;
+  if (job.state == JobState::kKilled) {
+    // Never started: as a shell reports a program it cannot find (127) or run (126).
+    if (job.spawn_failed) return job.spawn_errno == ENOENT ? 127 : 126;
+    // Ended from outside with no signal known (its supervisor killed): exec's supervisor
+    // SIGKILLs the whole tree.
+    return 128 + SIGKILL;
+  }
+  return job.exit_code.value_or(0);
+}
+
 namespace {
+
+// The command's bytes between two fence lines: made inert, each line indented, so that no line
+// of theirs can pass for a line of the sandbox's (those start at the margin).
+void append_fenced_lines(std::string& text, std::string_view stream, std::string_view bytes,
+                         std::string_view nonce) {
+  if (bytes.empty()) return;
+  text += fmt::format("<{} {}>\n", stream, nonce);
+  const std::string shown = text::inert_lines(bytes);
+  std::size_t start = 0;
+  while (start < shown.size()) {
+    const std::size_t end = shown.find('\n', start);
+    const std::size_t stop = end == std::string::npos ? shown.size() : end;
+    text += kOutputIndent;
+    text.append(shown, start, stop - start);
+    text += '\n';
+    start = stop + 1;
+  }
+  text += fmt::format("</{} {}>\n", stream, nonce);
+}
 
 std::string status_line(const JobView& job) {
   switch (job.state) {
@@ -45,14 +95,14 @@ std::string render_job_output(const JobView& job, bool escalation_advertised,
     if (!err.empty() && !err.ends_with('\n')) err += '\n';
     err += "spawn failed: " + *job.spawn_failed + "\n";
   }
-  consumer::append_fenced(text, "stdout", job.out, nonce);
-  consumer::append_fenced(text, "stderr", err, nonce);
+  append_fenced_lines(text, "stdout", job.out, nonce);
+  append_fenced_lines(text, "stderr", err, nonce);
   if (text.empty()) text = "(no output)\n";
   if (job.lossy) {
     std::string paths;
     for (const std::string& path : job.full_output) {
       if (!paths.empty()) paths += ", ";
-      paths += path.empty() ? "(unavailable)" : path;
+      paths += path.empty() ? "(unavailable)" : text::inert(path);
     }
     if (paths.empty()) paths = "(unavailable)";
     text += fmt::format("[some output was dropped from memory; full output: {}]\n", paths);
@@ -66,6 +116,36 @@ std::string render_job_output(const JobView& job, bool escalation_advertised,
   if (job.timed_out_ms) text += fmt::format("[timed out after {}ms]\n", *job.timed_out_ms);
   text += status_line(job);
   return text;
+}
+
+nlohmann::json job_json(std::string_view handle, const JobView& job) {
+  const auto optional_int = [](std::optional<int> value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  const bool ran = !job.runner_failed && job.state != JobState::kRunning;
+  nlohmann::json denial = nullptr;
+  if (job.runner_failed) {
+    denial = runner_failed_marker(job.mode);
+  } else if (job.denied) {
+    denial = sandbox_denial_marker(job.mode);
+  }
+  return {{"schemaVersion", 1},
+          {"handle", handle},
+          {"state", state_name(job.state)},
+          {"mode", wire_name(job.mode)},
+          {"exitCode", ran && !job.signal ? optional_int(job.exit_code) : nullptr},
+          {"signal", job.signal ? nlohmann::json(consumer::signal_name(*job.signal)) : nullptr},
+          {"timedOut", job.timed_out_ms.has_value()},
+          {"runnerFailed", job.runner_failed},
+          {"runnerExitCode", job.runner_failed ? optional_int(job.exit_code) : nullptr},
+          {"spawnFailed", job.spawn_failed ? nlohmann::json(*job.spawn_failed) : nullptr},
+          {"denied", job.denied},
+          {"denial", denial},
+          {"stdout", job.out},
+          {"stderr", job.err},
+          {"lossy", job.lossy},
+          {"fullOutput", job.full_output},
+          {"exitStatus", job_exit_status(job)}};
 }
 
 }  // namespace dsh::sandbox::jobs

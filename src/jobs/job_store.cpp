@@ -70,24 +70,37 @@ unsigned long long process_start_time(pid_t pid) {
   return 0;
 }
 
-std::string jobs_directory_path() {
-  const std::string cache = local::user_cache_directory();
-  return cache.empty() ? std::string() : cache + "/jobs";
+namespace {
+
+// The per-user cache directory, else (a user without a usable $XDG_RUNTIME_DIR) the fallback.
+std::string jobs_base() {
+  std::string base = local::user_cache_directory();
+  return base.empty() ? local::fallback_jobs_base() : base;
 }
 
+}  // namespace
+
+std::string jobs_directory_path() { return jobs_base() + "/jobs"; }
+
 UniqueFd open_jobs_directory(std::span<const std::string> roots, bool create) {
-  const std::string cache = local::user_cache_directory();
-  if (cache.empty()) {
-    refuse(
-        "there is no private per-user directory to keep background jobs in ($XDG_RUNTIME_DIR is "
-        "unset, or not a 0700 directory of yours outside /tmp and $TMPDIR); set XDG_RUNTIME_DIR "
-        "to one");
-  }
-  if (create) ::mkdir(cache.c_str(), 0700);
-  auto dir = local::open_private_directory(cache, roots);
+  const std::string base = jobs_base();
+  if (create) ::mkdir(base.c_str(), 0700);
+  // Checked whether or not this call made it: a directory another user or a confined run
+  // planted (or a symlink) fails the owner, mode or trust check, and nothing in it is used.
+  auto dir = local::open_private_directory(base, roots);
   if (!dir) {
-    refuse(fmt::format("background jobs cannot be kept in {}: {}", text::quoted(cache),
-                       dir.error().message));
+    refuse(fmt::format(
+        "background jobs cannot be kept in {}: {}; it must be a 0700 directory of yours outside "
+        "every root a confined run can write (the workspace, /tmp, $TMPDIR): point TMPDIR or the "
+        "workspace elsewhere, remove it if it is not one of yours, or set XDG_RUNTIME_DIR to a "
+        "private directory of yours",
+        text::quoted(base), dir.error().message));
+  }
+  // The fallback in /var/tmp is taken only as the directory itself, never through a symlink
+  // (the trust walk would follow one of this user's; here nothing needs one).
+  if (base == local::fallback_jobs_base() && dir.value().path != base) {
+    refuse(fmt::format("background jobs cannot be kept in {}: it is a symlink (to {}); remove it",
+                       text::quoted(base), text::quoted(dir.value().path)));
   }
   if (create) ::mkdirat(dir.value().fd.get(), "jobs", 0700);
   UniqueFd jobs(
@@ -97,7 +110,7 @@ UniqueFd open_jobs_directory(std::span<const std::string> roots, bool create) {
     refuse(fmt::format(
         "{} is not a directory of uid {} with mode 0700; remove it (it holds only background "
         "jobs' state)",
-        text::quoted(cache + "/jobs"), ::geteuid()));
+        text::quoted(base + "/jobs"), ::geteuid()));
   }
   return jobs;
 }
@@ -189,7 +202,8 @@ std::string encode_record(const JobRecord& record) {
                         {"session", record.session},
                         {"mode", wire_name(record.mode)},
                         {"workspace", record.workspace},
-                        {"argv", record.argv}}
+                        {"argv", record.argv},
+                        {"startedAt", record.started_at}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -206,6 +220,7 @@ JobRecord decode_record(std::string_view text) {
     record.mode = mode.value();
     record.workspace = value.at("workspace").get<std::string>();
     record.argv = value.at("argv").get<std::vector<std::string>>();
+    record.started_at = value.value("startedAt", 0LL);  // absent in records of earlier versions
     return record;
   } catch (const nlohmann::json::exception& error) {
     refuse(fmt::format("malformed job record: {}", error.what()));
@@ -213,18 +228,6 @@ JobRecord decode_record(std::string_view text) {
 }
 
 namespace {
-
-std::string_view state_name(JobState state) {
-  switch (state) {
-    case JobState::kRunning:
-      return "running";
-    case JobState::kCompleted:
-      return "completed";
-    case JobState::kKilled:
-      return "killed";
-  }
-  return "killed";
-}
 
 template <typename T>
 nlohmann::json optional_json(const std::optional<T>& value) {
@@ -246,6 +249,7 @@ std::string encode_outcome(const JobView& view) {
                         {"lossy", view.lossy},
                         {"fullOutput", view.full_output},
                         {"spawnFailed", optional_json(view.spawn_failed)},
+                        {"spawnErrno", view.spawn_errno},
                         {"runnerFailed", view.runner_failed},
                         {"denied", view.denied},
                         {"exitCode", optional_json(view.exit_code)},
@@ -273,6 +277,7 @@ JobView decode_outcome(std::string_view text) {
     view.lossy = value.at("lossy").get<bool>();
     view.full_output = value.at("fullOutput").get<std::vector<std::string>>();
     view.spawn_failed = optional_from<std::string>(value.at("spawnFailed"));
+    view.spawn_errno = value.value("spawnErrno", 0);  // absent in records of earlier versions
     view.runner_failed = value.at("runnerFailed").get<bool>();
     view.denied = value.at("denied").get<bool>() && !view.runner_failed;
     view.exit_code = optional_from<int>(value.at("exitCode"));
@@ -284,8 +289,9 @@ JobView decode_outcome(std::string_view text) {
   }
 }
 
-void prune_ended_jobs(int jobs_dir) {
+std::vector<std::string> list_handles(int jobs_dir) {
   std::vector<std::string> handles;
+  if (jobs_dir < 0) return handles;
   if (DIR* entries = ::fdopendir(::dup(jobs_dir))) {
     // One directory stream, read by this thread alone.
     while (const dirent* entry = ::readdir(entries)) {  // NOLINT(concurrency-mt-unsafe)
@@ -293,8 +299,12 @@ void prune_ended_jobs(int jobs_dir) {
     }
     ::closedir(entries);
   }
+  return handles;
+}
+
+void prune_ended_jobs(int jobs_dir) {
   const time_t now = ::time(nullptr);
-  for (const std::string& handle : handles) {
+  for (const std::string& handle : list_handles(jobs_dir)) {
     try {
       const auto dir = JobDirectory::open(jobs_dir, handle);
       if (!dir) continue;

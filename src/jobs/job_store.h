@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where background jobs keep their state: one directory per job under the per-user directory of
-// the verdict cache (/run/dsh-sandbox for root, $XDG_RUNTIME_DIR/dsh-sandbox for others), in
-// `jobs/<handle>/`. That directory is trusted state: it lies outside every root a confined mode
-// can write (the trust check, then owner-only 0700 on every level), and each file is opened with
-// openat(O_NOFOLLOW) in the checked directory and checked on its descriptor (a regular 0600 file
-// of this user), because what it says decides which process job-kill signals and what
-// job-output tells a person about a command.
+// the verdict cache (/run/dsh-sandbox for root, $XDG_RUNTIME_DIR/dsh-sandbox for others; without
+// a usable $XDG_RUNTIME_DIR, /var/tmp/dsh-sandbox-jobs-<uid>), in `jobs/<handle>/`. That directory
+// is trusted state: it lies outside every root a confined mode can write (the trust check, then
+// owner-only 0700 on every level), and each file is opened with openat(O_NOFOLLOW) in the checked
+// directory and checked on its descriptor (a regular 0600 file of this user), because what it says
+// decides which process job-kill signals and what job-output tells a person about a command.
 #pragma once
 
 #include <sys/types.h>
@@ -40,6 +40,7 @@ struct JobRecord {
   SandboxMode mode = SandboxMode::kReadOnly;
   std::string workspace;
   std::vector<std::string> argv;
+  long long started_at = 0;  // seconds since the epoch, when the supervisor wrote the record
 };
 
 // 16 lowercase hex digits from getrandom(2).
@@ -92,6 +93,9 @@ JobView decode_outcome(std::string_view text);  // InvalidSandboxInputError when
 
 // How long an ended job's directory is kept for job-output before a later start removes it.
 inline constexpr long long kKeepEndedJobSeconds = 24LL * 60 * 60;
+// The handles of the job directories in `jobs_dir` (none when it is -1: no job was ever started).
+std::vector<std::string> list_handles(int jobs_dir);
+
 // Removes the directories of jobs that ended more than kKeepEndedJobSeconds ago (best effort:
 // anything not ours, or unreadable, is left alone).
 void prune_ended_jobs(int jobs_dir);

@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <ctime>
 #include <initializer_list>
 #include <memory>
 #include <stdexcept>
@@ -176,6 +178,7 @@ void audit_settlement(const JobLaunch& launch, const JobView& view,
     record.mode = launch.spec.policy.mode;
     record.workspace = launch.spec.policy.workspace_root;
     record.argv = launch.spec.argv;
+    record.started_at = ::time(nullptr);
     dir.write(kRecordFile, encode_record(record));
     auto out = std::make_shared<LiveFile>(dir.create_file(kStdoutFile));
     auto err = std::make_shared<LiveFile>(dir.create_file(kStderrFile));
@@ -253,16 +256,21 @@ JobView view_of(const consumer::RunOutcome& outcome) {
                    view.signal = signalled.signal;
                  },
                  [&view](const status::TimedOut&) { view.state = JobState::kKilled; },
-                 [&view](const status::Aborted&) { view.state = JobState::kKilled; },
+                 [&view](const status::Aborted& aborted) {
+                   view.state = JobState::kKilled;
+                   view.signal = aborted.signal;  // what ended the command, when it was one
+                 },
                  [&view](const status::NotStarted& not_started) {
                    view.state = JobState::kKilled;
                    view.spawn_failed = not_started.message();
+                   view.spawn_errno = not_started.error;
                  },
-                 [&view](const status::RunnerFailed&) {
-                   // The runner reported its own failure with its reserved status.
+                 [&view](const status::RunnerFailed& failed) {
+                   // The runner reported its own failure: its own exit code, not the reserved
+                   // 125 of a command that did not run (the flag says it did not).
                    view.state = JobState::kCompleted;
                    view.runner_failed = true;
-                   view.exit_code = consumer::kNotRunExit;
+                   view.exit_code = failed.exit_code.value_or(consumer::kNotRunExit);
                  },
              },
              outcome.status);
@@ -305,24 +313,55 @@ std::string launch_job(int jobs_dir, consumer::SandboxBashExecutor& executor, Jo
   throw std::runtime_error("the job supervisor ended before the job started");
 }
 
-bool kill_job(const JobDirectory& dir) {
+namespace {
+
+// A pidfd on the job's supervisor while the job runs; empty once it has ended (its outcome
+// written, or its supervisor gone). Checked after the pidfd is open: if the start time matches
+// then, the pidfd is the supervisor the record names, never a process that reused its pid.
+UniqueFd running_supervisor(const JobDirectory& dir) {
   const auto text = dir.read(kRecordFile, kMaxRecordBytes);
-  if (!text || dir.read(kOutcomeFile, kMaxRecordBytes)) return false;
+  if (!text || dir.read(kOutcomeFile, kMaxRecordBytes)) return UniqueFd();
   const JobRecord record = decode_record(*text);
-  const UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, record.pid, 0)));
-  // Checked after the pidfd is open: if the start time matches now, the pidfd is the supervisor
-  // the record names, never a process that reused its pid.
-  if (pidfd.get() < 0 || process_start_time(record.pid) != record.start_time) return false;
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, record.pid, 0)));
+  if (pidfd.get() < 0 || process_start_time(record.pid) != record.start_time) return UniqueFd();
+  return pidfd;
+}
+
+// Polls the pidfd until the process exits (true) or `wait_ms` passed (false); -1: no limit.
+bool exited_within(int pidfd, int wait_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  for (;;) {
+    int left = -1;
+    if (wait_ms >= 0) {
+      const auto rest = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      left = static_cast<int>(std::max<std::chrono::milliseconds::rep>(rest.count(), 0));
+    }
+    pollfd ready{pidfd, POLLIN, 0};
+    const int polled = ::poll(&ready, 1, left);
+    if (polled < 0 && errno == EINTR) continue;
+    return polled > 0 && (ready.revents & POLLIN) != 0;
+  }
+}
+
+}  // namespace
+
+bool kill_job(const JobDirectory& dir) {
+  const UniqueFd pidfd = running_supervisor(dir);
+  if (pidfd.get() < 0) return false;
   const auto signal_and_wait = [&pidfd](int signal, int wait_ms) {
     (void)::syscall(SYS_pidfd_send_signal, pidfd.get(), signal, nullptr, 0);
-    pollfd ready{pidfd.get(), POLLIN, 0};
-    while (::poll(&ready, 1, wait_ms) < 0 && errno == EINTR) {
-    }
-    return (ready.revents & POLLIN) != 0;
+    return exited_within(pidfd.get(), wait_ms);
   };
   // SIGKILL only when it ignores the request: exec's supervisor then ends the tree on its own.
   if (!signal_and_wait(SIGTERM, kKillWaitMs)) signal_and_wait(SIGKILL, kKillWaitMs);
   return true;
+}
+
+bool wait_for_job(const JobDirectory& dir, int limit_ms) {
+  const UniqueFd pidfd = running_supervisor(dir);
+  // The supervisor writes the outcome before it exits: once it is gone, the job has ended.
+  return pidfd.get() < 0 || exited_within(pidfd.get(), limit_ms);
 }
 
 }  // namespace dsh::sandbox::jobs

@@ -48,4 +48,8 @@ JobView view_of(const consumer::RunOutcome& outcome);
 // False when the job had already ended.
 bool kill_job(const JobDirectory& dir);
 
+// Blocks until the job has ended (its supervisor gone, through a pidfd: no polling of files) or
+// `limit_ms` passed (-1: no limit). True when it has ended.
+bool wait_for_job(const JobDirectory& dir, int limit_ms);
+
 }  // namespace dsh::sandbox::jobs

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
@@ -306,6 +307,26 @@ LocalSandboxProvider::LocalSandboxProvider(LocalSandboxConfig config, LocalSandb
 
 LocalSandboxProvider::~LocalSandboxProvider() = default;
 
+namespace {
+
+// A workspace-write root at or above the jobs' place without $XDG_RUNTIME_DIR (/var/tmp, /var)
+// would let the run plant that directory, and jobs in it, for a later call that knows nothing of
+// this workspace: refused, as an extra writable root over it is.
+void refuse_workspace_over_jobs(const SandboxPolicy& policy) {
+  const std::string jobs = local::fallback_jobs_base();
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite || jobs.empty()) return;
+  const std::string canonical = canonical_path(jobs);
+  if (!is_beneath(canonical, policy.workspace_root) && !is_beneath(jobs, policy.workspace_root)) {
+    return;
+  }
+  throw InvalidSandboxInputError(fmt::format(
+      "the workspace {} contains {}, where background jobs are kept without $XDG_RUNTIME_DIR; a "
+      "workspace-write run could plant jobs there. Pass a narrower --workspace",
+      text::quoted(policy.workspace_root), text::quoted(jobs)));
+}
+
+}  // namespace
+
 ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& request) {
   State& s = *state_;
   const std::span<const std::string> argv = request.argv;
@@ -322,6 +343,10 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   // later calls: no extra writable root may reach it.
   policy::PathContext context = policy::process_path_context();
   context.trusted_state.push_back(local::user_cache_directory());
+  // The jobs' place without one, always: a call that has $XDG_RUNTIME_DIR must not plant it for
+  // a later call that has none.
+  context.trusted_state.push_back(local::fallback_jobs_base());
+  refuse_workspace_over_jobs(policy);
   auto resolved = policy::effective_policy(policy, context);
   if (!resolved) throw InvalidSandboxInputError(resolved.error().message);
   policy = resolved.value().policy;

@@ -180,6 +180,11 @@ std::string user_cache_directory() {
   return std::string(runtime) + "/dsh-sandbox";
 }
 
+std::string fallback_jobs_base() {
+  if (::geteuid() == 0) return {};
+  return fmt::format("/var/tmp/dsh-sandbox-jobs-{}", ::geteuid());
+}
+
 std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwrap,
                         const std::string& launcher) {
   utsname kernel{};

@@ -38,6 +38,13 @@ class UserVerdictStore final : public VerdictStore {
 // The per-user cache directory, or empty when this user has none that is safe to use.
 std::string user_cache_directory();
 
+// Where a user other than root keeps background jobs when there is no per-user cache directory
+// (no usable $XDG_RUNTIME_DIR: containers, CI): /var/tmp/dsh-sandbox-jobs-<uid>. Neither backend
+// lets a confined run write /var/tmp (bwrap and landlock-run grant only the workspace, /tmp,
+// $TMPDIR and extra roots, which the trust check and the provider keep clear of it), and sticky
+// /var/tmp lets no other user rename or replace it. Empty for root (/run/dsh-sandbox).
+std::string fallback_jobs_base();
+
 // Everything that could change the verdict, as one string.
 std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwrap,
                         const std::string& launcher);

@@ -177,6 +177,17 @@ void diagnose_landlock(BackendReport& report, const ProbeRun& run, const HostFac
   }
 }
 
+bool answers_handshake(std::string_view features) {
+  bool handshake = false;
+  bool status_fd = false;
+  std::istringstream lines{std::string(features)};
+  for (std::string line; std::getline(lines, line);) {
+    handshake = handshake || line == "landlock-run=1";
+    status_fd = status_fd || line == "status_fd=1";
+  }
+  return handshake && status_fd;
+}
+
 void read_landlock_features(BackendReport& report, std::string_view features) {
   std::istringstream lines{std::string(features)};
   std::string line;
@@ -228,12 +239,26 @@ void probe_landlock(BackendReport& report, double timeout_ms) {
     }
     return;
   }
+  // Every run passes --status-fd, --evidence and --ro-try, which only this project's launcher
+  // knows, and it says so in its --features handshake. A launcher that does not answer it (one
+  // that behaves as the reference's) would fail every run with 125: unusable, with the reason.
+  const ProbeRun features = run_probe({report.runner, "--features"}, timeout_ms);
+  if (!features.succeeded() || !answers_handshake(features.out)) {
+    if (!diagnose_spawn(report, features, "reinstall dsh-sandbox", timeout_ms)) {
+      mark_unusable(report,
+                    fmt::format("{} does not answer --features with landlock-run=1 and "
+                                "status_fd=1: it is not the launcher built with dsh-sandbox, and "
+                                "every run passes it --status-fd, --evidence and --ro-try",
+                                report.runner),
+                    "use the landlock-run installed beside the dsh-sandbox binary");
+    }
+    return;
+  }
   report.usable = true;
   report.enforcement = probe.out.find("partially enforced") != std::string::npos
                            ? SandboxEnforcement::kPartial
                            : SandboxEnforcement::kFull;
-  const ProbeRun features = run_probe({report.runner, "--features"}, timeout_ms);
-  if (features.succeeded()) read_landlock_features(report, features.out);
+  read_landlock_features(report, features.out);
 }
 
 void probe_seatbelt(BackendReport& report, double timeout_ms) {

@@ -53,6 +53,10 @@ HostFacts read_host_facts();
 void diagnose_bwrap(BackendReport& report, const ProbeRun& run, const HostFacts& host);
 void diagnose_landlock(BackendReport& report, const ProbeRun& run, const HostFacts& host);
 
+// Whether a --features answer is this project's launcher's: the handshake line and its status
+// channel (the flags every run passes besides the reference contract's).
+bool answers_handshake(std::string_view features);
+
 // `landlock-run --features` output (key=value lines) into the report.
 void read_landlock_features(BackendReport& report, std::string_view features);
 

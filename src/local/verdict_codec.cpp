@@ -57,15 +57,15 @@ std::optional<profiles::LandlockFeatures> features_from(const json& value) {
     return std::nullopt;
   }
   const auto level = abi.get<long long>();
-  // 0: a launcher that does not report its ABI (no --features).
-  if (level < 0 || level > kMaxLandlockAbi) return std::nullopt;
+  // 0 was a launcher that does not answer --features: no longer usable (it knows none of the
+  // flags a run passes), so such a verdict is stale and the launcher is probed again.
+  if (level < 1 || level > kMaxLandlockAbi) return std::nullopt;
   features.abi = static_cast<int>(level);
   features.deny_network = value.at("denyNetwork").get<bool>();
   features.scope_ipc = value.at("scopeIpc").get<bool>();
   features.deny_metadata = value.at("denyMetadata").get<bool>();
   if (features.scope_ipc != (features.abi >= 6) ||
-      features.deny_metadata != features.deny_network ||
-      (features.abi == 0 && features.deny_network)) {
+      features.deny_metadata != features.deny_network) {
     return std::nullopt;
   }
   return features;

@@ -21,81 +21,14 @@
 #include "base/text.h"
 #include "base/unique_fd.h"
 #include "dsh/sandbox/roots.h"
+#include "policy/git_state.h"
+#include "policy/host_paths.h"
 
 namespace dsh::sandbox::policy {
 
 namespace {
 
 using profiles::PlannedPath;
-
-// A git pointer or config file is a few lines; anything larger is not one.
-constexpr std::size_t kMaxGitFileBytes = std::size_t{64} * 1024;
-
-std::optional<struct stat> lstat_of(const std::string& path) {
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) return std::nullopt;
-  return info;
-}
-
-// realpath of an existing path, else nullopt.
-std::optional<std::string> existing_canonical(const std::string& path) {
-  char* resolved = ::realpath(path.c_str(), nullptr);
-  if (resolved == nullptr) return std::nullopt;
-  std::string out(resolved);
-  std::free(resolved);  // NOLINT(cppcoreguidelines-no-malloc): realpath(3) allocates with malloc
-  return out;
-}
-
-bool is_directory(const std::string& path) {
-  struct stat info {};
-  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-}
-
-// A small file read without following a symlink at its last component, or empty.
-std::string read_small(const std::string& path) {
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) return {};
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return {};
-  std::string text;
-  if (!io::read_all(fd.get(), text, kMaxGitFileBytes).ok()) return {};
-  return text;
-}
-
-std::string trim(std::string_view text) {
-  const std::size_t start = text.find_first_not_of(" \t\r\n");
-  if (start == std::string_view::npos) return {};
-  const std::size_t end = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(start, end - start + 1));
-}
-
-// The value of `key` (lower case, "section.name") in a git config file, as a plain scan: enough
-// to find core.hooksPath and extensions.worktreeConfig without running git.
-std::vector<std::string> git_config_values(const std::string& text, std::string_view section,
-                                           std::string_view name) {
-  std::vector<std::string> values;
-  std::string current;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    const std::string line = trim(std::string_view(text).substr(start, end - start));
-    start = end + 1;
-    if (line.starts_with('[')) {
-      const std::size_t close = line.find_first_of(" \"]");
-      current = text::ascii_lower(line.substr(1, close == std::string::npos ? 0 : close - 1));
-      continue;
-    }
-    const std::size_t equals = line.find('=');
-    if (current != section || equals == std::string::npos) continue;
-    if (text::ascii_lower(trim(line.substr(0, equals))) != name) continue;
-    std::string value = trim(line.substr(equals + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
-      value = value.substr(1, value.size() - 2);
-    }
-    values.push_back(value);
-  }
-  return values;
-}
 
 struct Planner {
   const SandboxPolicy& policy;
@@ -126,105 +59,12 @@ struct Planner {
     if (as_default) default_read_only.push_back(path);
   }
 
-  void protect_git_dir(const std::string& gitdir) {
-    if (under_writable(gitdir) && is_directory(gitdir)) pinned.push_back(gitdir);
-    const std::string config_path = gitdir + "/config";
-    const std::string config = read_small(config_path);
-    protect(config_path, true);
-    protect(gitdir + "/commondir", true);
-    // Only read when extensions.worktreeConfig is set, and then as trusted as config.
-    protect(gitdir + "/config.worktree", true);
-    const std::string hooks = gitdir + "/hooks";
-    // A missing hooks directory would be creatable inside the pinned .git: create the empty
-    // directory git init would have made, so it can be bound read-only.
-    if (context.create_missing && !lstat_of(hooks) && under_writable(gitdir)) {
-      ::mkdir(hooks.c_str(), 0755);
-    }
-    protect(hooks, true);
-    // A hook with a second name elsewhere could be rewritten through it: refused like config.
-    if (DIR* dir = ::opendir(hooks.c_str())) {
-      while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
-        const std::string hook = hooks + "/" + entry->d_name;
-        const auto info = lstat_of(hook);
-        if (info && S_ISREG(info->st_mode) && info->st_nlink > 1 && !error) {
-          error = fmt::format(
-              "the hook {} has {} hard links; a write through another name would change what git "
-              "runs. Replace it with a copy and run again",
-              text::quoted(hook), info->st_nlink);
-        }
-      }
-      ::closedir(dir);
-    }
-    for (const std::string& value : git_config_values(config, "core", "hookspath")) {
-      std::string path = value;
-      if (path.starts_with("~/") && !context.home.empty()) path = context.home + path.substr(1);
-      if (!path.starts_with('/')) continue;  // relative to each worktree: handled by the caller
-      if (auto canonical = existing_canonical(path)) protect(*canonical, true);
-    }
-    // Submodules' git directories: the same state, one level down.
-    const std::string modules = gitdir + "/modules";
-    if (DIR* dir = ::opendir(modules.c_str())) {
-      while (const dirent* entry = ::readdir(dir)) {  // NOLINT(concurrency-mt-unsafe): own DIR
-        const std::string name = entry->d_name;
-        if (name == "." || name == "..") continue;
-        const std::string sub = std::string(modules).append("/").append(name);
-        const auto sub_info = lstat_of(sub);
-        if (!sub_info || !S_ISDIR(sub_info->st_mode)) continue;
-        if (under_writable(sub)) pinned.push_back(sub);
-        protect(sub + "/config", true);
-        protect(sub + "/hooks", true);
-      }
-      ::closedir(dir);
-    }
-  }
-
-  // The git state of the repository whose worktree is `root`: its .git directory, or the
-  // directory a .git file (a linked worktree, a submodule) points at, and that one's common dir.
-  void protect_repository(const std::string& root) {
-    const std::string dotgit = root + "/.git";
-    const auto info = lstat_of(dotgit);
-    if (!info) return;
-    std::vector<std::string> gitdirs;
-    if (S_ISDIR(info->st_mode)) {
-      gitdirs.push_back(dotgit);
-    } else if (S_ISREG(info->st_mode)) {
-      protect(dotgit, true);  // rewriting it would point git at a directory the command made
-      const std::string pointer = trim(read_small(dotgit));
-      if (!pointer.starts_with("gitdir:")) return;
-      std::string target = trim(pointer.substr(7));
-      if (!target.starts_with('/')) target = root + "/" + target;
-      const auto gitdir = existing_canonical(target);
-      if (!gitdir) return;
-      gitdirs.push_back(*gitdir);
-      const std::string common = trim(read_small(*gitdir + "/commondir"));
-      if (!common.empty()) {
-        const auto common_dir =
-            existing_canonical(common.starts_with('/') ? common : *gitdir + "/" + common);
-        if (common_dir) gitdirs.push_back(*common_dir);
-      }
-    } else {
-      return;
-    }
-    for (const std::string& gitdir : gitdirs) protect_git_dir(gitdir);
-    // A relative core.hooksPath is taken from the worktree's top level.
-    for (const std::string& gitdir : gitdirs) {
-      for (const std::string& value :
-           git_config_values(read_small(gitdir + "/config"), "core", "hookspath")) {
-        if (value.empty() || value.starts_with('/') || value.starts_with('~')) continue;
-        if (auto canonical = existing_canonical(std::string(root).append("/").append(value))) {
-          protect(*canonical, true);
-        }
-      }
-    }
-    // Submodule worktrees' .git files, from .gitmodules' path entries.
-    for (const std::string& path :
-         git_config_values(read_small(root + "/.gitmodules"), "submodule", "path")) {
-      if (path.empty() || path.starts_with('/') || path.find("..") != std::string::npos) continue;
-      const std::string sub_git = std::string(root).append("/").append(path).append("/.git");
-      if (const auto sub_info = lstat_of(sub_git); sub_info && S_ISREG(sub_info->st_mode)) {
-        protect(sub_git, true);
-      }
-    }
+  void protect_git_state(std::vector<std::string> walk_roots) {
+    GitState git = git_state(
+        {writable_roots, std::move(walk_roots), context.home, context.env, context.create_missing});
+    if (git.error && !error) error = std::move(git.error);
+    for (const std::string& path : git.read_only) protect(path, true);
+    pinned.insert(pinned.end(), git.pinned.begin(), git.pinned.end());
   }
 };
 
@@ -431,7 +271,11 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
     planner.writable_roots.push_back(policy.workspace_root);
     planner.writable_roots.insert(planner.writable_roots.end(), plan.writable.begin(),
                                   plan.writable.end());
-    for (const std::string& root : planner.writable_roots) planner.protect_repository(root);
+    std::vector<std::string> walk_roots = {policy.workspace_root};
+    for (const std::string& entry : policy.allow_write) {
+      if (auto path = existing_canonical(entry)) walk_roots.push_back(*path);
+    }
+    planner.protect_git_state(std::move(walk_roots));
     if (!context.home.empty() && planner.under_writable(context.home)) {
       for (const std::string_view file : home_startup_files()) {
         planner.protect(context.home + "/" + std::string(file), true);

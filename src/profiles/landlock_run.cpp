@@ -175,10 +175,35 @@ void append_host_device_refusals(std::vector<std::string>& refused) {
        "objects, so shm_open and sem_open fail with EACCES (Python multiprocessing locks)"});
 }
 
+namespace {
+
+// `status` without the launcher's exec line.
+std::string without_exec_line(std::string_view status) {
+  std::string rest;
+  std::size_t start = 0;
+  while (start < status.size()) {
+    std::size_t end = status.find('\n', start);
+    end = end == std::string_view::npos ? status.size() : end + 1;
+    const std::string_view line = status.substr(start, end - start);
+    // A reader may have dropped the channel's last newline.
+    std::string_view text = line;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    if (text != kLauncherExecLine.substr(0, kLauncherExecLine.size() - 1)) rest.append(line);
+    start = end;
+  }
+  return rest;
+}
+
+}  // namespace
+
+bool landlock_status_silent(std::string_view status) {
+  return status.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
 RunnerReport landlock_status_report(std::string_view status) {
-  // Besides its records of refusals (--evidence), the launcher writes there only when it
-  // failed: what is left once the records are taken out.
-  const std::string failure = without_denial_lines(status);
+  // Besides its records of refusals (--evidence) and the line it writes just before the exec,
+  // the launcher writes there only when it failed: what is left once those are taken out.
+  const std::string failure = without_exec_line(without_denial_lines(status));
   status = failure;
   while (!status.empty() && (status.back() == '\n' || status.back() == '\r')) {
     status.remove_suffix(1);

@@ -78,8 +78,17 @@ void append_kernel_refusals(std::vector<std::string>& refused);
 // What the launcher on the host refuses besides: the host's own /dev/pts and /dev/shm.
 void append_host_device_refusals(std::vector<std::string>& refused);
 
+// The line the launcher writes on its status channel just before it execs the command
+// (launcher/landlock-run/denial_record.h kExecLine; tests/unit/profiles checks they agree).
+inline constexpr std::string_view kLauncherExecLine = "exec\n";
+
 // The launcher's status report of a run that exited nonzero: its exec of the command refused
 // (exec_refused: it is always the innermost runner), any other line (failure), or nothing.
 RunnerReport landlock_status_report(std::string_view status);
+
+// Whether the launcher's channel holds nothing at all: not even the line it writes before the
+// exec, so it ended before running the command without writing its failure (a launcher that
+// predates that line, or one that died): the in-band rule decides then.
+bool landlock_status_silent(std::string_view status);
 
 }  // namespace dsh::sandbox::profiles

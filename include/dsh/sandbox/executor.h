@@ -26,7 +26,9 @@ struct RunRequest {
   SandboxMode mode = SandboxMode::kReadOnly;
   std::string workspace_root;  // absolute; empty: the working directory
   NetworkPolicy network = NetworkPolicy::kInherit;
-  std::string workdir;  // where the command starts; empty: the workspace root
+  // Where the command starts: empty, the workspace root; relative, against the workspace root
+  // (never against the caller's directory); absolute, as given. The CLI's rule too.
+  std::string workdir;
   // Set over the caller's environment after the scrub (DSH_*, and names containing KEY,
   // PASSWORD, SECRET or TOKEN, are dropped from the ambient environment, never from this map).
   std::map<std::string, std::string> env;

@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "dsh/sandbox/errors.h"
+#include "dsh/sandbox/executor.h"
 #include "dsh/sandbox/local_provider.h"
 #include "profiles/profiles.h"
 #include "scripts.h"
@@ -244,7 +245,8 @@ TEST_F(BashExecutorTest, FactsCarryTheBackendsEnforcement) {
 }
 
 // The real launcher as the outermost runner: its failure channel is out of band.
-ConfinedArgv landlock_wrap(Argv launcher_args, const ConfineRequest& request) {
+ConfinedArgv landlock_wrap(Argv launcher_args, const ConfineRequest& request,
+                           const char* launcher = LANDLOCK_RUN_PATH) {
   const std::span<const std::string> argv = request.argv;
   ConfinedArgv confined{
       profiles::landlock_run_args(needs_of(request)),
@@ -253,7 +255,7 @@ ConfinedArgv landlock_wrap(Argv launcher_args, const ConfineRequest& request) {
       {{std::vector<int>{125},
         {"landlock-run: "},
         std::vector<std::string>{"landlock-run: partial enforcement (older Landlock ABI)"}}}};
-  confined.argv.insert(confined.argv.begin(), LANDLOCK_RUN_PATH);
+  confined.argv.insert(confined.argv.begin(), launcher);
   confined.argv.insert(confined.argv.end(), launcher_args.begin(), launcher_args.end());
   confined.argv.emplace_back("--");
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());
@@ -282,6 +284,38 @@ TEST_F(BashExecutorTest, TheLaunchersOwnRefusalIsUnavailableAndTheCommandNeverRa
   expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")),
                             "Runner failure: landlock-run: cannot open rule path");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+// A launcher that behaves as the reference's knows no --status-fd: it refuses the run with its
+// line and exit 125 and writes nothing on the channel. Silence is no success: the in-band rule
+// names the runner's failure, never the command's exit.
+TEST_F(BashExecutorTest, AReferenceLauncherGivenTheStatusChannelIsUnavailableNotTheCommandsExit) {
+  FakeProvider provider([](const ConfineRequest& request) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, request, REFERENCE_LAUNCHER_PATH);
+  });
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(
+      executor, spec("touch " + (dir_ / "marker")),
+      "Runner failure: landlock-run: usage error: unknown argument: --status-fd");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+}
+
+// Each failure exit of our launcher, forced in its test build, with evidence on: a runner
+// failure (SANDBOX_UNAVAILABLE) naming the launcher's line, never the command's exit 125, and
+// the command never ran.
+TEST_F(BashExecutorTest, EveryLauncherFailureExitIsUnavailable) {
+  FakeProvider provider([](const ConfineRequest& request) {
+    return landlock_wrap({"--ro", "/", "--rw", "/dev/null"}, request, LANDLOCK_RUN_TESTING_PATH);
+  });
+  SandboxBashExecutor executor(provider);
+  for (const char* stage : {"storage", "nnp", "roots", "socketpair", "pdeathsig", "child-killed",
+                            "child-caps", "restrict", "filter", "parent-caps", "signalfd"}) {
+    SCOPED_TRACE(stage);
+    RunSpec run = spec("touch " + (dir_ / "marker"));
+    run.process.env["LANDLOCK_RUN_FAULT"] = stage;
+    expect_unavailable_naming(executor, run, "Runner failure: landlock-run: ");
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
+  }
 }
 
 // The real bwrap as the outermost runner: its exit report is the out-of-band channel.
@@ -595,6 +629,41 @@ TEST_F(BashExecutorTest, RealBwrapAloneLoadsTheLaunchersFilterFromItsDescriptor)
   EXPECT_NE(outcome.out.tail, "status=0\n") << outcome.err.tail;
   EXPECT_NE(outcome.err.tail.find("Operation not permitted"), std::string::npos)
       << outcome.err.tail;
+}
+
+// One workdir rule for every consumer: none is the workspace root, a relative one is resolved
+// against that root, never against the calling process's directory (moved to / here, so a
+// cwd-relative answer would show). Checked by what `pwd` printed and what the runner was given.
+TEST_F(BashExecutorTest, OneWorkdirRuleForTheExecutorsWhateverTheCallersDirectory) {
+  std::filesystem::create_directories(dir_ / "sub");
+  const std::string caller = std::filesystem::current_path().string();
+  ASSERT_EQ(::chdir("/"), 0);
+  std::vector<std::string> given;
+  FakeProvider provider([&](const ConfineRequest& request) {
+    given.push_back(request.workdir);
+    return wrap_with(runner(), request.argv);
+  });
+  SandboxBashExecutor executor(provider);
+  for (const std::string& workdir : {std::string(), std::string("sub")}) {
+    for (const SandboxMode mode : {SandboxMode::kReadOnly, SandboxMode::kDangerFullAccess}) {
+      RunSpec run = spec("pwd", mode);
+      run.process.workdir = workdir;
+      const RunOutcome outcome = executor.run(run);
+      const std::string expected = workdir.empty() ? dir_.path() : (dir_ / "sub");
+      EXPECT_EQ(outcome.out.tail, expected + "\n") << wire_name(mode) << " " << workdir;
+    }
+  }
+  EXPECT_EQ(given, (std::vector<std::string>{dir_.path(), (dir_ / "sub")}));
+
+  SandboxExecutor public_executor(provider);
+  RunRequest request;
+  request.argv = {"/bin/sh", "-c", "pwd"};
+  request.workspace_root = dir_.path();
+  request.workdir = "sub";
+  const RunResult result = public_executor.run(request);
+  ASSERT_EQ(::chdir(caller.c_str()), 0);
+  EXPECT_EQ(result.stdout_tail, (dir_ / "sub") + "\n");
+  EXPECT_EQ(given.back(), (dir_ / "sub"));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "must_run.h"
 #include "paths.h"
 #include "temp_dir.h"
+#include "wait.h"
 
 namespace dsh::cli_run_it {
 namespace {
@@ -65,26 +66,26 @@ class Jobs : public ::testing::TestWithParam<Backend> {
     return handle;
   }
 
-  // job-output with the fence nonce replaced by N.
-  static string output(const string& handle) {
-    const CliResult shown = cli({"job-output", handle});
-    EXPECT_TRUE(shown.exited_with(0)) << shown.describe();
-    return std::regex_replace(shown.out, std::regex("<(/?)(stdout|stderr) [0-9a-f]{16}>"),
-                              "<$1$2 N>");
+  // The fence nonce replaced by N.
+  static string unfenced(const string& shown) {
+    return std::regex_replace(shown, std::regex("<(/?)(stdout|stderr) [0-9a-f]{16}>"), "<$1$2 N>");
   }
 
-  // Polls job-output until the job is no longer running (30 s at most).
-  static string ended(const string& handle) {
-    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    string shown;
-    do {
-      shown = output(handle);
-      if (shown.find("[status: running]") == string::npos) return shown;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    } while (std::chrono::steady_clock::now() < limit);
-    ADD_FAILURE() << "the job did not end: " << shown;
+  // job-output with the fence nonce replaced by N (its exit status is the job's: see below).
+  static string output(const string& handle) { return unfenced(cli({"job-output", handle}).out); }
+
+  // job-wait: blocks until the job has ended (60 s at most), then shows it as job-output does.
+  static CliResult wait(const string& handle, const vector<string>& flags = {}) {
+    vector<string> args = {"job-wait", "--timeout", "60"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back(handle);
+    CliResult shown = cli(args);
+    EXPECT_FALSE(shown.exited_with(75)) << "the job did not end: " << shown.describe();
+    shown.out = unfenced(shown.out);
     return shown;
   }
+
+  static string ended(const string& handle) { return wait(handle).out; }
 
   // Waits until `count` processes whose argv starts with `prefix` exist (10 s at most).
   static bool appear(const string& prefix, std::size_t count) {
@@ -104,7 +105,7 @@ class Jobs : public ::testing::TestWithParam<Backend> {
 TEST_P(Jobs, CompletedRenderIsExact) {
   const string handle = start({"-c", "echo out; echo err >&2; exit 3"});
   EXPECT_EQ(ended(handle),
-            "<stdout N>\nout\n</stdout N>\n<stderr N>\nerr\n</stderr N>\n"
+            "<stdout N>\n  out\n</stdout N>\n<stderr N>\n  err\n</stderr N>\n"
             "[status: completed, exit code: 3]\n");
 }
 
@@ -149,14 +150,19 @@ TEST_P(Jobs, JobKillEndsTheWholeTree) {
                                          tag + " &); echo ready; wait"});
   ASSERT_TRUE(appear("sleep 1" + tag, 1) && appear("sleep 2" + tag, 1) &&
               appear("sleep 3" + tag, 1));
-  EXPECT_EQ(output(handle).find("[status: running]") != string::npos, true);
+  const CliResult running = cli({"job-output", handle});
+  EXPECT_TRUE(running.exited_with(75)) << running.describe();
+  EXPECT_TRUE(running.out.ends_with("\n[status: running]\n")) << running.describe();
   const CliResult killed = cli({"job-kill", handle});
   ASSERT_TRUE(killed.exited_with(0)) << killed.describe();
   // job-kill returns once the job's supervisor is gone, which is after the tree was reaped.
   for (const char* which : {"sleep 1", "sleep 2", "sleep 3"}) {
     EXPECT_TRUE(processes_named(which + tag).empty()) << which << tag << " survived";
   }
-  EXPECT_TRUE(output(handle).ends_with("[status: killed, killed before exit]\n"));
+  const CliResult after = cli({"job-output", handle});
+  EXPECT_TRUE(after.out.ends_with("[status: killed, killed before exit]\n")) << after.describe();
+  // job-kill's SIGTERM ended the command: 128+15.
+  EXPECT_TRUE(after.exited_with(128 + SIGTERM)) << after.describe();
   const CliResult again = cli({"job-kill", handle});
   EXPECT_TRUE(again.exited_with(0)) << again.describe();
   EXPECT_NE(again.err.find("had already ended"), string::npos) << again.describe();
@@ -196,9 +202,9 @@ TEST_P(Jobs, AJobRunsWhereRunWould) {
     relative = ended(start({"--workdir", "sub", "--", "/bin/sh", "-c", "pwd -P"}));
   }
   EXPECT_EQ(by_default,
-            "<stdout N>\n" + root + "\n</stdout N>\n[status: completed, exit code: 0]\n");
+            "<stdout N>\n  " + root + "\n</stdout N>\n[status: completed, exit code: 0]\n");
   EXPECT_EQ(relative,
-            "<stdout N>\n" + root + "/sub\n</stdout N>\n[status: completed, exit code: 0]\n");
+            "<stdout N>\n  " + root + "/sub\n</stdout N>\n[status: completed, exit code: 0]\n");
 }
 
 // The job supervisor SIGKILLed (no handler, no clean-up of its own): exec's run supervisor
@@ -323,7 +329,7 @@ TEST_P(Jobs, RunnerSpawnFailureSurfacesThroughJobOutput) {
   ASSERT_TRUE(started.exited_with(0)) << started.describe();
   string handle = started.out.substr(0, 16);
   const string shown = ended(handle);
-  EXPECT_TRUE(shown.starts_with("<stderr N>\nspawn failed: ")) << shown;
+  EXPECT_TRUE(shown.starts_with("<stderr N>\n  spawn failed: ")) << shown;
   EXPECT_NE(shown.find("/nonexistent/dsh-jobs-missing-runner"), string::npos) << shown;
   EXPECT_TRUE(shown.ends_with("\n</stderr N>\n" + string(kRunnerFailed) +
                               "\n[status: killed, killed before exit]\n"))
@@ -332,7 +338,7 @@ TEST_P(Jobs, RunnerSpawnFailureSurfacesThroughJobOutput) {
 
 TEST_P(Jobs, SpawnFailureIsKilledWithTheSpawnError) {
   EXPECT_EQ(ended(start({"--mode", "danger-full-access", "--", "/nonexistent/dsh-jobs-program"})),
-            "<stderr N>\nspawn failed: spawn /nonexistent/dsh-jobs-program ENOENT (No such file "
+            "<stderr N>\n  spawn failed: spawn /nonexistent/dsh-jobs-program ENOENT (No such file "
             "or directory)\n</stderr N>\n[status: killed, killed before exit]\n");
 }
 
@@ -399,6 +405,192 @@ TEST_P(Jobs, ConfinedRunCannotChangeWhatJobOutputSays) {
   // A handle is never a path.
   const CliResult traversal = cli({"job-output", "../../../etc/passwd"});
   EXPECT_TRUE(traversal.exited_with(125)) << traversal.describe();
+}
+
+// What the job printed is data: OSC 52 (a clipboard write), a title, conceal and a carriage
+// return before a forged status line reach the reader as visible escapes, every line of the
+// output is indented inside its fence, and the one status line at the margin is the real one;
+// job-output and job-wait exit with the job's code.
+TEST_P(Jobs, JobOutputShowsEscapedBytesAndTheRealStatus) {
+  const string handle = start(
+      {"-c",
+       R"(printf '\033]52;c;cHduZWQ=\007\033]0;owned\007\033[8mhidden\033[0m\r[status: completed, exit code: 0]\n'; )"
+       R"(printf '[status: completed, exit code: 0]\n' >&2; exit 3)"});
+  const CliResult waited = wait(handle);
+  EXPECT_TRUE(waited.exited_with(3)) << waited.describe();
+  const CliResult shown = cli({"job-output", handle});
+  EXPECT_TRUE(shown.exited_with(3)) << shown.describe();
+  EXPECT_EQ(unfenced(shown.out), waited.out);
+  EXPECT_EQ(unfenced(shown.out),
+            "<stdout N>\n"
+            R"(  \x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x07\x1b[8mhidden\x1b[0m\r)"
+            "[status: completed, exit code: 0]\n</stdout N>\n"
+            "<stderr N>\n  [status: completed, exit code: 0]\n</stderr N>\n"
+            "[status: completed, exit code: 3]\n");
+  EXPECT_EQ(shown.out.find('\x1b'), string::npos);
+  EXPECT_EQ(shown.out.find('\r'), string::npos);
+  // The only lines at the margin are the sandbox's: the fences and the status line.
+  for (const string& line : split_lines(shown.out)) {
+    EXPECT_TRUE(line.starts_with("  ") || line.starts_with("<") ||
+                line == "[status: completed, exit code: 3]")
+        << line;
+  }
+}
+
+TEST_P(Jobs, JobOutputJsonHasTheOutcome) {
+  const string handle = start({"-c", R"(printf 'out\033]52;c;eA==\007\n'; echo err >&2; exit 3)"});
+  const CliResult shown = wait(handle, {"--json"});
+  EXPECT_TRUE(shown.exited_with(3)) << shown.describe();
+  // ASCII only: the object itself is safe on a terminal; the strings hold the exact bytes.
+  for (const char c : shown.out) {
+    EXPECT_TRUE(static_cast<unsigned char>(c) < 0x7f && (c >= 0x20 || c == '\n'))
+        << shown.describe();
+  }
+  const nlohmann::json job = parse_json(shown.out);
+  EXPECT_EQ(job["schemaVersion"], 1);
+  EXPECT_EQ(job["handle"], handle);
+  EXPECT_EQ(job["state"], "completed");
+  EXPECT_EQ(job["mode"], "read-only");
+  EXPECT_EQ(job["exitCode"], 3);
+  EXPECT_TRUE(job["signal"].is_null());
+  EXPECT_EQ(job["runnerFailed"], false);
+  EXPECT_TRUE(job["runnerExitCode"].is_null());
+  EXPECT_EQ(job["denied"], false);
+  EXPECT_TRUE(job["denial"].is_null());
+  EXPECT_EQ(job["stdout"], "out\x1b]52;c;eA==\x07\n");
+  EXPECT_EQ(job["stderr"], "err\n");
+  EXPECT_EQ(job["exitStatus"], 3);
+  const nlohmann::json same = parse_json(cli({"job-output", "--json", handle}).out);
+  EXPECT_EQ(same, job);
+
+  // A denial: the flag and the marker.
+  const nlohmann::json denied =
+      parse_json(wait(start({"-c", "echo x > " + ws_ + "/denied"}), {"--json"}).out);
+  EXPECT_EQ(denied["denied"], true) << denied;
+  EXPECT_EQ(denied["denial"], "[sandbox: file access denied under read-only mode]");
+  EXPECT_EQ(denied["exitCode"], 1);
+  EXPECT_FALSE(exists(ws_ + "/denied"));
+}
+
+// job-list names every job of this user with its state and command; job-wait blocks until the
+// job ends and exits with its status, or with 75 when --timeout passes first. The job waits on
+// a FIFO the test opens, so it ends exactly when the test lets it.
+TEST_P(Jobs, JobListAndJobWait) {
+  const string fifo = dir_ / "release";
+  testing::make_fifo(fifo);
+  const string handle = start({"-c", "read line < " + fifo + "; echo \"$line\"; exit 5"});
+  const CliResult listed = cli({"job-list"});
+  ASSERT_TRUE(listed.exited_with(0)) << listed.describe();
+  EXPECT_NE(listed.out.find(handle + "  running    bash -c read line < " + fifo +
+                            "; echo \"$line\"; exit 5\n"),
+            string::npos)
+      << listed.describe();
+  const CliResult early = cli({"job-wait", "--timeout", "0.2", handle});
+  EXPECT_TRUE(early.exited_with(75)) << early.describe();
+  EXPECT_TRUE(early.out.ends_with("[status: running]\n")) << early.describe();
+
+  const int writer = testing::open_fifo_when_read(fifo);
+  ASSERT_GE(writer, 0);
+  ASSERT_EQ(::write(writer, "go\n", 3), 3);
+  ::close(writer);
+  const CliResult waited = cli({"job-wait", handle});
+  EXPECT_TRUE(waited.exited_with(5)) << waited.describe();
+  EXPECT_EQ(unfenced(waited.out),
+            "<stdout N>\n  go\n</stdout N>\n[status: completed, exit code: 5]\n");
+
+  const CliResult json = cli({"job-list", "--json"});
+  ASSERT_TRUE(json.exited_with(0)) << json.describe();
+  const nlohmann::json all = parse_json(json.out);
+  EXPECT_EQ(all["schemaVersion"], 1);
+  std::optional<nlohmann::json> mine;
+  for (const nlohmann::json& job : all["jobs"]) {
+    if (job["handle"] == handle) mine = job;
+  }
+  ASSERT_TRUE(mine) << json.out;
+  EXPECT_EQ((*mine)["state"], "completed");
+  EXPECT_EQ((*mine)["exitCode"], 5);
+  EXPECT_EQ((*mine)["exitStatus"], 5);
+  EXPECT_EQ((*mine)["argv"],
+            nlohmann::json({"bash", "-c", "read line < " + fifo + "; echo \"$line\"; exit 5"}));
+  EXPECT_EQ((*mine)["workspace"], ws_);
+  EXPECT_FALSE(mine->contains("stdout"));
+
+  const CliResult bad = cli({"job-wait", "--timeout", "-1", handle});
+  EXPECT_TRUE(bad.exited_with(125)) << bad.describe();
+  EXPECT_NE(bad.err.find("--timeout"), string::npos) << bad.describe();
+}
+
+// The runner reported its own failure and exited 1: the job shows 1, the runner's own code,
+// with the runner-failed marker (the flag kept), and job-output exits 125: the command did not
+// run.
+TEST_P(Jobs, ARunnerFailureShowsTheRunnersOwnCode) {
+  const string runner = dir_ / "failing-runner";
+  write_file(runner, "#!/bin/sh\necho 'dsh-jobs-runner: cannot set up the sandbox' >&2\nexit 1\n",
+             0755);
+  const string config = dir_ / "failing.json";
+  write_file(config, R"({"runnerCommand":[")" + runner +
+                         R"("],"runnerFailureSignatures":["dsh-jobs-runner:"]})");
+  const CliResult started = cli({"start", "--workspace", ws_, "--config", config, "--", "true"});
+  ASSERT_TRUE(started.exited_with(0)) << started.describe();
+  const string handle = started.out.substr(0, 16);
+  const CliResult shown = wait(handle);
+  EXPECT_TRUE(shown.exited_with(125)) << shown.describe();
+  EXPECT_TRUE(shown.out.ends_with(string(kRunnerFailed) + "\n[status: completed, exit code: 1]\n"))
+      << shown.describe();
+  const nlohmann::json job = parse_json(cli({"job-output", "--json", handle}).out);
+  EXPECT_EQ(job["runnerFailed"], true);
+  EXPECT_EQ(job["runnerExitCode"], 1);
+  EXPECT_TRUE(job["exitCode"].is_null());
+  EXPECT_EQ(job["exitStatus"], 125);
+}
+
+// A user with no $XDG_RUNTIME_DIR (a container, CI) keeps jobs in /var/tmp/dsh-sandbox-jobs-UID,
+// made 0700 and this user's, no symlink: start, job-list, job-wait and job-output work end to end
+// as nobody. With $TMPDIR at /var/tmp (a root a confined run may write) that place is refused.
+TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
+  const auto as_nobody = [](const vector<string>& args, const vector<string>& env = {}) {
+    vector<string> argv;
+    if (is_root()) {
+      argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+              "--inh-caps=-all"};
+    }
+    argv.insert(argv.end(), {"/usr/bin/env", "-u", "XDG_RUNTIME_DIR"});
+    argv.insert(argv.end(), env.begin(), env.end());
+    const vector<string> cli_args = cli_argv(args);
+    argv.insert(argv.end(), cli_args.begin(), cli_args.end());
+    return testing::execute(argv);
+  };
+  const CliResult started = as_nobody(start_args({"-c", "echo from nobody; exit 4"}));
+  ASSERT_TRUE(started.exited_with(0)) << started.describe();
+  const string handle = started.out.substr(0, 16);
+  const CliResult waited = as_nobody({"job-wait", "--timeout", "60", handle});
+  EXPECT_TRUE(waited.exited_with(4)) << waited.describe();
+  EXPECT_EQ(unfenced(waited.out),
+            "<stdout N>\n  from nobody\n</stdout N>\n[status: completed, exit code: 4]\n");
+  EXPECT_NE(as_nobody({"job-list"}).out.find(handle + "  completed  bash -c echo from nobody"),
+            string::npos);
+  const string base = "/var/tmp/dsh-sandbox-jobs-65534";
+  struct stat info {};
+  ASSERT_EQ(::lstat(base.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISDIR(info.st_mode));
+  EXPECT_EQ(info.st_uid, 65534U);
+  EXPECT_EQ(info.st_mode & 07777, 0700U);
+  // The job is there (root may look in; nobody's own check is the CLI's).
+  if (is_root()) EXPECT_TRUE(exists(base + "/jobs/" + handle + "/outcome.json"));
+
+  const CliResult refused =
+      as_nobody({"start", "--workspace", ws_, "--", "true"}, {"TMPDIR=/var/tmp"});
+  EXPECT_TRUE(refused.exited_with(125)) << refused.describe();
+  EXPECT_EQ(refused.out, "");
+  EXPECT_NE(refused.err.find(base), string::npos) << refused.describe();
+  // A workspace-write run whose workspace holds that place could plant jobs there: refused
+  // before anything runs, checked from outside.
+  const string marker = base + "/jobs/00000000deadbeef";
+  const CliResult planting = as_nobody(
+      {"run", "--mode", "workspace-write", "--workspace", "/var/tmp", "--", "mkdir", marker});
+  EXPECT_TRUE(planting.exited_with(125)) << planting.describe();
+  EXPECT_NE(planting.err.find(base), string::npos) << planting.describe();
+  EXPECT_FALSE(exists(marker));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Jobs, ::testing::Values(Backend::kNatural, Backend::kLandlock),

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <regex>
 
@@ -156,8 +157,9 @@ TEST_F(LandlockRunContract, EnvironmentChangesNothing) {
   EXPECT_EQ(result.err.find("partial"), std::string::npos) << result.err;
 }
 
-// --status-fd: the failure line goes to the fd as well; after a successful exec the fd is
-// closed (the read end sees EOF while the command is still running) with nothing written.
+// --status-fd: the failure line goes to the fd as well; just before the exec the launcher writes
+// its exec line, and the exec closes the fd (the read end sees EOF while the command is still
+// running).
 TEST_F(LandlockRunContract, StatusFdCarriesFailuresAndClosesOnSuccessfulExec) {
   int failure[2];
   ASSERT_EQ(pipe2(failure, O_CLOEXEC), 0);
@@ -182,10 +184,51 @@ TEST_F(LandlockRunContract, StatusFdCarriesFailuresAndClosesOnSuccessfulExec) {
   close(success[1]);
   ASSERT_TRUE(held.ready());
   EXPECT_EQ(ready_poll(success[0], 2000), 1);
+  std::memset(buffer, 0, sizeof(buffer));
+  EXPECT_EQ(read(success[0], buffer, sizeof(buffer)), 5);
+  EXPECT_EQ(std::string(buffer), "exec\n");
   EXPECT_EQ(read(success[0], buffer, sizeof(buffer)), 0) << "status fd written or left open";
   EXPECT_TRUE(exists("/proc/" + std::to_string(held.pid())));  // still running: exec closed it
   EXPECT_TRUE(held.finish().exited_with(0));
   close(success[0]);
+}
+
+// Every failure exit writes its one line on the status fd (and stderr) before it exits 125, and
+// the command never ran: each exit forced in turn in the test build (LANDLOCK_RUN_FAULT=STAGE),
+// with and without the evidence supervisor. A silent channel is then only a launcher that died.
+TEST_F(LandlockRunContract, EveryFailureExitWritesItsStatusLine) {
+  struct Stage {
+    const char* name;
+    bool evidence;
+  };
+  constexpr Stage kStages[] = {
+      {"storage", false},   {"nnp", false},      {"caps", false},        {"restrict", false},
+      {"filter", false},    {"storage", true},   {"nnp", true},          {"roots", true},
+      {"socketpair", true}, {"pdeathsig", true}, {"child-killed", true}, {"child-caps", true},
+      {"restrict", true},   {"filter", true},    {"parent-caps", true},  {"signalfd", true}};
+  TempDir dir;
+  for (const Stage& stage : kStages) {
+    const std::string name = std::string(stage.name) + (stage.evidence ? "-evidence" : "");
+    const std::string marker = dir / name;
+    const std::string channel_path = dir / (name + ".status");
+    const int channel = open(channel_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(channel, 0);
+    SpawnOptions options;
+    options.fds = {{channel, 9}};
+    options.env = {"PATH=/usr/bin:/bin", "LANDLOCK_RUN_FAULT=" + std::string(stage.name)};
+    std::vector<std::string> argv = {testing_launcher(), "--status-fd", "9"};
+    if (stage.evidence) argv.emplace_back("--evidence");
+    argv.insert(argv.end(),
+                {"--ro", "/", "--rw", dir.path(), "--", "/bin/sh", "-c", "touch " + marker});
+    const RunResult result = execute(argv, options);
+    close(channel);
+    const std::string status = read_file(channel_path);
+    EXPECT_TRUE(result.exited_with(125)) << name << ": " << result.describe();
+    EXPECT_EQ(status.rfind("landlock-run: ", 0), 0U) << name << ": " << status;
+    EXPECT_EQ(std::count(status.begin(), status.end(), '\n'), 1) << name << ": " << status;
+    EXPECT_EQ(result.err, status) << name;
+    EXPECT_FALSE(exists(marker)) << name << ": the command ran";
+  }
 }
 
 TEST_F(LandlockRunContract, StatusFdBelowThreeIsRefused) {

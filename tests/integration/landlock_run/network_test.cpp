@@ -42,6 +42,16 @@ class LandlockRunNetwork : public ::testing::Test {
     EXPECT_FALSE(listener.received()) << "got through --deny-network: " << denied.describe();
     EXPECT_FALSE(denied.exited_with(0)) << denied.describe();
   }
+  // io_uring is refused in every run, --deny-network or not: the control runs the probe alone.
+  static void expect_uring_blocked(const InetListener& listener, const char* max_abi = nullptr) {
+    const RunResult control = execute({probe_path(), "uring_tcp4", listener.port_text()});
+    EXPECT_TRUE(listener.received()) << "control did not get through: " << control.describe();
+    for (const bool deny : {false, true}) {
+      const RunResult run = execute(confined(deny, {"uring_tcp4", listener.port_text()}, max_abi));
+      EXPECT_FALSE(listener.received()) << "io_uring got through: " << run.describe();
+      EXPECT_FALSE(run.exited_with(0)) << run.describe();
+    }
+  }
 };
 
 TEST_F(LandlockRunNetwork, Tcp4IsRefused) {
@@ -53,7 +63,7 @@ TEST_F(LandlockRunNetwork, Tcp4IsRefused) {
 TEST_F(LandlockRunNetwork, SeccompLayerAloneRefusesTcpAndIoUring) {
   InetListener listener(AF_INET, SOCK_STREAM);
   expect_blocked(listener, {"tcp4", listener.port_text()}, "3");
-  expect_blocked(listener, {"uring_tcp4", listener.port_text()}, "3");
+  expect_uring_blocked(listener, "3");
   // socket() itself fails with EACCES (Landlock alone would fail only the later connect()).
   EXPECT_EQ(execute(confined(true, {"tcp4", listener.port_text()}, "3")).out, "errno=13\n");
 }
@@ -107,7 +117,7 @@ TEST_F(LandlockRunNetwork, IoUringCannotOpenOrConnectSockets) {
     DSH_SKIP_OR_FAIL("io_uring is disabled on this host (kernel.io_uring_disabled=2)");
   }
   InetListener listener(AF_INET, SOCK_STREAM);
-  expect_blocked(listener, {"uring_tcp4", listener.port_text()});
+  expect_uring_blocked(listener);
 }
 
 TEST_F(LandlockRunNetwork, UnixSocketsKeepWorking) {

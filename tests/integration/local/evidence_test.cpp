@@ -134,6 +134,119 @@ TEST_P(Evidence, ARecordNamesTheRefusedFileHoweverTheCommandSpelledIt) {
   }
 }
 
+// The spellings an attack review forged and hid records with, each checked against what the
+// kernel did, from outside: ".." after a link (lexical folding named /root/.ssh for a write that
+// landed in the workspace), a link that leads out followed by "..", relative paths from a changed
+// cwd, and directory descriptors. A write that succeeded has no record; each refused one names
+// the object the kernel refused, which does not exist.
+TEST_P(Evidence, ForgedSpellingsNameOnlyWhatTheKernelRefused) {
+  const std::string ws = workspace_.path();
+  TempDir outside_dir("/var/tmp");  // readable everywhere, writable under no policy
+  const std::string out = outside_dir.path();
+  std::filesystem::create_directories(out + "/secret/deep/er");
+  std::filesystem::permissions(out, std::filesystem::perms::owner_all |
+                                        std::filesystem::perms::group_exec |
+                                        std::filesystem::perms::others_exec);
+  const std::string dots = "../../../../../../../..";
+  const std::string python =
+      "import os\n"
+      "d = os.open('deep', os.O_RDONLY)\n"
+      "os.close(os.open('" +
+      dots +
+      "/root/.ssh/by-dirfd', os.O_WRONLY | os.O_CREAT, 0o644, "
+      "dir_fd=d))\n"
+      "e = os.open('" +
+      out +
+      "/secret', os.O_RDONLY)\n"
+      "try:\n"
+      "  os.open('by-dirfd', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=e)\n"
+      "except OSError:\n"
+      "  pass\n";
+  llrt::write_file(workspace_ / "forge.py", python);
+  const json object = run("cd " + ws +
+                          " && mkdir -p a/b/c/d/e/f/g/h root/.ssh && ln -s a/b/c/d/e/f/g/h deep && "
+                          "echo key > deep/" +
+                          dots +
+                          "/root/.ssh/authorized_keys; "
+                          "ln -s " +
+                          out +
+                          "/secret out; (echo x > out/authorized_keys); "
+                          "ln -s " +
+                          out +
+                          "/secret/deep/er up; (echo x > up/../climbed); "
+                          "ln -s " +
+                          out +
+                          "/secret/dangling last; (echo x > last); "
+                          "(cd a/b && echo x > ../../from-cwd); (cd " +
+                          out +
+                          "/secret && echo x > ../from-cwd); "
+                          "python3 forge.py; exit 1");
+  const std::vector<std::string> landed = {"root/.ssh/authorized_keys", "root/.ssh/by-dirfd",
+                                           "from-cwd"};
+  for (const std::string& name : landed) {
+    EXPECT_TRUE(std::filesystem::exists(workspace_ / name)) << name;
+  }
+  const std::vector<std::string> refused = {out + "/secret/authorized_keys",
+                                            out + "/secret/deep/climbed", out + "/secret/dangling",
+                                            out + "/from-cwd", out + "/secret/by-dirfd"};
+  for (const std::string& path : refused) {
+    EXPECT_FALSE(std::filesystem::exists(path)) << path;
+    EXPECT_TRUE(names(object, "create", path, "outside-writable-roots"))
+        << path << " " << object["denials"].dump();
+  }
+  for (const json& denial : object["denials"]) {
+    const std::string path = denial["path"].get<std::string>();
+    EXPECT_NE(path.rfind(ws, 0), 0U) << denial.dump();
+    EXPECT_NE(path.rfind("/root/", 0), 0U) << denial.dump();
+  }
+}
+
+// io_uring is refused in every run (its operations would bypass the filter and the
+// supervisor), and the refusal is recorded as a kernel object no mode grants.
+TEST_P(Evidence, IoUringIsRefusedAndRecorded) {
+  const json object =
+      run("python3 -c \"import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
+          "r = libc.syscall(425, 1, ctypes.create_string_buffer(120)); "
+          "sys.exit(0 if r == -1 and ctypes.get_errno() == 1 else 3)\"");
+  EXPECT_EQ(object["exitCode"], 0) << object.dump();
+  EXPECT_TRUE(names(object, "io-uring", "io_uring_setup", "kernel-object"))
+      << object["denials"].dump();
+}
+
+// bind() of a pathname Unix socket creates a node (Landlock's MAKE_SOCK): refused outside the
+// writable roots and recorded with the socket's path; inside the workspace it binds, unrecorded.
+TEST_P(Evidence, UnixSocketBindIsRecordedWithItsPath) {
+  TempDir outside_dir("/var/tmp");
+  const std::string refused = outside_dir / "refused.sock";
+  const std::string inside = workspace_ / "inside.sock";
+  const std::string python =
+      "import socket\n"
+      "for path in ['" +
+      inside + "', '" + refused +
+      "']:\n"
+      "  s = socket.socket(socket.AF_UNIX)\n"
+      "  try:\n"
+      "    s.bind(path)\n"
+      "  except OSError:\n"
+      "    pass\n";
+  llrt::write_file(workspace_ / "bind.py", python);
+  const json object = run("cd " + workspace_.path() + " && python3 bind.py; exit 1");
+  EXPECT_TRUE(std::filesystem::exists(inside));
+  EXPECT_FALSE(std::filesystem::exists(refused));
+  EXPECT_TRUE(names(object, "bind", refused, "outside-writable-roots")) << object["denials"].dump();
+  EXPECT_FALSE(names(object, "bind", inside, "outside-writable-roots")) << object["denials"].dump();
+}
+
+// An fd form (fchmod) names the descriptor's file, as the kernel holds it.
+TEST_P(Evidence, AnFdFormMetadataRefusalNamesTheDescriptorsFile) {
+  llrt::write_file(workspace_ / "file", "x");
+  const std::string file = workspace_ / "file";
+  const json object =
+      run("python3 -c \"import os; os.fchmod(os.open('" + file + "', os.O_RDONLY), 0o600)\"",
+          "read-only");
+  EXPECT_TRUE(names(object, "chmod", file, "metadata")) << object["denials"].dump();
+}
+
 // Switched off per call, the launcher runs as one process and the denial is read from stderr,
 // which the result says.
 TEST_P(Evidence, NoEvidenceFallsBackToStderrAndSaysSo) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 namespace dsh::sandbox::consumer {
 namespace {
 
@@ -61,6 +63,10 @@ TEST(ToolSchema, WorkdirIsTheRootOrTheCanonicalCwdAndRelativeAgainstIt) {
   // No root: the session's cwd, canonical (a missing path stays as spelled).
   EXPECT_EQ(resolve_tool_workdir("", "/nonexistent-dsh/cwd", std::nullopt), "/nonexistent-dsh/cwd");
   EXPECT_EQ(resolve_tool_workdir("", "/", "tmp"), "/tmp");
+  // Neither: the process's directory, absolute (never a relative "." left for the spawn).
+  const std::string here = std::filesystem::current_path().string();
+  EXPECT_EQ(resolve_tool_workdir("", std::nullopt, std::nullopt), here);
+  EXPECT_EQ(resolve_tool_workdir("", std::nullopt, "sub"), here + "/sub");
 }
 
 }  // namespace

@@ -332,9 +332,11 @@ constexpr const char* kFailingBwrap = "echo 'bwrap: Creating new namespace faile
 
 TEST_F(LocalProviderFakeRunners, LandlockProbeReportingFullGivesAFullWrap) {
   LocalSandboxProvider provider(
-      config(), hooks_with(kFailingBwrap,
-                           "case \"$1\" in --probe) echo 'landlock: fully enforced';;"
-                           " --features) printf 'abi=7\\nseccomp=1\\n';; esac"));
+      config(),
+      hooks_with(
+          kFailingBwrap,
+          "case \"$1\" in --probe) echo 'landlock: fully enforced';;"
+          " --features) printf 'landlock-run=1\\nabi=7\\nseccomp=1\\nstatus_fd=1\\n';; esac"));
   const ConfinedArgv confined = provider.confine(kCommand, kRo);
   EXPECT_EQ(confined.backend, "landlock");
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
@@ -346,7 +348,8 @@ TEST_F(LocalProviderFakeRunners, LandlockProbeReportingPartialGivesAPartialWrap)
   LocalSandboxProvider provider(
       config(), hooks_with(kFailingBwrap,
                            "case \"$1\" in --probe) echo 'landlock: partially enforced (older "
-                           "ABI)';; --features) printf 'abi=3\\nseccomp=1\\n';; esac"));
+                           "ABI)';; --features) printf "
+                           "'landlock-run=1\\nabi=3\\nseccomp=1\\nstatus_fd=1\\n';; esac"));
   const ConfinedArgv confined = provider.confine(kCommand, kRo);
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(confined.ungoverned, Argv{"ioctl on device files (Landlock ABI < 5)"});
@@ -371,9 +374,28 @@ TEST_F(LocalProviderFakeRunners, MissingLauncherAndBwrapFailClosed) {
   EXPECT_THROW((void)provider.confine(kCommand, kRo), SandboxUnavailableError);
 }
 
+// A launcher that behaves as the reference's: it passes --probe and knows no --features, so it
+// would fail every run, which passes --status-fd, --evidence and --ro-try. Unusable, with why.
+TEST_F(LocalProviderFakeRunners, LauncherWithoutFeaturesIsUnusableNamingWhy) {
+  const std::string reference_like = REFERENCE_LAUNCHER_PATH;
+  LocalSandboxHooks hooks = hooks_with(kFailingBwrap, "exit 125");
+  hooks.launcher_path = reference_like;
+  LocalSandboxProvider provider(config(), hooks);
+  EXPECT_THROW((void)provider.confine(kCommand, kRo), SandboxUnavailableError);
+  const ProbeSummary summary = provider.probe_all();
+  const auto landlock =
+      std::find_if(summary.backends.begin(), summary.backends.end(),
+                   [](const BackendReport& r) { return r.backend == SandboxBackend::kLandlock; });
+  ASSERT_NE(landlock, summary.backends.end());
+  EXPECT_FALSE(landlock->usable);
+  EXPECT_NE(landlock->cause.find(reference_like + " does not answer --features"), std::string::npos)
+      << landlock->cause;
+}
+
 TEST_F(LocalProviderFakeRunners, ProbeTimeoutBoundsASlowLauncher) {
   const std::string slow =
-      "sleep 1; case \"$1\" in --probe) echo 'landlock: fully enforced';; esac";
+      "sleep 1; case \"$1\" in --probe) echo 'landlock: fully enforced';; --features) printf "
+      "'landlock-run=1\\nstatus_fd=1\\n';; esac";
   LocalSandboxProvider patient(config(15000), hooks_with(kFailingBwrap, slow));
   EXPECT_EQ(patient.confine(kCommand, kRo).backend, "landlock");
   LocalSandboxProvider hasty(config(250), hooks_with(kFailingBwrap, slow));

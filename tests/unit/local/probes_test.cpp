@@ -95,6 +95,15 @@ TEST(DiagnoseLandlock, UnknownLsmListStillExplainsTheKernel) {
   EXPECT_NE(report.fix.find("CONFIG_SECURITY_LANDLOCK"), std::string::npos);
 }
 
+TEST(LandlockFeatures, OnlyThisProjectsHandshakeAnswers) {
+  EXPECT_TRUE(answers_handshake("landlock-run=1\nabi=7\nstatus_fd=1\nfuture_key=9\n"));
+  EXPECT_FALSE(answers_handshake(""));
+  EXPECT_FALSE(answers_handshake("landlock: fully enforced\n"));
+  EXPECT_FALSE(answers_handshake("landlock-run=1\nabi=7\n"));
+  EXPECT_FALSE(answers_handshake("abi=7\nstatus_fd=1\n"));
+  EXPECT_FALSE(answers_handshake("landlock-run=12\nstatus_fd=1\n"));
+}
+
 TEST(LandlockFeatures, ReadsAbiAndSeccompAndIgnoresUnknownKeys) {
   BackendReport report;
   report.enforcement = SandboxEnforcement::kFull;
@@ -164,8 +173,8 @@ TEST(VerdictCodec, EveryLandlockFieldIsCheckedForTypeRangeAndConsistency) {
   EXPECT_EQ(layered(R"({"enforcement":"full","abi":7,"denyNetwork":true,"scopeIpc":true,)"
                     R"("denyMetadata":false})"),
             std::nullopt);
-  // ABI 0 is a launcher without --features: it reports no ABI and offers no seccomp filter.
-  EXPECT_NE(layered(R"({"enforcement":"full","abi":0,"denyNetwork":false,"scopeIpc":false,)"
+  // ABI 0 was a launcher without --features, which is no longer usable: a stale verdict.
+  EXPECT_EQ(layered(R"({"enforcement":"full","abi":0,"denyNetwork":false,"scopeIpc":false,)"
                     R"("denyMetadata":false})"),
             std::nullopt);
   EXPECT_EQ(layered(R"({"enforcement":"full","abi":0,"denyNetwork":true,"scopeIpc":false,)"

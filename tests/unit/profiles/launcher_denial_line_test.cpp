@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "denial_record.h"
+#include "path_walk.h"
 #include "profiles/denial_line.h"
 #include "profiles/landlock_run.h"
 #include "supervisor.h"
@@ -66,16 +69,69 @@ TEST(LauncherStatus, EvidenceIsAskedForWithStatusChannelsUnlessSwitchedOff) {
   EXPECT_TRUE(landlock_run_args({"", false, true}).empty());
 }
 
-TEST(SupervisorPaths, JoinsAndComparesComponentWise) {
-  char out[4096];
-  ASSERT_TRUE(landlock_run::join_lexically("/work/ws", "../x/./y//z/..", out, sizeof(out)));
-  EXPECT_STREQ(out, "/work/x/y");
-  ASSERT_TRUE(landlock_run::join_lexically("/a", "/../..", out, sizeof(out)));
-  EXPECT_STREQ(out, "/");
+TEST(SupervisorPaths, ComparesComponentWise) {
   EXPECT_TRUE(landlock_run::path_beneath("/a/b/c", "/a/b"));
   EXPECT_TRUE(landlock_run::path_beneath("/a/b", "/a/b"));
   EXPECT_FALSE(landlock_run::path_beneath("/a/bc", "/a/b"));
   EXPECT_TRUE(landlock_run::path_beneath("/anything", "/"));
+}
+
+void expect_split(const char* path, const char* parent, const char* last, bool plain,
+                  bool trailing_slash) {
+  landlock_run::SpelledPath split{};
+  ASSERT_TRUE(landlock_run::split_spelled(path, &split)) << path;
+  EXPECT_STREQ(split.parent, parent) << path;
+  EXPECT_STREQ(split.last, last) << path;
+  EXPECT_EQ(split.plain, plain) << path;
+  EXPECT_EQ(split.trailing_slash, trailing_slash) << path;
+}
+
+// The split is the kernel's: ".." and "." are never folded into the text (a link before them
+// changes where they lead), trailing slashes belong to the last component.
+TEST(SupervisorPaths, SplitsWhereTheKernelSplitsAndFoldsNothing) {
+  expect_split("link/../../root/.ssh/keys", "link/../../root/.ssh/", "keys", true, false);
+  expect_split("/dir//", "/", "dir", true, true);
+  expect_split("name", "", "name", true, false);
+  expect_split("a/..", "a/", "..", false, false);
+  expect_split("///", "/", "", false, false);
+  landlock_run::SpelledPath split{};
+  EXPECT_FALSE(landlock_run::split_spelled("", &split));
+}
+
+TEST(SupervisorPaths, WalksComponentsAndSplicesALinksTargetBeforeTheRest) {
+  char buffer[64] = "a//b/../c/";
+  const char* cursor = buffer;
+  char component[16];
+  std::vector<std::string> seen;
+  while (landlock_run::next_component(&cursor, component, sizeof(component))) {
+    seen.emplace_back(component);
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "..", "c"}));
+  char out[32] = "rest/x";
+  ASSERT_TRUE(landlock_run::splice_link("/t/../u", out, out, sizeof(out)));
+  EXPECT_STREQ(out, "/t/../u/rest/x");
+  ASSERT_TRUE(landlock_run::splice_link("t", "", out, sizeof(out)));
+  EXPECT_STREQ(out, "t");
+  EXPECT_FALSE(landlock_run::splice_link("0123456789012345678901234567890", "x", out, sizeof(out)));
+}
+
+// The launcher's exec line and the consumer's are the same bytes.
+TEST(LauncherStatus, ExecLineAgrees) {
+  EXPECT_EQ(std::string_view(landlock_run::kExecLine), kLauncherExecLine);
+}
+
+// Only the exec line: the command ran, no failure. Nothing at all: silent, the in-band rule
+// decides. The exec line then a failure: that failure.
+TEST(LauncherStatus, TheExecLineIsNoFailureAndSilenceIsNotSuccess) {
+  EXPECT_EQ(landlock_status_report("exec\n"), RunnerReport{});
+  EXPECT_EQ(landlock_status_report("exec"), RunnerReport{});  // a reader dropped the newline
+  EXPECT_FALSE(landlock_status_silent("exec\n"));
+  EXPECT_TRUE(landlock_status_silent(""));
+  EXPECT_EQ(landlock_status_report("exec\nlandlock-run: exec failed: No such file or directory\n")
+                .exec_refused,
+            127);
+  EXPECT_EQ(landlock_status_report("landlock-run: seccomp filter error: EIO\n").failure,
+            "landlock-run: seccomp filter error: EIO");
 }
 
 }  // namespace

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// The check after a confined run: git state the run changed is put back, and a name git would
+// read that the run added to a git directory is removed. It is what holds on Landlock alone
+// (whose grants cannot carve a file out of a writable root) and for the names bwrap cannot bind
+// because they do not exist yet (a planted `commondir`); under bwrap the read-only binds have
+// already kept the rest unchanged. See docs/boundary.md, "What a run can leave behind".
+#pragma once
+
+#include <sys/types.h>
+#include <ctime>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dsh/sandbox/policy.h"
+#include "policy/git_state.h"
+
+namespace dsh::sandbox::policy {
+
+// The state of one protected path before the run.
+struct SavedPath {
+  std::string path;
+  bool exists = false;
+  mode_t mode = 0;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  struct timespec mtime {};
+  std::optional<std::string> bytes;  // a regular file's content, when small enough to keep
+  std::vector<SavedPath> children;   // a directory's entries (one level: hooks are flat)
+};
+
+// A git directory inside a writable root, with the names its top level held.
+struct SavedGitDir {
+  std::string path;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::set<std::string> names;
+};
+
+class GitGuard {
+ public:
+  // The git state beneath `context.walk_roots` as it is now; nothing is created. What lies
+  // beneath a `lifted` path (a `!PATH` entry of deny_write) is left to the run.
+  static GitGuard before(GitStateContext context, const std::vector<std::string>& lifted = {});
+
+  // The guard of a workspace-write run (the workspace and the extra writable roots, `~/` from
+  // $HOME), or nullopt for any other mode.
+  static std::optional<GitGuard> for_run(const SandboxExecutionPolicy& policy);
+
+  // After the run (its whole tree gone): what changed is undone and each undoing described, as
+  // plain text naming the path (quoted: the names are the command's). A repository the run
+  // created is named, not changed: its config and hooks are the command's.
+  std::vector<std::string> settle() const;
+
+ private:
+  GitStateContext context_;
+  std::vector<SavedPath> saved_;
+  std::vector<SavedGitDir> git_dirs_;
+  std::set<std::string> known_;  // every git directory found before the run
+};
+
+// Whether ordinary git work (add, commit, branch, checkout, merge, rebase, stash, fetch, gc)
+// makes `name` in the top level of a git directory. Everything else there is configuration,
+// a pointer git follows, or unknown, and a run may not add it.
+bool ordinary_git_name(std::string_view name);
+
+}  // namespace dsh::sandbox::policy

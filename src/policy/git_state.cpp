@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: Apache-2.0
+// The git state beneath the writable roots, found on the host before a run (see git_state.h and
+// docs/boundary.md, "What a run can leave behind").
+#include "policy/git_state.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <deque>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "base/io.h"
+#include "base/text.h"
+#include "base/unique_fd.h"
+#include "dsh/sandbox/roots.h"
+#include "policy/host_paths.h"
+
+namespace dsh::sandbox::policy {
+
+namespace {
+
+// A git pointer or config file is a few lines; anything larger is not one.
+constexpr std::size_t kMaxGitFileBytes = std::size_t{64} * 1024;
+// git's own bound on nested includes (config.c, MAX_INCLUDE_DEPTH).
+constexpr int kMaxIncludeDepth = 10;
+// Submodules of submodules: .git/modules/a/modules/b/...
+constexpr int kMaxModuleDepth = 8;
+
+// A value with its quotes removed and an unquoted trailing comment (`#`, `;`) cut.
+std::string config_value(std::string_view raw) {
+  std::string out;
+  bool quoted = false;
+  for (const char c : raw) {
+    if (c == '"') {
+      quoted = !quoted;
+      continue;
+    }
+    if (!quoted && (c == '#' || c == ';')) break;
+    out.push_back(c);
+  }
+  return trim(out);
+}
+
+std::string parent_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
+}
+
+bool is_true(const std::string& value) {
+  const std::string lower = text::ascii_lower(value);
+  return lower.empty() || lower == "true" || lower == "yes" || lower == "on" || lower == "1";
+}
+
+// The entries of a directory (no "." or ".."), with their types (DT_UNKNOWN resolved by lstat).
+std::vector<std::pair<std::string, unsigned char>> entries_of(const std::string& dir) {
+  std::vector<std::pair<std::string, unsigned char>> out;
+  DIR* handle = ::opendir(dir.c_str());
+  if (handle == nullptr) return out;
+  while (const dirent* entry = ::readdir(handle)) {  // NOLINT(concurrency-mt-unsafe): own DIR
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    unsigned char type = entry->d_type;
+    if (type == DT_UNKNOWN) {
+      const auto info = lstat_of(join_path(dir, name));
+      type = !info                    ? DT_UNKNOWN
+             : S_ISDIR(info->st_mode) ? DT_DIR
+             : S_ISREG(info->st_mode) ? DT_REG
+             : S_ISLNK(info->st_mode) ? DT_LNK
+                                      : DT_UNKNOWN;
+    }
+    out.emplace_back(name, type);
+  }
+  ::closedir(handle);
+  return out;
+}
+
+struct GitWalk {
+  const GitStateContext& context;
+  GitState state;
+  std::set<std::string> seen_git_dirs;
+  std::set<std::string> seen_configs;
+  // core.hooksPath values of the global config that are relative: each repository's own.
+  std::vector<std::string> relative_hooks_paths;
+  std::size_t listed = 0;
+  // While reading the global configs: what they name outside the writable roots is not shown.
+  bool global = false;
+  // Whether the repository being read is bound (kMaxBoundGitDirs) or left to the check after.
+  bool bound = true;
+
+  bool under_writable(const std::string& path) const {
+    return std::any_of(context.writable_roots.begin(), context.writable_roots.end(),
+                       [&](const std::string& root) { return is_beneath(path, root); });
+  }
+
+  // A repository's state is listed wherever it lies (the plan binds only what a writable root
+  // holds); what a global config names, only inside a writable root.
+  void protect(const std::string& path) {
+    if (!lstat_of(path) || (global && !under_writable(path))) return;
+    (bound ? state.read_only : state.guarded_read_only).push_back(path);
+  }
+
+  void pin(const std::string& dir) {
+    if (under_writable(dir)) (bound ? state.pinned : state.guarded_git_dirs).push_back(dir);
+  }
+
+  void fail(std::string message) {
+    if (!state.error) state.error = std::move(message);
+  }
+
+  // `path` canonical when it exists; else, when its nearest existing ancestor lies in a writable
+  // root, created (empty file or directory) as git would, so it can be bound read-only: a name
+  // git reads later must not be left creatable. Each new component is made here, so none of it
+  // can be a symlink.
+  std::optional<std::string> existing_or_created(const std::string& path, bool directory) {
+    if (auto canonical = existing_canonical(path)) return canonical;
+    if (lstat_of(path)) {
+      fail(fmt::format(
+          "{} is a symlink to nothing, and git reads what it will point to as configuration or "
+          "hooks; remove it or make it point to an existing file, and run again",
+          text::quoted(path)));
+      return std::nullopt;
+    }
+    if (!context.create_missing) return std::nullopt;
+    std::vector<std::string> missing;
+    std::string ancestor = lexically_normalize(path);
+    while (!lstat_of(ancestor) && ancestor != "/") {
+      missing.push_back(ancestor.substr(ancestor.rfind('/') + 1));
+      ancestor = parent_of(ancestor);
+    }
+    auto base = existing_canonical(ancestor);
+    if (!base || !under_writable(*base)) return std::nullopt;
+    std::string made = *base;
+    for (std::size_t i = missing.size(); i-- > 0;) {
+      made.append("/").append(missing[i]);
+      if (i > 0 || directory) {
+        if (::mkdir(made.c_str(), 0755) != 0) return std::nullopt;
+      } else {
+        const UniqueFd fd(
+            ::open(made.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+        if (fd.get() < 0) return std::nullopt;
+      }
+    }
+    return existing_canonical(made);
+  }
+
+  std::string expand_home(const std::string& value) const {
+    if (value.starts_with("~/") && !context.home.empty()) return context.home + value.substr(1);
+    return value;
+  }
+
+  // A config file and everything it includes, at any depth git follows: each read-only, a
+  // missing include target created empty (an empty file is an empty config).
+  void protect_config(const std::string& file, int depth) {
+    if (depth > kMaxIncludeDepth || !seen_configs.insert(file).second) return;
+    protect(file);
+    const std::string text = read_small(file);
+    std::vector<std::string> targets = git_config_values(text, "include", "path");
+    const std::vector<std::string> conditional = git_config_values(text, "includeif", "path");
+    targets.insert(targets.end(), conditional.begin(), conditional.end());
+    for (const std::string& value : targets) {
+      std::string target = expand_home(value);
+      if (target.empty() || target.starts_with('~')) continue;
+      if (!target.starts_with('/')) target = join_path(parent_of(file), target);
+      if (auto existing = existing_or_created(target, false)) protect_config(*existing, depth + 1);
+    }
+    for (const std::string& value : git_config_values(text, "core", "hookspath")) {
+      const std::string path = expand_home(value);
+      if (!path.starts_with('/')) continue;  // relative to each worktree: protect_repository
+      if (auto dir = existing_or_created(path, true)) protect(*dir);
+    }
+  }
+
+  void protect_hooks(const std::string& gitdir) {
+    const std::string hooks = gitdir + "/hooks";
+    // A missing hooks directory would be creatable inside the pinned git directory: it is made
+    // empty, as git init makes it, where the directory is a repository's (it has a config).
+    if (!lstat_of(hooks) && lstat_of(gitdir + "/config")) existing_or_created(hooks, true);
+    protect(hooks);
+    // A hook with a second name elsewhere could be rewritten through it. A sample is never run:
+    // git runs only the exact hook name.
+    for (const auto& [name, type] : entries_of(hooks)) {
+      if (name.ends_with(".sample")) continue;
+      const std::string hook = join_path(hooks, name);
+      const auto info = lstat_of(hook);
+      if (info && S_ISREG(info->st_mode) && info->st_nlink > 1) {
+        fail(fmt::format(
+            "the hook {} has {} hard links; a write through another name would change what git "
+            "runs. Replace it with a copy and run again",
+            text::quoted(hook), info->st_nlink));
+      }
+    }
+  }
+
+  bool reads_worktree_config(const std::string& config_file) const {
+    const std::vector<std::string> values =
+        git_config_values(read_small(config_file), "extensions", "worktreeconfig");
+    return !values.empty() && is_true(values.back());
+  }
+
+  // config.worktree: read when extensions.worktreeConfig is on in `common_config`; a missing
+  // one is then created empty, so it cannot be planted.
+  void protect_worktree_config(const std::string& dir, const std::string& common_config) {
+    const std::string file = dir + "/config.worktree";
+    if (lstat_of(file)) {
+      protect_config(file, 0);
+    } else if (reads_worktree_config(common_config)) {
+      if (auto made = existing_or_created(file, false)) protect_config(*made, 0);
+    }
+  }
+
+  // A linked worktree's administrative directory (GITDIR/worktrees/NAME): its own HEAD and index
+  // stay writable; what points git elsewhere is read-only.
+  void protect_worktree_admin(const std::string& admin, const std::string& common_config) {
+    pin(admin);
+    protect(admin + "/commondir");
+    protect(admin + "/gitdir");
+    protect_worktree_config(admin, common_config);
+    // gitdir names the linked worktree's .git file; rewriting that file would point git at a
+    // directory the command made.
+    const std::string dotgit = trim(read_small(admin + "/gitdir"));
+    if (dotgit.starts_with('/')) protect(dotgit);
+  }
+
+  void protect_modules(const std::string& dir, int depth) {
+    if (depth > kMaxModuleDepth) return;
+    for (const auto& [name, type] : entries_of(dir)) {
+      if (type != DT_DIR) continue;
+      const std::string sub = join_path(dir, name);
+      // A submodule's name may hold slashes: modules/a/b is the git directory of "a/b".
+      if (lstat_of(sub + "/HEAD")) {
+        protect_git_dir(sub, depth + 1);
+      } else {
+        protect_modules(sub, depth + 1);
+      }
+    }
+  }
+
+  void protect_git_dir(const std::string& gitdir, int depth) {
+    if (depth > kMaxModuleDepth || !seen_git_dirs.insert(gitdir).second) return;
+    pin(gitdir);
+    const std::string config = gitdir + "/config";
+    protect_config(config, 0);
+    // git honours commondir whenever it exists: it names where config and hooks are read.
+    protect(gitdir + "/commondir");
+    protect_worktree_config(gitdir, config);
+    protect_hooks(gitdir);
+    protect_modules(gitdir + "/modules", depth);
+    for (const auto& [name, type] : entries_of(gitdir + "/worktrees")) {
+      if (type == DT_DIR) protect_worktree_admin(join_path(gitdir + "/worktrees", name), config);
+    }
+  }
+
+  // The git directories of the worktree `root`: its .git directory, or the directory a .git file
+  // (a linked worktree, a submodule) or symlink names, and that one's common directory.
+  std::vector<std::string> git_dirs_of(const std::string& root) {
+    const std::string dotgit = root + "/.git";
+    const auto info = lstat_of(dotgit);
+    if (!info) return {};
+    if (S_ISDIR(info->st_mode)) return {dotgit};
+    if (S_ISLNK(info->st_mode)) {
+      auto target = existing_canonical(dotgit);
+      return target && is_directory(*target) ? std::vector<std::string>{*target}
+                                             : std::vector<std::string>{};
+    }
+    if (!S_ISREG(info->st_mode)) return {};
+    protect(dotgit);  // rewriting it would point git at a directory the command made
+    const std::string pointer = trim(read_small(dotgit));
+    if (!pointer.starts_with("gitdir:")) return {};
+    std::string target = trim(pointer.substr(7));
+    if (!target.starts_with('/')) target = root + "/" + target;
+    const auto gitdir = existing_canonical(target);
+    if (!gitdir) return {};
+    std::vector<std::string> dirs = {*gitdir};
+    const std::string common = trim(read_small(*gitdir + "/commondir"));
+    if (!common.empty()) {
+      const auto common_dir =
+          existing_canonical(common.starts_with('/') ? common : *gitdir + "/" + common);
+      if (common_dir) dirs.push_back(*common_dir);
+    }
+    return dirs;
+  }
+
+  void protect_repository(const std::string& root) {
+    const std::vector<std::string> gitdirs = git_dirs_of(root);
+    for (const std::string& gitdir : gitdirs) protect_git_dir(gitdir, 0);
+    // A relative core.hooksPath is taken from the worktree's top level; a missing one is made
+    // (husky's .husky before npm install), so it is a read-only empty directory, not a creatable
+    // name.
+    std::vector<std::string> relative = relative_hooks_paths;
+    for (const std::string& gitdir : gitdirs) {
+      for (const std::string& value :
+           git_config_values(read_small(gitdir + "/config"), "core", "hookspath")) {
+        if (!value.empty() && !value.starts_with('/') && !value.starts_with('~')) {
+          relative.push_back(value);
+        }
+      }
+    }
+    for (const std::string& value : relative) {
+      if (auto dir = existing_or_created(join_path(root, value), true)) protect(*dir);
+    }
+  }
+
+  // Every directory beneath `root` is listed (none skipped: a repository planted in
+  // node_modules is as much a repository to the person's `git -C` later), except the insides of
+  // git directories, which protect_git_dir reads by their layout. Symlinks are not followed.
+  void walk(const std::string& root) {
+    std::deque<std::string> pending = {root};  // breadth first: the shallowest are bound
+    while (!pending.empty() && !state.error) {
+      const std::string dir = std::move(pending.front());
+      pending.pop_front();
+      bound = dir == root || state.pinned.size() < kMaxBoundGitDirs;
+      if (++listed > kMaxGitWalkDirectories) {
+        fail(fmt::format(
+            "the writable roots hold more than {} directories, too many to find every git "
+            "repository in them before the run; choose a smaller workspace or writable root",
+            kMaxGitWalkDirectories));
+        return;
+      }
+      bool head = false;
+      bool objects = false;
+      bool refs = false;
+      bool dotgit = false;
+      std::vector<std::string> children;
+      for (const auto& [name, type] : entries_of(dir)) {
+        if (name == ".git") {
+          dotgit = true;
+          continue;
+        }
+        head = head || (name == "HEAD" && type == DT_REG);
+        if (type != DT_DIR) continue;
+        objects = objects || name == "objects";
+        refs = refs || name == "refs";
+        children.push_back(join_path(dir, name));
+      }
+      // A bare repository, found by git's own layout test (HEAD, objects/, refs/).
+      if (head && objects && refs) {
+        protect_git_dir(dir, 0);
+        continue;
+      }
+      if (dotgit) protect_repository(dir);
+      pending.insert(pending.end(), children.begin(), children.end());
+    }
+  }
+
+  // The configs every git reads besides a repository's own: their includes and core.hooksPath
+  // may name files inside a writable root.
+  void protect_global_configs() {
+    std::vector<std::string> files = {"/etc/gitconfig"};
+    if (!context.home.empty()) {
+      std::string xdg = context.env ? context.env("XDG_CONFIG_HOME") : std::string();
+      if (!xdg.starts_with('/')) xdg = context.home + "/.config";
+      files.push_back(xdg + "/git/config");
+      files.push_back(context.home + "/.gitconfig");
+    }
+    global = true;
+    for (const std::string& file : files) {
+      protect_config(file, 0);
+      for (const std::string& value : git_config_values(read_small(file), "core", "hookspath")) {
+        if (!value.empty() && !value.starts_with('/') && !value.starts_with('~')) {
+          relative_hooks_paths.push_back(value);
+        }
+      }
+    }
+    global = false;
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> git_config_values(const std::string& text, std::string_view section,
+                                           std::string_view name) {
+  std::vector<std::string> values;
+  std::string current;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = trim(std::string_view(text).substr(start, end - start));
+    start = end + 1;
+    if (line.starts_with('[')) {
+      const std::size_t close = line.find(']');
+      if (close == std::string::npos) continue;
+      const std::string header = line.substr(1, close - 1);
+      current = text::ascii_lower(header.substr(0, header.find_first_of(" \t\".")));
+      line = trim(line.substr(close + 1));  // git takes a key on the header's line
+    }
+    const std::size_t equals = line.find('=');
+    if (current != section || equals == std::string::npos) continue;
+    if (text::ascii_lower(trim(line.substr(0, equals))) != name) continue;
+    values.push_back(config_value(line.substr(equals + 1)));
+  }
+  return values;
+}
+
+GitState git_state(const GitStateContext& context) {
+  GitWalk walk{context, {}, {}, {}, {}, 0};
+  walk.protect_global_configs();
+  for (const std::string& root : context.walk_roots) walk.walk(root);
+  return std::move(walk.state);
+}
+
+// --- host_paths.h ---
+
+std::optional<struct stat> lstat_of(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return std::nullopt;
+  return info;
+}
+
+std::optional<std::string> existing_canonical(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return std::nullopt;
+  std::string out(resolved);
+  std::free(resolved);  // NOLINT(cppcoreguidelines-no-malloc): realpath(3) allocates with malloc
+  return out;
+}
+
+bool is_directory(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+std::string read_small(const std::string& path) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) return {};
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return {};
+  std::string text;
+  if (!io::read_all(fd.get(), text, kMaxGitFileBytes).ok()) return {};
+  return text;
+}
+
+std::string trim(std::string_view text) {
+  const std::size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return {};
+  const std::size_t end = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(start, end - start + 1));
+}
+
+std::string join_path(std::string_view dir, std::string_view name) {
+  std::string path;
+  path.reserve(dir.size() + 1 + name.size());
+  return path.append(dir).append("/").append(name);
+}
+
+std::vector<std::string> directory_names(const std::string& dir) {
+  std::vector<std::string> names;
+  for (auto& [name, type] : entries_of(dir)) names.push_back(std::move(name));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace dsh::sandbox::policy

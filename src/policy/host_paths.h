@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small host look-ups shared by the path planner and the git state finder.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dsh::sandbox::policy {
+
+std::optional<struct stat> lstat_of(const std::string& path);
+
+// realpath of an existing path, else nullopt.
+std::optional<std::string> existing_canonical(const std::string& path);
+
+bool is_directory(const std::string& path);
+
+// A small regular file (at most 64 KiB) read without following a symlink at its last
+// component, or empty.
+std::string read_small(const std::string& path);
+
+std::string trim(std::string_view text);
+
+// `dir` + "/" + `name`, in one allocation.
+std::string join_path(std::string_view dir, std::string_view name);
+
+// The names in a directory, sorted, without "." and ".."; empty when it cannot be listed.
+std::vector<std::string> directory_names(const std::string& dir);
+
+}  // namespace dsh::sandbox::policy

@@ -44,7 +44,10 @@ std::vector<std::string> denial_lines(const SandboxFacts& sandbox) {
   std::set<std::string> seen;
   for (const Denial& denial : sandbox.denials.records) {
     std::string line =
-        fmt::format("[sandbox refused: {} {} ({})]", denial.op, denial.path, denial.rule);
+        denial.detail.empty()
+            ? fmt::format("[sandbox refused: {} {} ({})]", denial.op, denial.path, denial.rule)
+            : fmt::format("[sandbox refused: {} {} ({}): {}]", denial.op, denial.path, denial.rule,
+                          denial.detail);
     if (!seen.insert(line).second) continue;
     if (lines.size() == kShownRecords) break;
     lines.push_back(std::move(line));
@@ -86,7 +89,10 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
     } else if (denial.rule == "metadata") {
       add("--mode workspace-write");  // read-only alone refuses chmod, chown, utimes, xattrs
     } else if (denial.rule == "network-denied") {
-      add("--network inherit (a wider file mode does not help a network refusal)");
+      // The kernel refused the socket itself, before any name or address existed to record.
+      add("--network inherit, or --network allow:NAME,... naming what the command needs (the "
+          "socket was refused before any name or address was known; a wider file mode does not "
+          "help a network refusal)");
     } else if (denial.rule == "kernel-object") {
       add("none: " + denial.op + " (" + denial.path +
           ") is refused in every confined mode; only danger-full-access allows it");
@@ -111,6 +117,7 @@ void add_denial_json(nlohmann::json& object, const SandboxFacts& sandbox) {
                        {"rule", denial.rule},
                        {"pid", denial.pid ? nlohmann::json(*denial.pid) : nlohmann::json(nullptr)},
                        {"exe", denial.exe}});
+    if (!denial.detail.empty()) records.back()["detail"] = denial.detail;
   }
   object["denials"] = std::move(records);
   object["denialCount"] = sandbox.denials.total;

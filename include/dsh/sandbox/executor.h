@@ -25,7 +25,8 @@ struct RunRequest {
   std::vector<std::string> argv;  // exact argv; a shell command is {"bash", "-c", COMMAND}
   SandboxMode mode = SandboxMode::kReadOnly;
   std::string workspace_root;  // absolute; empty: the working directory
-  NetworkPolicy network = NetworkPolicy::kInherit;
+  // No network unless the caller opens it (inherit, or an allow-list).
+  NetworkPolicy network = NetworkPolicy::kDeny;
   std::string workdir;  // where the command starts; empty: the workspace root
   // Set over the caller's environment after the scrub (DSH_*, and names containing KEY,
   // PASSWORD, SECRET or TOKEN, are dropped from the ambient environment, never from this map).

@@ -4,12 +4,18 @@
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
 export type ConfinedSandboxMode = 'read-only' | 'workspace-write';
 export type SandboxEnforcement = 'full' | 'partial';
-export type NetworkPolicy = 'inherit' | 'deny';
+/**
+ * A confined command's network (--network). Default (omitted): 'deny', no network in
+ * read-only and workspace-write; 'inherit' opens the caller's network, `allow:NAME,...` only the
+ * destinations listed (docs/network.md). danger-full-access keeps the caller's network.
+ */
+export type NetworkPolicy = 'inherit' | 'deny' | `allow:${string}`;
 
 export interface SandboxPolicy {
   mode: ConfinedSandboxMode;
   workspaceRoot: string;
   sessionId?: string;
+  /** Default 'deny': no network unless opened. */
   network?: NetworkPolicy;
 }
 
@@ -79,6 +85,7 @@ export interface BindingOptions {
 export interface RunOptions extends BindingOptions {
   mode?: SandboxMode;
   workspaceRoot?: string;
+  /** Default 'deny' in confined modes: no network unless opened ('inherit', 'allow:...'). */
   network?: NetworkPolicy;
   /** Seconds, at most 600 (default 120). */
   timeout?: number;

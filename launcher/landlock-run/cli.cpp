@@ -34,6 +34,7 @@ bool add_rw(Options& o, const char* value, int) {
 }
 // Boolean switches are idempotent: repeating one asks for nothing new.
 bool set_deny_network(Options& o, const char*, int) { return o.deny_network = true; }
+bool set_private_netns(Options& o, const char*, int) { return o.private_netns = true; }
 bool set_deny_metadata(Options& o, const char*, int) { return o.deny_metadata = true; }
 bool set_scope_ipc(Options& o, const char*, int) { return o.scope_ipc = true; }
 bool set_evidence(Options& o, const char*, int) { return o.evidence = true; }
@@ -62,6 +63,7 @@ constexpr FlagSpec kFlags[] = {
     {"--rw", Arity::kPath, add_rw},
     {"--ro-try", Arity::kPath, add_ro_try},
     {"--deny-network", Arity::kFlag, set_deny_network},
+    {"--private-netns", Arity::kFlag, set_private_netns},
     {"--deny-metadata", Arity::kFlag, set_deny_metadata},
     {"--scope-ipc", Arity::kFlag, set_scope_ipc},
     {"--evidence", Arity::kFlag, set_evidence},  // supervisor.h

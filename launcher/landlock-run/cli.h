@@ -42,6 +42,7 @@ struct Options {
   Grant* grants = nullptr;          // caller-provided storage, argc entries suffice
   size_t grant_count = 0;
   bool deny_network = false;
+  bool private_netns = false;  // --private-netns: the caller gave this run its own netns
   bool deny_metadata = false;
   bool scope_ipc = false;
   bool evidence = false;        // fork a supervisor that records refusals on the status fd

@@ -21,6 +21,8 @@
 // - --deny-network: socket()/socketpair() fail with EACCES for every family but AF_UNIX, as does
 //   io_uring (refused in every run, EPERM); on ABI >= 4 Landlock also handles TCP bind/connect with
 //   no rule (second layer).
+//   With --private-netns (the caller unshared the network namespace; checked: it must hold lo
+//   alone) a NETLINK_ROUTE socket is allowed too, so getifaddrs(3) lists lo instead of failing.
 // - --allow-connect-port N: TCP connect to port N only (Landlock ABI 4), stream sockets only
 //   (seccomp): the network allow-list's inside wall (net_allow.h).
 // - --scope-ipc: ABI >= 6 scopes abstract Unix sockets and signals to the sandbox; on an older
@@ -51,6 +53,7 @@
 // new/delete, and it is compiled without exceptions, RTTI and thread-safe statics.
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -411,7 +414,7 @@ int prepare_supervisor(const sigset_t& supervised) {
     }
     enforce(ruleset);
     FilterChoice filter{options.deny_network, options.deny_metadata, true,
-                        options.allow_connect_port >= 0};
+                        options.allow_connect_port >= 0, options.private_netns};
     const int listener = fault("filter") ? -EIO : install_notify_filter(filter);
     if (listener < 0) fail("seccomp filter error: %s", strerror(-listener));
     send_fd(sockets[1], listener);
@@ -426,10 +429,27 @@ int prepare_supervisor(const sigset_t& supervised) {
   const int listener = receive_fd(sockets[0]);
   close(sockets[0]);
   if (listener < 0) await_failed_child(child);
-  const SupervisorConfig config{FilterChoice{options.deny_network, options.deny_metadata, true,
-                                             options.allow_connect_port >= 0},
-                                roots, root_count, g_status_fd};
+  const SupervisorConfig config{
+      FilterChoice{options.deny_network, options.deny_metadata, true,
+                   options.allow_connect_port >= 0, options.private_netns},
+      roots, root_count, g_status_fd};
   exit_like(supervise(listener, child, signal_fd, config));
+}
+
+// --private-netns is the caller's word that the run has a network namespace of its own; a route
+// socket is allowed only after the namespace proves it: lo is its one interface. (Asked before
+// the filter exists: if_nameindex(3) itself opens a NETLINK_ROUTE socket.)
+bool netns_holds_lo_alone() {
+  struct if_nameindex* names = if_nameindex();
+  if (names == nullptr) return false;
+  size_t count = 0;
+  bool lo = false;
+  for (const struct if_nameindex* name = names; name->if_index != 0; ++name) {
+    ++count;
+    lo = lo || strcmp(name->if_name, "lo") == 0;
+  }
+  if_freenameindex(names);
+  return count == 1 && lo;
 }
 
 [[noreturn]] void run_confined(const Options& options, char* const* argv) {
@@ -449,6 +469,14 @@ int prepare_supervisor(const sigset_t& supervised) {
            abi);
     }
   }
+  if (options.private_netns) {
+    if (!options.deny_network) fail("usage error: --private-netns needs --deny-network");
+    if (!netns_holds_lo_alone()) {
+      fail(
+          "--private-netns: this network namespace has interfaces besides lo; it is not a "
+          "private one (bwrap --unshare-net)");
+    }
+  }
   set_no_new_privs();
   const int ruleset = build_ruleset(options, abi);
   if (options.evidence) run_supervised(options, argv, abi, ruleset);
@@ -457,7 +485,7 @@ int prepare_supervisor(const sigset_t& supervised) {
   }
   enforce(ruleset);
   const FilterChoice filter{options.deny_network, options.deny_metadata, false,
-                            options.allow_connect_port >= 0};
+                            options.allow_connect_port >= 0, options.private_netns};
   if (const int rc = fault("filter") ? -EIO : install_filter(filter); rc < 0) {
     fail("seccomp filter error: %s", strerror(-rc));
   }

@@ -72,6 +72,8 @@ constexpr size_t block_length(const SyscallRule& rule) {
       return 7;
     case ArgMatch::kLow32NotIn:
       return 4 + rule.allowed_count;
+    case ArgMatch::kLow32NotEqualIf:
+      return 7;
   }
   return 7;
 }
@@ -89,13 +91,14 @@ constexpr size_t kMaxRules =
     sizeof(kTerminalRules) / sizeof(SyscallRule) + sizeof(kIpcRules) / sizeof(SyscallRule) +
     sizeof(kKeyringRules) / sizeof(SyscallRule) + sizeof(kNamespaceRules) / sizeof(SyscallRule) +
     sizeof(kIoUringRules) / sizeof(SyscallRule) + sizeof(kNetworkRules) / sizeof(SyscallRule) +
+    sizeof(kNetnsNetworkRules) / sizeof(SyscallRule) +
     sizeof(kMetadataRules) / sizeof(SyscallRule) + sizeof(kWriteIntentRules) / sizeof(SyscallRule) +
     sizeof(kStreamNetworkRules) / sizeof(SyscallRule);
 constexpr size_t kMaxProgram =
     kPrologueLength + table_length(kTerminalRules) + table_length(kIpcRules) +
     table_length(kKeyringRules) + table_length(kNamespaceRules) + table_length(kIoUringRules) +
-    table_length(kNetworkRules) + table_length(kMetadataRules) + table_length(kWriteIntentRules) +
-    table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
+    table_length(kNetworkRules) + table_length(kNetnsNetworkRules) + table_length(kMetadataRules) +
+    table_length(kWriteIntentRules) + table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
 // A leaf holds at most this many units (below), checked one after another.
@@ -225,6 +228,15 @@ class Program {
         load(kNrOffset);
         break;
       }
+      case ArgMatch::kLow32NotEqualIf:  // the guard argument first, then the required value
+        jump_eq(nr, 0, 6);
+        load(arg_low_offset(rule.guard_arg));
+        jump_eq(rule.guard_value, 0, 3);  // guard not met: on to reloading the number
+        load(arg_low_offset(rule.arg));
+        jump_eq(low, 1, 0);  // the required value: skip the deny
+        ret(deny);
+        load(kNrOffset);
+        break;
       case ArgMatch::kNotEqual:  // allowed only when all 64 bits match: high garbage fails
         jump_eq(nr, 0, 6);
         load(arg_low_offset(rule.arg));
@@ -330,7 +342,8 @@ int build(const FilterChoice& choice, Program* program) {
   rules.add(kKeyringRules);
   rules.add(kNamespaceRules);
   rules.add(kIoUringRules);
-  if (choice.deny_network) rules.add(kNetworkRules);
+  if (choice.deny_network && choice.private_netns) rules.add(kNetnsNetworkRules);
+  if (choice.deny_network && !choice.private_netns) rules.add(kNetworkRules);
   if (choice.deny_metadata) rules.add(kMetadataRules);
   if (choice.stream_network_only) rules.add(kStreamNetworkRules);
   if (choice.notify) rules.add(kWriteIntentRules);
@@ -356,6 +369,9 @@ bool rule_matches(const SyscallRule& rule, const unsigned long long* args) {
         if (rule.allowed[i] == low) return false;
       }
       return true;
+    case ArgMatch::kLow32NotEqualIf:
+      return static_cast<uint32_t>(args[rule.guard_arg] & 0xffffffffU) == rule.guard_value &&
+             low != static_cast<uint32_t>(rule.value);
   }
   return true;
 }
@@ -378,7 +394,10 @@ const SyscallRule* matching_rule(const FilterChoice& choice, int nr,
   if (rule == nullptr) rule = find_in(kKeyringRules, nr, args);
   if (rule == nullptr) rule = find_in(kNamespaceRules, nr, args);
   if (rule == nullptr) rule = find_in(kIoUringRules, nr, args);
-  if (rule == nullptr && choice.deny_network) rule = find_in(kNetworkRules, nr, args);
+  if (rule == nullptr && choice.deny_network) {
+    rule = choice.private_netns ? find_in(kNetnsNetworkRules, nr, args)
+                                : find_in(kNetworkRules, nr, args);
+  }
   if (rule == nullptr && choice.deny_metadata) rule = find_in(kMetadataRules, nr, args);
   if (rule == nullptr && choice.stream_network_only) {
     rule = find_in(kStreamNetworkRules, nr, args);

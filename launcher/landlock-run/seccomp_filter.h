@@ -16,6 +16,8 @@ struct FilterChoice {
   // write-intent rules are added (supervisor.h). Installed only through install_notify_filter.
   bool notify = false;
   bool stream_network_only = false;  // --allow-connect-port (net_allow.h)
+  // --private-netns: with deny_network, kNetnsNetworkRules replace kNetworkRules.
+  bool private_netns = false;
 };
 
 // The largest program build_filter_bytes can produce, in bytes.

@@ -38,7 +38,10 @@ enum class ArgMatch {
   kNotEqual,     // fails unless args[arg] == value (all 64 bits: garbage high bits fail too)
   kLow32Equal,   // fails when (args[arg] & 0xffffffff) == value: the kernel reads an unsigned int
   kLow32AnySet,  // fails when (args[arg] & value) != 0, value a mask within the low 32 bits
-  kLow32NotIn    // fails unless (args[arg] & 0xffffffff) is one of allowed[0..allowed_count)
+  kLow32NotIn,   // fails unless (args[arg] & 0xffffffff) is one of allowed[0..allowed_count)
+  // fails when (args[guard_arg] & 0xffffffff) == guard_value and (args[arg] & 0xffffffff) !=
+  // value: one argument's value required only for one value of another
+  kLow32NotEqualIf
 };
 
 struct SyscallRule {
@@ -54,6 +57,8 @@ struct SyscallRule {
   // records, except a quiet one, which keeps failing in the filter itself: clone3's ENOSYS is
   // the libc's cue to fall back to clone, met at every fork, and no refusal of the policy.
   bool quiet = false;
+  unsigned guard_arg = 0;  // kLow32NotEqualIf only
+  uint32_t guard_value = 0;
 };
 
 // Terminal ioctl commands (x86_64/arm64 values, asm-generic/ioctls.h).
@@ -77,6 +82,22 @@ inline constexpr SyscallRule kTerminalRules[] = {
 // kIoUringRules).
 inline constexpr SyscallRule kNetworkRules[] = {
     {__NR_socket, "socket(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
+    {__NR_socketpair, "socketpair(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
+};
+
+// --deny-network with --private-netns: the same wall, less NETLINK_ROUTE. Inside a network
+// namespace of its own (bwrap --unshare-net) a route socket sees only lo, and changing an
+// address or a route needs CAP_NET_ADMIN there, which the command never holds: what it gains is
+// getifaddrs(3) and if_nameindex(3) (node's os.networkInterfaces()), which answer with lo instead
+// of failing. In the host's namespace (Landlock alone) the table above applies: a route socket
+// there would list the host's addresses and watch its routing changes.
+inline constexpr uint64_t kAfNetlink = 16;
+inline constexpr uint32_t kNetnsFamilies[] = {1 /* AF_UNIX */, 16 /* AF_NETLINK */};
+inline constexpr SyscallRule kNetnsNetworkRules[] = {
+    {__NR_socket, "socket(!AF_UNIX, !AF_NETLINK)", EACCES, ArgMatch::kLow32NotIn, 0, 0,
+     kNetnsFamilies, 2},
+    {__NR_socket, "socket(AF_NETLINK, !NETLINK_ROUTE)", EACCES, ArgMatch::kLow32NotEqualIf, 2,
+     0 /* NETLINK_ROUTE */, nullptr, 0, false, 0, kAfNetlink},
     {__NR_socketpair, "socketpair(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
 };
 

@@ -592,6 +592,9 @@ const char* refused_rule(const SyscallRule& rule) {
   for (const SyscallRule& r : kNetworkRules) {
     if (&r == &rule) return "network-denied";
   }
+  for (const SyscallRule& r : kNetnsNetworkRules) {
+    if (&r == &rule) return "network-denied";
+  }
   // Under the allow-list only stream sockets reach the proxy's bridge; the rest is refused.
   for (const SyscallRule& r : kStreamNetworkRules) {
     if (&r == &rule) return "network-denied";

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "seam/network_entry.h"
+
 namespace dsh::sandbox::cli {
 
 namespace {
@@ -44,8 +46,16 @@ Result<StdinMode> stdin_mode(const std::string& text) {
 // canonicalised here, once.
 Result<void> network_options(const Options& options, PolicyOptions& policy) {
   policy.network_given = !options.network.empty();
-  auto network = parse_network_option(policy.network_given ? options.network : "inherit");
+  // Confined modes have no network unless the call opens it (docs/contract.md).
+  auto network = parse_network_option(policy.network_given ? options.network : "deny");
   if (!network) return network.error();
+  for (const std::string_view list :
+       {std::string_view(options.network), std::string_view(options.network_deny)}) {
+    for (const std::string& note :
+         network_list_notes(list.starts_with("allow:") ? list.substr(6) : list)) {
+      fmt::print(stderr, "dsh-sandbox: note: {}\n", note);
+    }
+  }
   policy.network = network.value().first;
   policy.network_allow.allow = std::move(network.value().second);
   const bool extras = !options.network_deny.empty() || !options.network_resolve.empty();

@@ -73,6 +73,9 @@ int run(int argc, char** argv) {
   schema->add_option("--mode", options.mode, "the session's mode (default: the config's)");
   schema->add_option("--workspace", options.workspace, "the policy's workspace root");
   schema->add_option("--config", options.config_path, "JSON config file");
+  schema->add_option("--network", options.network,
+                     "the session's network: inherit | deny | allow:LIST (default: deny, or the "
+                     "config's networkAllow)");
   bool plain_executor = false;
   schema->add_flag("--no-sandbox", plain_executor, "the composition mounts no sandboxing executor");
   std::string workdir;

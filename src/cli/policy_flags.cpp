@@ -9,8 +9,9 @@ void add_policy_options(CLI::App& command, Options& options) {
                      "else the config's, else read-only)");
   command.add_option("--workspace", options.workspace, "absolute workspace root (default: cwd)");
   command.add_option("--network", options.network,
-                     "inherit | deny | allow:NAME,*.SUFFIX,ADDRESS[/BITS],... (default inherit; "
-                     "deny or allow: with danger-full-access is an error; docs/network.md)");
+                     "inherit | deny | allow:NAME,*.SUFFIX,ADDRESS[/BITS],... (default: deny, no "
+                     "network, or the config's networkAllow; deny or allow: with "
+                     "danger-full-access is an error; docs/network.md)");
   command.add_option("--network-deny", options.network_deny,
                      "with allow:, destinations refused even when allowed (same grammar)");
   command

@@ -105,7 +105,11 @@ SandboxExecutionPolicy resolve_policy(const Options& options, const RunInvocatio
   request.mode = run.policy.mode;
   request.workspace_root = call.workspace;
   SandboxExecutionPolicy policy = service.resolve(request);
-  policy.network = run.policy.network;
+  // Unconfined, the command has the network whatever the default says: only a --network the
+  // caller wrote is a request unenforceable_network refuses.
+  policy.network = policy.mode == SandboxMode::kDangerFullAccess && !run.policy.network_given
+                       ? NetworkPolicy::kInherit
+                       : run.policy.network;
   policy.network_allow = run.policy.network_allow;
   add_config_network(policy, run.policy.network_given, setup.network_rules);
   add_path_rules(policy, options, setup.path_rules);
@@ -161,10 +165,14 @@ int command_stdin(StdinMode mode) {
   return terminal ? -1 : STDIN_FILENO;
 }
 
-// Unconfined, nothing could enforce a network policy: refused rather than ignored, for a first
-// run and for an approved retry to a wider mode alike.
-std::optional<std::string> unenforceable_network(SandboxMode mode, NetworkPolicy network) {
-  if (mode != SandboxMode::kDangerFullAccess || network == NetworkPolicy::kInherit) {
+// Unconfined, nothing could enforce a network policy: a --network deny or allow: the caller
+// wrote is refused rather than ignored, for a first run and for an approved retry to a wider mode
+// alike. The default (no network in confined modes) is no such request: a danger-full-access
+// run, or a retry into it, keeps the network it inherently has.
+std::optional<std::string> unenforceable_network(SandboxMode mode, NetworkPolicy network,
+                                                 bool network_given) {
+  if (mode != SandboxMode::kDangerFullAccess || !network_given ||
+      network == NetworkPolicy::kInherit) {
     return std::nullopt;
   }
   return fmt::format(
@@ -187,7 +195,8 @@ RunSpec make_spec(const RunInvocation& run, const CallContext& call, SandboxExec
   // Only the agent render hands the spill files' paths on; every other form removes them.
   spec.process.keep_spill = run.agent;
   apply_environment_options(run, spec.process);
-  if (auto refused = unenforceable_network(spec.policy.mode, spec.policy.network)) {
+  if (auto refused =
+          unenforceable_network(spec.policy.mode, spec.policy.network, run.policy.network_given)) {
     throw InvalidSandboxInputError(*refused);
   }
   return spec;
@@ -313,7 +322,8 @@ std::optional<RetryOffer> approved_retry(const RunInvocation& run, const RunSpec
   }
   // The retry is held to a first run's network check, before anyone is asked: a wider mode
   // that could not enforce this call's --network is never offered.
-  if (auto refused = unenforceable_network(offer->mode, spec.policy.network)) {
+  if (auto refused =
+          unenforceable_network(offer->mode, spec.policy.network, run.policy.network_given)) {
     fmt::print(stderr, "dsh-sandbox: no retry under {}: {}\n", wire_name(offer->mode), *refused);
     return std::nullopt;
   }
@@ -462,6 +472,9 @@ int run(const Options& options) {
       if (retry && interrupts.signal() == 0) {
         // This one retry only; nothing is persisted.
         spec.policy.mode = retry->mode;
+        if (retry->mode == SandboxMode::kDangerFullAccess) {
+          spec.policy.network = NetworkPolicy::kInherit;
+        }
         for (std::string& dir : retry->allow_write) spec.policy.allow_write.push_back(dir);
         mode = retry->mode;
         record_writable_workspace(call->workspace, retry->mode, call->untrusted);

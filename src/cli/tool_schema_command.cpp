@@ -25,6 +25,13 @@ int tool_schema(const Options& options, bool plain_executor, const std::string& 
     }
     consumer::ToolComposition composition;
     if (!plain_executor) composition.executor_mode = mode;
+    if (!options.network.empty()) {
+      auto network = parse_network_option(options.network);
+      if (!network) return fail(network.error().message);
+      composition.network = network.value().first;
+    } else if (!setup.network_rules.allow.empty()) {
+      composition.network = NetworkPolicy::kAllowList;
+    }
     Result<nlohmann::json> definition = consumer::bash_tool_definition(composition);
     if (!definition) return fail(definition.error().message);
     // The policy root: --workspace resolved, else the canonical working directory.

@@ -181,8 +181,10 @@ std::vector<std::string> denial_lines(const SandboxFacts& sandbox) {
   std::vector<std::string> lines;
   std::set<std::string> seen;
   for (const Denial& denial : sandbox.denials.records) {
-    std::string line = fmt::format("[sandbox refused: {} {} ({})]", text::inert(denial.op),
+    std::string line = fmt::format("[sandbox refused: {} {} ({})", text::inert(denial.op),
                                    text::inert(denial.path), text::inert(denial.rule));
+    if (!denial.detail.empty()) line += ": " + text::inert(denial.detail);
+    line += ']';
     if (!seen.insert(line).second) continue;
     if (lines.size() == kShownRecords) break;
     lines.push_back(std::move(line));
@@ -232,7 +234,11 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
     } else if (denial.rule == "metadata") {
       wider.emplace_back("--mode workspace-write");  // read-only alone refuses chmod, chown, ...
     } else if (denial.rule == "network-denied") {
-      wider.emplace_back("--network inherit (a wider file mode does not help a network refusal)");
+      // The kernel refused the socket itself, before any name or address existed to record.
+      wider.emplace_back(
+          "--network inherit, or --network allow:NAME,... naming what the command needs (the "
+          "socket was refused before any name or address was known; a wider file mode does not "
+          "help a network refusal)");
     } else if (denial.rule == "kernel-object") {
       wider.push_back(fmt::format(
           "none: {} ({}) is refused in every confined mode; only danger-full-access allows it",
@@ -263,6 +269,7 @@ void add_denial_json(nlohmann::json& object, const SandboxFacts& sandbox) {
                        {"rule", denial.rule},
                        {"pid", denial.pid ? nlohmann::json(*denial.pid) : nlohmann::json(nullptr)},
                        {"exe", denial.exe}});
+    if (!denial.detail.empty()) records.back()["detail"] = denial.detail;
   }
   object["denials"] = std::move(records);
   object["denialCount"] = sandbox.denials.total;

@@ -30,11 +30,13 @@ std::string current_directory() {
 }
 
 consumer::RunSpec make_spec(const RunRequest& request) {
+  // deny is the default, so under danger-full-access it says nothing (the command runs
+  // unconfined, with the caller's network); an allow-list is always asked for, and unenforceable.
   if (request.mode == SandboxMode::kDangerFullAccess &&
-      request.network != NetworkPolicy::kInherit) {
+      request.network == NetworkPolicy::kAllowList) {
     throw InvalidSandboxInputError(
-        "run: a network policy under danger-full-access: the command runs unconfined, so nothing "
-        "would enforce it");
+        "run: a network allow-list under danger-full-access: the command runs unconfined, so "
+        "nothing would enforce it");
   }
   if (request.timeout_ms && (*request.timeout_ms <= 0 || *request.timeout_ms > 600'000)) {
     throw InvalidSandboxInputError(fmt::format(
@@ -43,7 +45,8 @@ consumer::RunSpec make_spec(const RunRequest& request) {
   consumer::RunSpec spec;
   spec.argv = request.argv;
   spec.policy.mode = request.mode;
-  spec.policy.network = request.network;
+  spec.policy.network =
+      request.mode == SandboxMode::kDangerFullAccess ? NetworkPolicy::kInherit : request.network;
   const std::string root =
       request.workspace_root.empty() ? current_directory() : request.workspace_root;
   spec.policy.workspace_root = resolve_workspace_root(root);

@@ -19,6 +19,11 @@ constexpr std::string_view kDescription =
     "suffices and a justification grounded in the denial; the person is asked to approve it, and "
     "a rejection is final for that command.";
 
+// Said to the model when the command's network is off or limited: a wider file mode is no fix.
+constexpr std::string_view kNetworkNote =
+    " The command has no network access beyond what the sandbox's network policy allows; a "
+    "connection it refuses is a policy denial too, and a wider sandbox mode does not open it.";
+
 json pairing_texts() {
   json texts = json::array();
   // The reference's three pairing errors, in its order.
@@ -72,8 +77,13 @@ Result<json> bash_tool_definition(const ToolComposition& composition) {
                 {"notAvailable", kToolNotAvailable},
                 {"pairing", pairing_texts()}};
   if (confines) texts["escalationHint"] = escalation_hint_marker("command");
+  std::string description(kDescription);
+  if (confines && composition.network != NetworkPolicy::kInherit) {
+    description += kNetworkNote;
+  }
   return json{{"name", "bash"},
-              {"description", kDescription},
+              {"description", description},
+              {"network", confines ? json(wire_name(composition.network)) : json("inherit")},
               {"input_schema",
                {{"type", "object"},
                 {"properties", properties},

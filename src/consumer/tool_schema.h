@@ -28,6 +28,8 @@ struct ToolComposition {
   std::optional<SandboxMode> executor_mode;
   bool policy_service = true;     // whether a policy service is composed
   bool run_in_background = true;  // whether background runs are offered
+  // The network a confined command gets: none unless the session's policy opens it.
+  NetworkPolicy network = NetworkPolicy::kDeny;
 };
 
 // {"name":"bash","description":...,"input_schema":{...},"texts":{...}}; the load error (exact

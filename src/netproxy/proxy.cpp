@@ -67,13 +67,21 @@ struct Proxy {
     deny_path(fmt::format("{}:{}", host, port));
   }
   // `path` as the client wrote it, when it is no destination at all (the encoder escapes it).
-  void deny_path(const std::string& path) const {
+  void deny_path(const std::string& path, std::string detail = {}) const {
     Denial denial;
     denial.op = "connect";
     denial.rule = "network-not-allowed";
     denial.path = path;
+    denial.detail = std::move(detail);
     write_fd(status_fd, profiles::encode_denial_line(denial));
   }
+};
+
+// A destination the lists admitted but none of whose addresses may be reached: the record names
+// the first refused address (the entry learn mode proposes), the name, the range and the fix.
+struct Refusal {
+  std::string path;    // ADDRESS:PORT, or HOST:PORT when a deny entry refused the address
+  std::string detail;  // for the record and the client's 403 body
 };
 
 std::string host_for_path(const Destination& destination) {
@@ -207,51 +215,72 @@ awaitable<void> checked_pump(const Proxy& proxy, Client::socket& client, tcp::so
   co_await pump(client, upstream, std::move(pending));
 }
 
+std::string address_for_path(const IpAddress& address) {
+  return address.v4 ? format_ip(address) : "[" + format_ip(address) + "]";
+}
+
+Refusal refusal_of(const Destination& destination, const IpAddress& address,
+                   const AddressRefusal& why, Admission how) {
+  const std::string where = host_for_path(destination);
+  const std::string address_text = format_ip(address);
+  std::string detail = destination.address ? fmt::format("{} is in {}", where, why.range)
+                                           : fmt::format("{} resolves to {}, in {}",
+                                                         destination.host, address_text, why.range);
+  // A deny entry wins over every allow entry: there is no entry to propose, so the record keeps
+  // the host (which learn finds already listed).
+  if (why.entry.empty()) return {fmt::format("{}:{}", where, destination.port), std::move(detail)};
+  detail += how == Admission::kWildcard ? ", which a wildcard entry never reaches"
+                                        : ", which only an address entry reaches (not a name)";
+  detail += fmt::format("; allow it with --network allow:{}", why.entry);
+  return {fmt::format("{}:{}", address_for_path(address), destination.port), std::move(detail)};
+}
+
+asio::ip::address asio_address(const IpAddress& address) {
+  asio::ip::address_v6::bytes_type bytes{};
+  std::memcpy(bytes.data(), address.bytes.data(), 16);
+  const asio::ip::address_v6 v6(bytes);
+  return address.v4 ? asio::ip::address(asio::ip::make_address_v4(asio::ip::v4_mapped, v6))
+                    : asio::ip::address(v6);
+}
+
+// The addresses to try for `destination`: its literal, its override, or what DNS answers.
+awaitable<std::vector<IpAddress>> addresses_of(const Proxy& proxy, const Destination& destination) {
+  if (destination.address) co_return std::vector<IpAddress>{*destination.address};
+  if (const auto mapped = proxy.rules.override_for(destination.host)) {
+    co_return std::vector<IpAddress>{*mapped};
+  }
+  std::vector<IpAddress> out;
+  tcp::resolver resolver(proxy.io);
+  std::error_code error;
+  // The canonical name, exactly the string the lists were checked against.
+  const auto results = co_await resolver.async_resolve(
+      destination.host, std::to_string(destination.port), tcp::resolver::numeric_service,
+      asio::redirect_error(use_awaitable, error));
+  if (error) co_return out;
+  for (const auto& entry : results) {
+    const asio::ip::address ip = entry.endpoint().address();
+    const auto address = parse_ip(ip.is_v4() ? ip.to_string() : ip.to_v6().to_string());
+    if (address) out.push_back(*address);
+  }
+  co_return out;
+}
+
 // Resolves (or takes the literal or the override) and connects to the first admitted address.
 // nullopt with `refused` set: no address may be reached.
 awaitable<std::optional<tcp::socket>> dial(const Proxy& proxy, const Destination& destination,
-                                           bool& refused) {
-  refused = false;
+                                           Admission how, std::optional<Refusal>& refused) {
+  refused.reset();
   std::vector<tcp::endpoint> candidates;
-  const auto add = [&](const IpAddress& address) {
-    asio::ip::address_v6::bytes_type bytes{};
-    std::memcpy(bytes.data(), address.bytes.data(), 16);
-    const asio::ip::address_v6 v6(bytes);
-    const asio::ip::address ip =
-        address.v4 ? asio::ip::address(asio::ip::make_address_v4(asio::ip::v4_mapped, v6))
-                   : asio::ip::address(v6);
-    if (proxy.rules.admits_address(address, destination.port)) {
-      candidates.emplace_back(ip, destination.port);
+  const std::vector<IpAddress> addresses = co_await addresses_of(proxy, destination);
+  for (const IpAddress& address : addresses) {
+    if (auto why = proxy.rules.address_refusal(address, destination.port, how)) {
+      if (!refused) refused = refusal_of(destination, address, *why, how);
+    } else {
+      candidates.emplace_back(asio_address(address), destination.port);
     }
-  };
-  if (destination.address) {
-    add(*destination.address);
-  } else if (const auto mapped = proxy.rules.override_for(destination.host)) {
-    add(*mapped);
-  } else {
-    tcp::resolver resolver(proxy.io);
-    std::error_code error;
-    // The canonical name, exactly the string the lists were checked against.
-    const auto results = co_await resolver.async_resolve(
-        destination.host, std::to_string(destination.port), tcp::resolver::numeric_service,
-        asio::redirect_error(use_awaitable, error));
-    if (error) co_return std::nullopt;
-    for (const auto& entry : results) {
-      const asio::ip::address ip = entry.endpoint().address();
-      std::optional<IpAddress> address;
-      if (ip.is_v4()) {
-        address = parse_ip(ip.to_string());
-      } else {
-        address = parse_ip(ip.to_v6().to_string());
-      }
-      if (address) add(*address);
-    }
-    if (candidates.empty() && !results.empty()) refused = true;
   }
-  if (candidates.empty()) {
-    refused = refused || destination.address || proxy.rules.override_for(destination.host);
-    co_return std::nullopt;
-  }
+  if (candidates.empty()) co_return std::nullopt;
+  refused.reset();
   for (const tcp::endpoint& endpoint : candidates) {
     tcp::socket socket(proxy.io);
     std::error_code error;
@@ -361,16 +390,18 @@ awaitable<void> serve_http(const Proxy& proxy, Client::socket client, std::strin
                              http_error(403, "Forbidden", destination.error().message + "\n"));
   }
   const Destination& where = destination.value();
-  if (!proxy.rules.admits(where)) {
+  const Admission how = proxy.rules.admission(where);
+  if (how == Admission::kRefused) {
     proxy.deny(host_for_path(where), where.port);
     co_return co_await reply(client, http_error(403, "Forbidden", refusal_body(where)));
   }
-  bool refused = false;
-  auto upstream = co_await dial(proxy, where, refused);
+  std::optional<Refusal> refused;
+  auto upstream = co_await dial(proxy, where, how, refused);
   if (!upstream) {
     if (refused) {
-      proxy.deny(host_for_path(where), where.port);
-      co_return co_await reply(client, http_error(403, "Forbidden", refusal_body(where)));
+      proxy.deny_path(refused->path, refused->detail);
+      co_return co_await reply(
+          client, http_error(403, "Forbidden", "dsh-sandbox: " + refused->detail + "\n"));
     }
     co_return co_await reply(client, http_error(502, "Bad Gateway", "cannot reach upstream\n"));
   }
@@ -449,7 +480,9 @@ awaitable<void> serve_socks(const Proxy& proxy, Client::socket client, std::stri
   }
   std::string rest = pending.substr(length);
   auto destination = canonical_destination(host, port);
-  if (!destination || !proxy.rules.admits(destination.value())) {
+  const Admission how =
+      destination ? proxy.rules.admission(destination.value()) : Admission::kRefused;
+  if (how == Admission::kRefused) {
     if (destination) {
       proxy.deny(host_for_path(destination.value()), port);
     } else {
@@ -457,10 +490,10 @@ awaitable<void> serve_socks(const Proxy& proxy, Client::socket client, std::stri
     }
     co_return co_await answer(0x02);  // connection not allowed by ruleset
   }
-  bool refused = false;
-  auto upstream = co_await dial(proxy, destination.value(), refused);
+  std::optional<Refusal> refused;
+  auto upstream = co_await dial(proxy, destination.value(), how, refused);
   if (!upstream) {
-    if (refused) proxy.deny(host_for_path(destination.value()), port);
+    if (refused) proxy.deny_path(refused->path, refused->detail);
     co_return co_await answer(refused ? 0x02 : 0x05);
   }
   co_await answer(0x00);

@@ -39,43 +39,103 @@ IpAddress v6(std::initializer_list<std::uint8_t> head) {
   return address;
 }
 
+// What a special range is to a name entry: a private network a listed name may reach (a company
+// mirror on 10.x), or this host itself (loopback, link-local and its cloud metadata service at
+// 169.254.169.254, the unspecified address that connects to the local host) that only an
+// address entry reaches.
+enum class Reach { kNamed, kHostLocal };
+
 struct Range {
   IpAddress network;
   int prefix;  // over the 128-bit form
+  std::string_view kind;
+  Reach reach = Reach::kNamed;
 };
 
 const std::vector<Range>& special_ranges() {
+  constexpr Reach kLocal = Reach::kHostLocal;
   static const std::vector<Range> ranges = {
-      {v4(0, 0, 0, 0), 96 + 8},        // "this network", unspecified
-      {v4(10, 0, 0, 0), 96 + 8},       // private
-      {v4(100, 64, 0, 0), 96 + 10},    // CGNAT
-      {v4(127, 0, 0, 0), 96 + 8},      // loopback
-      {v4(169, 254, 0, 0), 96 + 16},   // link-local (cloud metadata services)
-      {v4(172, 16, 0, 0), 96 + 12},    // private
-      {v4(192, 0, 0, 0), 96 + 24},     // IETF protocol assignments
-      {v4(192, 0, 2, 0), 96 + 24},     // documentation
-      {v4(192, 88, 99, 0), 96 + 24},   // 6to4 relay anycast
-      {v4(192, 168, 0, 0), 96 + 16},   // private
-      {v4(198, 18, 0, 0), 96 + 15},    // benchmarking
-      {v4(198, 51, 100, 0), 96 + 24},  // documentation
-      {v4(203, 0, 113, 0), 96 + 24},   // documentation
-      {v4(224, 0, 0, 0), 96 + 4},      // multicast
-      {v4(240, 0, 0, 0), 96 + 4},      // reserved, broadcast
-      {v6({}), 128},                   // ::
-      {v6({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}), 128},  // ::1
-      {v6({}), 96},                                                 // IPv4-compatible
-      {v6({0, 0x64, 0xff, 0x9b}), 96},                              // NAT64
-      {v6({0, 0x64, 0xff, 0x9b, 0, 1}), 48},                        // local NAT64
-      {v6({0x01, 0x00}), 64},                                       // discard
-      {v6({0x20, 0x01, 0x0d, 0xb8}), 32},                           // documentation
-      {v6({0x20, 0x01}), 23},                                       // IETF protocol assignments
-      {v6({0x20, 0x02}), 16},                                       // 6to4
-      {v6({0xfc}), 7},                                              // unique local
-      {v6({0xfe, 0x80}), 10},                                       // link-local
-      {v6({0xfe, 0xc0}), 10},                                       // site-local (deprecated)
-      {v6({0xff}), 8},                                              // multicast
+      {v4(0, 0, 0, 0), 96 + 8, "unspecified", kLocal},  // "this network"; 0.0.0.0 is this host
+      {v4(10, 0, 0, 0), 96 + 8, "private"},
+      {v4(100, 64, 0, 0), 96 + 10, "shared address space (CGNAT)"},
+      {v4(127, 0, 0, 0), 96 + 8, "loopback", kLocal},
+      {v4(169, 254, 0, 0), 96 + 16, "link-local (cloud metadata)", kLocal},
+      {v4(172, 16, 0, 0), 96 + 12, "private"},
+      {v4(192, 0, 0, 0), 96 + 24, "IETF protocol assignments"},
+      {v4(192, 0, 2, 0), 96 + 24, "documentation"},
+      {v4(192, 88, 99, 0), 96 + 24, "6to4 relay anycast"},
+      {v4(192, 168, 0, 0), 96 + 16, "private"},
+      {v4(198, 18, 0, 0), 96 + 15, "benchmarking"},
+      {v4(198, 51, 100, 0), 96 + 24, "documentation"},
+      {v4(203, 0, 113, 0), 96 + 24, "documentation"},
+      {v4(224, 0, 0, 0), 96 + 4, "multicast"},
+      {v4(240, 0, 0, 0), 96 + 4, "reserved, broadcast"},
+      {v6({}), 128, "unspecified", kLocal},
+      {v6({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}), 128, "loopback", kLocal},
+      {v6({}), 96, "IPv4-compatible"},
+      {v6({0, 0x64, 0xff, 0x9b}), 96, "NAT64"},
+      {v6({0, 0x64, 0xff, 0x9b, 0, 1}), 48, "local NAT64"},
+      {v6({0x01, 0x00}), 64, "discard"},
+      {v6({0x20, 0x01, 0x0d, 0xb8}), 32, "documentation"},
+      {v6({0x20, 0x01}), 23, "IETF protocol assignments"},
+      {v6({0x20, 0x02}), 16, "6to4"},
+      {v6({0xfc}), 7, "unique local (private)"},
+      {v6({0xfe, 0x80}), 10, "link-local", kLocal},
+      {v6({0xfe, 0xc0}), 10, "site-local (deprecated)"},
+      {v6({0xff}), 8, "multicast"},
   };
   return ranges;
+}
+
+// The IPv4 address an IPv6 form carries (IPv4-compatible ::/96, NAT64 64:ff9b::/96, 6to4
+// 2002::/16), as its mapped form; nullopt for any other address. A name resolving to
+// 64:ff9b::7f00:1 reaches 127.0.0.1 wherever a NAT64 translator sits on the path.
+std::optional<IpAddress> embedded_v4(const IpAddress& address) {
+  if (address.v4) return std::nullopt;
+  const auto at = [&](std::size_t offset) {
+    return v4(address.bytes[offset], address.bytes[offset + 1], address.bytes[offset + 2],
+              address.bytes[offset + 3]);
+  };
+  if (in_prefix(address, v6({}), 96) || in_prefix(address, v6({0, 0x64, 0xff, 0x9b}), 96)) {
+    return at(12);
+  }
+  if (in_prefix(address, v6({0x20, 0x02}), 16)) return at(2);
+  return std::nullopt;
+}
+
+const Range* special_range(const IpAddress& address) {
+  const auto& ranges = special_ranges();
+  // The most specific range names the address (::1 is loopback, not IPv4-compatible).
+  const Range* found = nullptr;
+  for (const Range& range : ranges) {
+    if (in_prefix(address, range.network, range.prefix) &&
+        (found == nullptr || range.prefix > found->prefix)) {
+      found = &range;
+    }
+  }
+  return found;
+}
+
+// Whether only an address entry may reach `address`: this host's own ranges, also when an
+// IPv6 form carries one of them.
+bool host_local(const IpAddress& address) {
+  const Range* range = special_range(address);
+  if (range != nullptr && range->reach == Reach::kHostLocal) return true;
+  const std::optional<IpAddress> inner = embedded_v4(address);
+  if (!inner) return false;
+  range = special_range(*inner);
+  return range != nullptr && range->reach == Reach::kHostLocal;
+}
+
+std::string range_text(const Range& range) {
+  NetworkEntry entry;
+  entry.kind = NetworkEntry::Kind::kAddress;
+  entry.address = range.network;
+  entry.address.v4 = range.prefix >= 96 && in_prefix(range.network, v4(0, 0, 0, 0), 96);
+  entry.prefix = range.prefix;
+  const std::string network =
+      range.prefix == 128 ? format_ip(entry.address) + "/128" : format_network_entry(entry);
+  return fmt::format("{} ({})", network, range.kind);
 }
 
 // The host as a message may show it: control and non-ASCII bytes as \xNN.
@@ -166,12 +226,7 @@ Result<Destination> parse_authority(std::string_view authority,
   return canonical_destination(host, port);
 }
 
-bool is_special_address(const IpAddress& address) {
-  const auto& ranges = special_ranges();
-  return std::any_of(ranges.begin(), ranges.end(), [&](const Range& range) {
-    return in_prefix(address, range.network, range.prefix);
-  });
-}
+bool is_special_address(const IpAddress& address) { return special_range(address) != nullptr; }
 
 Rules::Rules(const NetworkAllowList& list) {
   for (const std::string& entry : list.allow) allow_.push_back(parse_network_entry(entry).value());
@@ -206,17 +261,39 @@ bool Rules::matches_address(const NetworkEntry& entry, const IpAddress& address,
   return in_prefix(address, entry.address, entry.prefix);
 }
 
-bool Rules::admits(const Destination& destination) const {
+Admission Rules::admission(const Destination& destination) const {
   const auto hit = [&](const NetworkEntry& entry) { return matches(entry, destination); };
-  if (std::any_of(deny_.begin(), deny_.end(), hit)) return false;
-  return std::any_of(allow_.begin(), allow_.end(), hit);
+  if (std::any_of(deny_.begin(), deny_.end(), hit)) return Admission::kRefused;
+  Admission best = Admission::kRefused;
+  for (const NetworkEntry& entry : allow_) {
+    if (!hit(entry)) continue;
+    if (entry.kind == NetworkEntry::Kind::kWildcard) {
+      if (best == Admission::kRefused) best = Admission::kWildcard;
+    } else {
+      return entry.kind == NetworkEntry::Kind::kName ? Admission::kName : Admission::kAddress;
+    }
+  }
+  return best;
 }
 
-bool Rules::admits_address(const IpAddress& address, std::uint16_t port) const {
+std::optional<AddressRefusal> Rules::address_refusal(const IpAddress& address, std::uint16_t port,
+                                                     Admission how) const {
+  for (const NetworkEntry& entry : deny_) {
+    if (matches_address(entry, address, port)) {
+      return AddressRefusal{fmt::format("the deny entry {}", format_network_entry(entry)), {}};
+    }
+  }
   const auto hit = [&](const NetworkEntry& entry) { return matches_address(entry, address, port); };
-  if (std::any_of(deny_.begin(), deny_.end(), hit)) return false;
-  if (!is_special_address(address)) return true;
-  return std::any_of(allow_.begin(), allow_.end(), hit);
+  if (std::any_of(allow_.begin(), allow_.end(), hit)) return std::nullopt;
+  const Range* range = special_range(address);
+  if (range == nullptr) return std::nullopt;
+  // A name listed exactly is trusted with what it resolves to (a mirror on a private address),
+  // but not with this host itself; a wildcard's names are anybody's to point anywhere.
+  if (how == Admission::kName && !host_local(address)) return std::nullopt;
+  NetworkEntry exact;
+  exact.kind = NetworkEntry::Kind::kAddress;
+  exact.address = address;
+  return AddressRefusal{range_text(*range), format_network_entry(exact)};
 }
 
 std::optional<IpAddress> Rules::override_for(std::string_view name) const {

@@ -41,6 +41,17 @@ Result<Destination> parse_authority(std::string_view authority,
 // (mapped, NAT64, 6to4): addresses an outside service has no business reaching for the command.
 bool is_special_address(const IpAddress& address);
 
+// How a destination's host passed the allow-list: the kind of entry that admitted it (an exact
+// name wins over a wildcard), or kRefused.
+enum class Admission { kRefused, kAddress, kName, kWildcard };
+
+// Why a resolved address may not be reached: the range (or deny entry) it falls in, and the
+// allow entry that would admit it (empty for a deny entry, which nothing overrides).
+struct AddressRefusal {
+  std::string range;  // "127.0.0.0/8 (loopback)", "the deny entry 10.0.0.0/8"
+  std::string entry;  // "127.0.0.1"
+};
+
 class Rules {
  public:
   explicit Rules(const NetworkAllowList& list);
@@ -48,10 +59,19 @@ class Rules {
   // Whether the named destination may be dialled at all (before resolution): a name must match
   // an allow name or wildcard entry, an IP literal an allow address entry; nothing that matches
   // a deny entry passes.
-  bool admits(const Destination& destination) const;
-  // Whether a resolved (or literal) address may be connected to: not in a deny entry, and when
-  // special, inside an allow address entry for this port.
-  bool admits_address(const IpAddress& address, std::uint16_t port) const;
+  Admission admission(const Destination& destination) const;
+  bool admits(const Destination& destination) const {
+    return admission(destination) != Admission::kRefused;
+  }
+  // Why a resolved (or literal) address may not be connected to, for a destination admitted
+  // `how`; nullopt when it may. Refused: an address in a deny entry; a special address no allow
+  // address entry covers, except that an exactly listed name reaches what it resolves to unless
+  // that is this host (loopback, link-local, unspecified).
+  std::optional<AddressRefusal> address_refusal(const IpAddress& address, std::uint16_t port,
+                                                Admission how) const;
+  bool admits_address(const IpAddress& address, std::uint16_t port, Admission how) const {
+    return !address_refusal(address, port, how);
+  }
   // A resolve override for `name`, when one is configured.
   std::optional<IpAddress> override_for(std::string_view name) const;
 

@@ -92,6 +92,7 @@ std::string encode_denial_line(const Denial& denial) {
   line += " pid=" + (denial.pid ? std::to_string(*denial.pid) : std::string("-"));
   line += " exe=" + percent_encode(denial.exe);
   line += " path=" + percent_encode(denial.path);
+  if (!denial.detail.empty()) line += " detail=" + percent_encode(denial.detail);
   line += '\n';
   return line;
 }
@@ -108,6 +109,8 @@ std::optional<Denial> decode_denial_line(std::string_view line) {
   const auto pid = rule ? take_field(rest, "pid") : std::nullopt;
   const auto exe = pid ? take_field(rest, "exe") : std::nullopt;
   const auto path = exe ? take_field(rest, "path") : std::nullopt;
+  // An optional last field: the launcher never writes it, the network proxy may.
+  const auto detail = path && !rest.empty() ? take_field(rest, "detail") : std::nullopt;
   if (!path || !rest.empty() || !is_word(*op) || !is_word(*rule)) return std::nullopt;
   Denial denial{.op = std::string(*op), .rule = std::string(*rule)};
   if (*pid != "-") {
@@ -119,6 +122,11 @@ std::optional<Denial> decode_denial_line(std::string_view line) {
   if (!decoded_exe || !decoded_path) return std::nullopt;
   denial.exe = std::move(*decoded_exe);
   denial.path = std::move(*decoded_path);
+  if (detail) {
+    auto decoded_detail = percent_decode(*detail);
+    if (!decoded_detail || decoded_detail->empty()) return std::nullopt;
+    denial.detail = std::move(*decoded_detail);
+  }
   return denial;
 }
 

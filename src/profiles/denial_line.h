@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The line every evidence producer writes on its status channel, one record per line:
 //
-//   denial op=OP rule=RULE pid=PID exe=EXE path=PATH
+//   denial op=OP rule=RULE pid=PID exe=EXE path=PATH [detail=DETAIL]
 //   denials-dropped N
 //
-// OP and RULE are [a-z0-9-]+; PID is a decimal, or "-" when unknown; EXE and PATH are
+// OP and RULE are [a-z0-9-]+; PID is a decimal, or "-" when unknown; EXE, PATH and DETAIL are
 // percent-encoded (every byte at or below 0x20, at or above 0x7f, and '%' itself, as %XX in upper
 // case), so a path holding spaces, newlines or invalid UTF-8 survives in one line and no field can
 // pose as another. "denials-dropped N" says a producer's own bound dropped N more records.

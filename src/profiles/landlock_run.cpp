@@ -52,7 +52,13 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
   // Read-only promises no changes at all, metadata included; workspace-write needs chmod and
   // touch inside the workspace, and seccomp cannot tell inside from outside.
   if (!workspace_write && features.deny_metadata) args.emplace_back("--deny-metadata");
-  if (policy.network == NetworkPolicy::kDeny) args.emplace_back("--deny-network");
+  if (policy.network == NetworkPolicy::kDeny) {
+    args.emplace_back("--deny-network");
+    // bwrap gave the run a network namespace holding lo alone (--unshare-net): a route socket
+    // there lists lo, so getifaddrs(3) works; the launcher checks the namespace before it allows
+    // one. In the host's namespace (Landlock alone) it stays refused.
+    if (place == LandlockPlace::kInsideBwrap) args.emplace_back("--private-netns");
+  }
   // The allow-list: TCP to the bridge's loopback port only (Landlock ABI 4), and no UDP or raw
   // socket at all (seccomp); bwrap's network namespace is the route's first wall.
   if (policy.network == NetworkPolicy::kAllowList && features.abi >= 4 && features.deny_network) {

@@ -28,7 +28,12 @@ std::vector<std::pair<std::string, std::string>> netproxy_environment() {
   const std::string http = fmt::format("http://127.0.0.1:{}", kNetProxyPort);
   // socks5h: the client hands the name to the proxy, which resolves it (DNS is the proxy's).
   const std::string socks = fmt::format("socks5h://127.0.0.1:{}", kNetProxyPort);
-  const std::string no_proxy = "localhost,127.0.0.1,::1";
+  // Empty, replacing the caller's: every destination goes through the proxy, loopback too. The
+  // command's own loopback is the namespace's, where nothing but the bridge listens (and
+  // Landlock lets it connect to the bridge's port only), so an allowed service on the host's
+  // loopback is reached only through the proxy; a name the caller exempted would otherwise go
+  // around the allow-list straight into a wall.
+  const std::string no_proxy;
   const std::string port = std::to_string(kNetProxyPort);
   return {
       {"HTTP_PROXY", http},

@@ -43,9 +43,12 @@ Result<std::vector<int>> int_array(const json& object, std::string_view field,
   return it->get<std::vector<int>>();
 }
 
-// The optional "network" field; absent means inherit, as for JSON written by the reference.
-Result<NetworkPolicy> network_field(const json& object, std::string_view what) {
-  if (!object.contains("network")) return NetworkPolicy::kInherit;
+// The optional "network" field. Absent from a policy it means deny: a confined command has no
+// network unless the policy opens it (docs/contract.md says why this differs from the
+// reference). Absent from a ConfinedArgv the reference wrote, the argv restricts nothing.
+Result<NetworkPolicy> network_field(const json& object, std::string_view what,
+                                    NetworkPolicy absent) {
+  if (!object.contains("network")) return absent;
   auto name = string_field(object, "network", what);
   if (!name) return name.error();
   return parse_network_policy(name.value());
@@ -157,7 +160,7 @@ json to_value(const ConfinedArgv& confined) {
 json to_value(const SandboxPolicy& policy) {
   json value{{"mode", wire_name(policy.mode)}, {"workspaceRoot", policy.workspace_root}};
   if (policy.session_id) value["sessionId"] = *policy.session_id;
-  if (policy.network != NetworkPolicy::kInherit) value["network"] = wire_name(policy.network);
+  value["network"] = wire_name(policy.network);
   // The path rules only when set: a policy without them reads as the reference wrote it.
   if (!policy.allow_write.empty()) value["allowWrite"] = policy.allow_write;
   if (!policy.deny_write.empty()) value["denyWrite"] = policy.deny_write;
@@ -299,7 +302,7 @@ Result<ConfinedArgv> read_facts(const json& value, ConfinedArgv confined) {
     if (!ungoverned) return ungoverned.error();
     confined.ungoverned = std::move(ungoverned).value();
   }
-  auto network = network_field(value, kWhat);
+  auto network = network_field(value, kWhat, NetworkPolicy::kInherit);
   if (!network) return network.error();
   confined.network = network.value();
   if (value.contains("refused")) {
@@ -358,7 +361,7 @@ Result<SandboxPolicy> sandbox_policy_from_value(const json& value) {
     if (!session) return session.error();
     policy.session_id = std::move(session).value();
   }
-  auto network = network_field(value, kWhat);
+  auto network = network_field(value, kWhat, NetworkPolicy::kDeny);
   if (!network) return network.error();
   policy.network = network.value();
   // networkAllow, networkDeny and networkResolve: optional string arrays, canonicalised here

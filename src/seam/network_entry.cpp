@@ -32,7 +32,41 @@ std::string lower_ascii(std::string_view text) {
   return out;
 }
 
+struct SchemePort {
+  std::string_view scheme;
+  std::uint16_t port;
+};
+constexpr std::array<SchemePort, 6> kSchemePorts = {
+    {{"http", 80}, {"https", 443}, {"ws", 80}, {"wss", 443}, {"git", 9418}, {"ssh", 22}}};
+
+// A URL's authority as an entry: `https://host:port/path` gives "host:port", `http://host/`
+// "host:80" (the scheme's port). Credentials are refused rather than dropped: an allow-list is
+// no place for a password.
+Result<std::string> url_authority(std::string_view entry) {
+  const std::size_t mark = entry.find("://");
+  const std::string scheme = lower_ascii(entry.substr(0, mark));
+  std::string_view rest = entry.substr(mark + 3);
+  rest = rest.substr(0, std::min(rest.find_first_of("/?#"), rest.size()));
+  if (rest.find('@') != std::string_view::npos) {
+    return bad_entry(entry, "a URL with user information; write the host alone");
+  }
+  if (rest.empty()) return bad_entry(entry, "a URL without a host");
+  const bool bracketed = rest.front() == '[';
+  const std::size_t close = bracketed ? rest.find(']') : 0;
+  const bool has_port = bracketed ? close != std::string_view::npos && close + 1 < rest.size()
+                                  : rest.find(':') != std::string_view::npos;
+  if (has_port) return std::string(rest);
+  const auto known = std::find_if(kSchemePorts.begin(), kSchemePorts.end(),
+                                  [&](const SchemePort& s) { return s.scheme == scheme; });
+  if (known == kSchemePorts.end()) {
+    return bad_entry(entry, "a URL whose scheme has no known port; write HOST:PORT");
+  }
+  return fmt::format("{}:{}", rest, known->port);
+}
+
 }  // namespace
+
+bool is_url_entry(std::string_view entry) { return entry.find("://") != std::string_view::npos; }
 
 std::optional<IpAddress> parse_ip(std::string_view text) {
   if (text.empty() || text.size() > 45) return std::nullopt;
@@ -122,6 +156,11 @@ Result<NetworkEntry> parse_network_entry(std::string_view entry) {
     }
   }
   if (entry.empty()) return bad_entry(entry, "is empty");
+  if (is_url_entry(entry)) {
+    auto authority = url_authority(entry);
+    if (!authority) return authority.error();
+    return parse_network_entry(authority.value());
+  }
   NetworkEntry out;
   std::string_view host = entry;
   std::optional<std::string_view> port_text;
@@ -257,6 +296,22 @@ Result<std::string> canonical_network_resolve(std::string_view mapping) {
                     text::quoted(mapping))};
   }
   return name.value().name + "=" + format_ip(*address);
+}
+
+std::vector<std::string> network_list_notes(std::string_view list) {
+  std::vector<std::string> notes;
+  std::size_t start = 0;
+  while (start < list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string_view item = list.substr(start, comma - start);
+    start = comma + 1;
+    if (!is_url_entry(item)) continue;
+    auto canonical = canonical_network_entry(item);
+    if (!canonical) continue;
+    notes.push_back(fmt::format("network entry {} is a URL; taken as {} (its host and port)",
+                                text::quoted(item), canonical.value()));
+  }
+  return notes;
 }
 
 Result<std::pair<NetworkPolicy, std::vector<std::string>>> parse_network_option(

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dsh/sandbox/result.h"
 
@@ -44,6 +45,13 @@ std::optional<std::uint16_t> parse_port(std::string_view text);
 // address in a spelling inet_pton refuses, e.g. 127.1, which the resolver would still accept).
 // The error says what is wrong.
 Result<void> check_host_name(std::string_view name);
+
+// Whether an entry is written as a URL (`https://host:port/path`): parse_network_entry takes
+// its host and port (the scheme's port when none is written) and drops the rest.
+bool is_url_entry(std::string_view entry);
+// One note per URL entry of a comma-separated list, saying what it was taken as: for the CLI to
+// print on stderr, so a pasted URL's path being dropped is never silent.
+std::vector<std::string> network_list_notes(std::string_view list);
 
 // Parses and canonicalises one entry (see NetworkAllowList in modes.h).
 Result<NetworkEntry> parse_network_entry(std::string_view entry);

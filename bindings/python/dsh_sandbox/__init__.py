@@ -62,8 +62,9 @@ def _not_found(binary):
 def confine(argv, mode="read-only", workspace_root=None, network=None, config=None,
             binary="dsh-sandbox"):
     """The confined argv for `argv` under `mode` ("read-only" or "workspace-write"), as a dict
-    with the reference's field names. Runs nothing. Raises SandboxError on bad input and
-    SandboxUnavailableError when nothing can confine it here."""
+    with the reference's field names. `network` is "deny" (the default when None: no network),
+    "inherit" or "allow:NAME,..." (docs/network.md). Runs nothing. Raises SandboxError on bad
+    input and SandboxUnavailableError when nothing can confine it here."""
     if not argv or isinstance(argv, str):
         raise SandboxError("confine: argv must be a non-empty list of strings")
     args = [binary, "confine", *_policy_args(mode, workspace_root, network, config), "--", *argv]
@@ -81,7 +82,9 @@ def run(argv, mode="read-only", workspace_root=None, network=None, timeout=None,
         binary="dsh-sandbox"):
     """Runs `argv` confined and returns the outcome dict (exitCode, signal, timedOut, denied,
     stdout, stderr, backend, enforcement, ... and exitStatus, the status dsh-sandbox exited
-    with). A nonzero exit is an outcome, not an error. `timeout` is in seconds (at most 600);
+    with). A nonzero exit is an outcome, not an error. `network`: None or "deny" (the default of
+    confined modes: no network), "inherit", or "allow:NAME,..."; danger-full-access keeps the
+    caller's network. `timeout` is in seconds (at most 600);
     `env` names variables to pass through the scrub, `unset_env` names to remove; on_stdout and
     on_stderr receive the output live, chunk by chunk. Raises SandboxError for bad input and
     SandboxUnavailableError when the command could not be confined (it did not run)."""

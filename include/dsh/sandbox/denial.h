@@ -25,6 +25,9 @@ struct Denial {
   std::string path;
   std::optional<int> pid;
   std::string exe;  // the refused process's executable, as its view names it; may be empty
+  // Why, in words, when the producer knows more than the rule: the network proxy names the
+  // resolved address, its range and the allow entry that would admit it. May be empty.
+  std::string detail;
 
   bool operator==(const Denial&) const = default;
 };

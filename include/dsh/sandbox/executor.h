@@ -25,7 +25,8 @@ struct RunRequest {
   std::vector<std::string> argv;  // exact argv; a shell command is {"bash", "-c", COMMAND}
   SandboxMode mode = SandboxMode::kReadOnly;
   std::string workspace_root;  // absolute; empty: the working directory
-  NetworkPolicy network = NetworkPolicy::kInherit;
+  // No network unless the caller opens it (inherit, or an allow-list).
+  NetworkPolicy network = NetworkPolicy::kDeny;
   // Where the command starts: empty, the workspace root; relative, against the workspace root
   // (never against the caller's directory); absolute, as given. The CLI's rule too.
   std::string workdir;

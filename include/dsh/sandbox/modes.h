@@ -30,8 +30,9 @@ enum class SandboxEnforcement {
 };
 
 // Network access of a confined command (an extension; the reference's modes govern file
-// effects only). kInherit, the default, keeps the reference's semantics: the network is as the
-// caller has it.
+// effects only). kDeny is the default: a confined command has no network unless the call opens
+// it with kInherit (the caller's network, the reference's semantics) or an allow-list.
+// danger-full-access runs unconfined and keeps the caller's network whatever the default.
 enum class NetworkPolicy {
   kInherit,  // "inherit"
   kDeny,     // "deny": no sockets beyond Unix-domain ones

@@ -23,7 +23,8 @@ struct SandboxExecutionPolicy {
   std::string workspace_root;
   // The opaque calling-session id; absent for agentless calls.
   std::optional<std::string> session_id;
-  NetworkPolicy network = NetworkPolicy::kInherit;
+  // No network unless the caller opens it (inherit, or an allow-list).
+  NetworkPolicy network = NetworkPolicy::kDeny;
   // Set when the caller resolved the root once (ResolvedWorkspace): workspace_root is then its
   // path, and nothing downstream resolves it again.
   std::optional<ResolvedWorkspace> resolved_workspace;
@@ -49,7 +50,8 @@ struct SandboxPolicy {
   ConfinedSandboxMode mode = ConfinedSandboxMode::kReadOnly;
   std::string workspace_root;
   std::optional<std::string> session_id;
-  NetworkPolicy network = NetworkPolicy::kInherit;
+  // No network unless the caller opens it (inherit, or an allow-list).
+  NetworkPolicy network = NetworkPolicy::kDeny;
   // The root as resolved by the caller, when it was: the provider then takes workspace_root as
   // an existing canonical directory instead of resolving and checking it again.
   std::optional<ResolvedWorkspace> resolved_workspace;

@@ -4,11 +4,13 @@
 // same attempt without the flag, which must get through (else the test proves nothing).
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "harness.h"
 #include "must_run.h"
@@ -110,6 +112,32 @@ TEST_F(LandlockRunNetwork, NetlinkIsRefused) {
   NetlinkListener listener;
   if (!listener.ok()) DSH_SKIP_OR_FAIL("NETLINK_USERSOCK unavailable");
   expect_blocked(listener, {"netlink", listener.port_text()});
+}
+
+// --private-netns trusts no word: in the host's namespace (which holds more than lo) the
+// launcher refuses it before the command starts, and without --deny-network it is a usage error.
+TEST_F(LandlockRunNetwork, PrivateNetnsIsRefusedInTheHostsNamespace) {
+  if (if_nametoindex("lo") != 0 && if_nametoindex("eth0") == 0) {
+    struct if_nameindex* names = if_nameindex();
+    const bool lo_alone = names != nullptr && names[0].if_index != 0 && names[1].if_index == 0;
+    if (names != nullptr) if_freenameindex(names);
+    if (lo_alone) DSH_SKIP_OR_FAIL("this test's own network namespace holds lo alone");
+  }
+  TempDir dir;
+  const std::string marker = dir / "marker";
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--deny-network", "--private-netns"},
+        std::vector<std::string>{"--private-netns"}}) {
+    std::vector<std::string> args = flags;
+    for (const char* a : {"--ro", "/", "--rw", dir.path().c_str(), "--", "/usr/bin/touch"}) {
+      args.push_back(a);
+    }
+    args.push_back(marker);
+    const RunResult run = execute(l(args));
+    EXPECT_TRUE(run.exited_with(125)) << run.describe();
+    EXPECT_NE(run.err.find("landlock-run: "), std::string::npos) << run.describe();
+    EXPECT_FALSE(std::filesystem::exists(marker));
+  }
 }
 
 TEST_F(LandlockRunNetwork, IoUringCannotOpenOrConnectSockets) {

@@ -17,6 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 #include "base/io.h"
 #include "must_run.h"
 #include "process.h"
@@ -36,7 +40,7 @@ import http.server, os, sys
 os.chdir(sys.argv[1])
 class Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args): pass
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+server = http.server.ThreadingHTTPServer((sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1", 0), Quiet)
 with open(sys.argv[2] + ".tmp", "w") as f: f.write(str(server.server_port))
 os.rename(sys.argv[2] + ".tmp", sys.argv[2])
 server.serve_forever()
@@ -184,7 +188,14 @@ TEST_F(NetProxyTest, TrickSpellingsAreRefused) {
   EXPECT_NE(outcome.proxy_status.find("path=blocked.allowed.test:" + port()), std::string::npos);
   EXPECT_NE(outcome.proxy_status.find("path=xn--llowed-2nf.test:" + port()), std::string::npos)
       << outcome.proxy_status;
-  EXPECT_NE(outcome.proxy_status.find("path=rebind.allowed.test:" + port()), std::string::npos);
+  // The wildcard admitted the name; the address it rebinds to is the refusal, with its range
+  // and the entry that would allow it.
+  EXPECT_NE(outcome.proxy_status.find(
+                "path=127.0.0.2:" + port() +
+                " detail=rebind.allowed.test%20resolves%20to%20127.0.0.2,%20in%20127.0.0.0/"
+                "8%20(loopback)"),
+            std::string::npos)
+      << outcome.proxy_status;
   EXPECT_NE(outcome.proxy_status.find("path=allowed.test:0" + port() + "0\n"), std::string::npos);
   EXPECT_NE(outcome.proxy_status.find("path=allowed.test%00.evil.test:" + port()),
             std::string::npos)
@@ -400,6 +411,153 @@ TEST_F(NetProxyTest, LandlockAloneRefusesTheAllowListAndRunsNothing) {
                "--mode", "workspace-write", "--", "touch", marker});
   EXPECT_TRUE(plain.exited_with(0)) << plain.describe();
   EXPECT_TRUE(std::filesystem::exists(marker));
+}
+
+// `run --json --learn` under `allow`, the test names resolved by `resolve`, running `script`.
+RunResult run_learn(const TempDir& workspace, const std::string& allow,
+                    const std::vector<std::string>& resolve, const std::string& script) {
+  std::vector<std::string> argv = {DSH_SANDBOX_PATH, "run",         "--json",
+                                   "--learn",        "--workspace", workspace.path(),
+                                   "--network",      allow};
+  for (const std::string& mapping : resolve)
+    argv.insert(argv.end(), {"--network-resolve", mapping});
+  argv.insert(argv.end(), {"--", "bash", "-c", script});
+  return execute(argv);
+}
+
+// The record of a refused connection to `path`, or null.
+nlohmann::json refusal(const nlohmann::json& result, const std::string& path) {
+  for (const auto& denial : result["denials"]) {
+    if (denial["op"] == "connect" && denial["rule"] == "network-not-allowed" &&
+        denial["path"] == path) {
+      return denial;
+    }
+  }
+  return nullptr;
+}
+
+std::string curl_code(const std::string& url) {
+  return "curl -s -o /dev/null -w '%{http_code}\\n' " + url + "; ";
+}
+
+// A listed name that resolves to loopback is refused: loopback is this host, which only an
+// address entry reaches. The record names the address as its path and says in its detail which
+// name resolved there, the range and the entry; learn proposes that entry, which then works.
+TEST_F(NetProxyTest, ANameResolvingToLoopbackNeedsTheAddressEntryLearnProposes) {
+  TempDir workspace;
+  const std::string url = "http://loop.test:" + port() + "/index.html";
+  const RunResult refused =
+      run_learn(workspace, "allow:loop.test", {"loop.test=127.0.0.1"}, curl_code(url));
+  ASSERT_TRUE(refused.exited_with(0)) << refused.describe();
+  const auto result = nlohmann::json::parse(refused.out);
+  EXPECT_EQ(result["stdout"], "403\n");
+  const nlohmann::json denial = refusal(result, "127.0.0.1:" + port());
+  ASSERT_FALSE(denial.is_null()) << result["denials"].dump();
+  EXPECT_EQ(denial["detail"],
+            "loop.test resolves to 127.0.0.1, in 127.0.0.0/8 (loopback), which only an address "
+            "entry reaches (not a name); allow it with --network allow:127.0.0.1");
+  EXPECT_NE(refused.err.find("learn: --network allow:loop.test,127.0.0.1\n"), std::string::npos)
+      << refused.err;
+  const RunResult allowed =
+      run_learn(workspace, "allow:loop.test,127.0.0.1", {"loop.test=127.0.0.1"}, curl_code(url));
+  ASSERT_TRUE(allowed.exited_with(0)) << allowed.describe();
+  EXPECT_EQ(nlohmann::json::parse(allowed.out)["stdout"], "200\n") << allowed.out;
+}
+
+// An allowed loopback service, asked for by address with no proxy flag: the environment sends
+// it through the proxy (no NO_PROXY exemption), which reaches the host's loopback; inside, the
+// run's own loopback has nothing but the bridge.
+TEST_F(NetProxyTest, AnAllowedLoopbackServiceIsReachedThroughTheProxy) {
+  TempDir workspace;
+  const RunResult run = run_learn(workspace, "allow:127.0.0.1", {},
+                                  "printf '[%s][%s]\\n' \"${NO_PROXY-unset}\" "
+                                  "\"${no_proxy-unset}\"; curl -sS http://127.0.0.1:" +
+                                      port() + "/index.html");
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const auto result = nlohmann::json::parse(run.out);
+  EXPECT_EQ(result["stdout"], "[][]\nhello from upstream\n") << run.out;
+  EXPECT_EQ(result["exitCode"], 0) << run.out;
+}
+
+// A pasted URL is taken as its host and port (the scheme's port when none is written), with a
+// note on stderr saying so.
+TEST_F(NetProxyTest, AUrlEntryIsItsHostAndPortWithANote) {
+  TempDir workspace;
+  const RunResult run =
+      run_learn(workspace, "allow:http://allowed.test:" + port() + "/some/path,127.0.0.1",
+                {"allowed.test=127.0.0.1"},
+                curl_code("http://allowed.test:" + port() + "/index.html") +
+                    curl_code("http://allowed.test:" + std::to_string(upstream_port + 1) + "/"));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const auto result = nlohmann::json::parse(run.out);
+  // The entry's port only: another port of the same name is refused.
+  EXPECT_EQ(result["stdout"], "200\n403\n") << run.out;
+  EXPECT_EQ(result["policy"]["networkAllow"],
+            nlohmann::json::array({"allowed.test:" + port(), "127.0.0.1"}));
+  EXPECT_NE(run.err.find("dsh-sandbox: note: network entry \"http://allowed.test:" + port() +
+                         "/some/path\" is a URL; taken as allowed.test:" + port()),
+            std::string::npos)
+      << run.err;
+}
+
+// This machine's first non-loopback IPv4 address in a special range (private, CGNAT,
+// documentation...), where a server can listen without a packet leaving the machine.
+std::string local_special_address() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return "";
+  std::string found;
+  for (const ifaddrs* entry = list; entry != nullptr && found.empty(); entry = entry->ifa_next) {
+    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET) continue;
+    const auto* in = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
+    const std::uint32_t a = ntohl(in->sin_addr.s_addr);
+    const bool special = (a >> 24) == 10 || (a >> 20) == (172U << 4 | 1) ||
+                         (a >> 16) == (192U << 8 | 168) || (a >> 22) == (100U << 2 | 1) ||
+                         (a >> 8) == (192U << 16 | 2) || (a >> 8) == (198U << 16 | 51 << 8 | 100) ||
+                         (a >> 8) == (203U << 16 | 113);
+    if (!special || (a >> 24) == 127) continue;
+    std::array<char, INET_ADDRSTRLEN> text{};
+    ::inet_ntop(AF_INET, &in->sin_addr, text.data(), text.size());
+    found = text.data();
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
+// A company mirror on a private address, played by a server on this machine's own non-loopback
+// address (no packet leaves the machine): the exactly listed name reaches it, a name a wildcard
+// admits does not, and its record names the range and the entry.
+TEST_F(NetProxyTest, AnExactNameReachesAPrivateMirrorAWildcardDoesNot) {
+  const std::string address = local_special_address();
+  if (address.empty()) DSH_SKIP_OR_FAIL("this host has no non-loopback address in a special range");
+  TempDir dir;
+  std::ofstream(dir / "index.html") << "hello from the mirror\n";
+  const std::string port_file = dir / "port";
+  Started server({"/usr/bin/python3", *upstream_dir / "server.py", dir.path(), port_file, address});
+  const int mirror_port = dsh::testing::wait_for_port_file(port_file);
+  ASSERT_NE(mirror_port, 0) << "the mirror did not start on " << address;
+  const std::string mirror = ":" + std::to_string(mirror_port);
+  TempDir workspace;
+  const RunResult run = run_learn(workspace, "allow:mirror.corp.test,*.corp.test",
+                                  {"mirror.corp.test=" + address, "pkg.corp.test=" + address},
+                                  "curl -sS http://mirror.corp.test" + mirror + "/index.html; " +
+                                      curl_code("http://pkg.corp.test" + mirror + "/index.html"));
+  ::kill(server.pid(), SIGKILL);
+  server.wait();
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const auto result = nlohmann::json::parse(run.out);
+  EXPECT_EQ(result["stdout"], "hello from the mirror\n403\n") << run.out;
+  const nlohmann::json denial = refusal(result, address + mirror);
+  ASSERT_FALSE(denial.is_null()) << result["denials"].dump();
+  const std::string detail = denial["detail"];
+  EXPECT_NE(detail.find("pkg.corp.test resolves to " + address + ", in "), std::string::npos)
+      << detail;
+  EXPECT_NE(
+      detail.find("which a wildcard entry never reaches; allow it with --network allow:" + address),
+      std::string::npos)
+      << detail;
+  EXPECT_NE(run.err.find("learn: --network allow:mirror.corp.test,*.corp.test," + address),
+            std::string::npos)
+      << run.err;
 }
 
 // A tiny npm registry on loopback: the metadata document for `tiny` (its tarball URL built from

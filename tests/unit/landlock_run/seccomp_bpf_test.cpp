@@ -182,6 +182,43 @@ TEST_F(LandlockRunSeccomp, IoUringIsRefusedInEveryRun) {
   }
 }
 
+seccomp_data socket_call(std::uint64_t family, std::uint64_t type, std::uint64_t protocol) {
+  seccomp_data data = call(__NR_socket, family, type);
+  data.args[2] = protocol;
+  return data;
+}
+
+TEST_F(LandlockRunSeccomp, DenyNetworkInAPrivateNamespaceAddsOnlyRouteNetlink) {
+  const FilterChoice netns{true, false, false, false, true};
+  const FilterChoice host{true, false};
+  constexpr std::uint64_t kNetlink = 16, kRaw = 3, kDgram = 2, kRoute = 0, kAudit = 9;
+  for (const std::uint64_t type : {kRaw, kDgram, kRaw | 0x80000}) {
+    EXPECT_EQ(verdict(netns, socket_call(kNetlink, type, kRoute)), kAllow) << type;
+    // The kernel reads family and protocol as int: high bits change nothing it sees.
+    EXPECT_EQ(verdict(netns, socket_call(0x100000000ULL | kNetlink, type, 0xff00000000ULL)),
+              kAllow);
+    EXPECT_EQ(verdict(host, socket_call(kNetlink, type, kRoute)), errno_action(EACCES)) << type;
+  }
+  for (const std::uint64_t protocol :
+       {kAudit, std::uint64_t{4} /* NETLINK_SOCK_DIAG */, std::uint64_t{12}, std::uint64_t{16}}) {
+    EXPECT_EQ(verdict(netns, socket_call(kNetlink, kRaw, protocol)), errno_action(EACCES))
+        << protocol;
+  }
+  for (const std::uint64_t family : {2ULL, 10ULL, 17ULL, 0ULL, 0x100000002ULL}) {
+    EXPECT_EQ(verdict(netns, socket_call(family, 1, 0)), errno_action(EACCES)) << family;
+    EXPECT_EQ(verdict(netns, call(__NR_socketpair, family)), errno_action(EACCES)) << family;
+  }
+  EXPECT_EQ(verdict(netns, socket_call(1, 1, 0)), kAllow);
+  EXPECT_EQ(verdict(netns, call(__NR_io_uring_setup)), errno_action(EPERM));
+  // The supervisor answers as the filter does.
+  const unsigned long long route[6] = {kNetlink, kRaw, kRoute, 0, 0, 0};
+  const unsigned long long audit[6] = {kNetlink, kRaw, kAudit, 0, 0, 0};
+  EXPECT_EQ(matching_rule(netns, __NR_socket, route), nullptr);
+  ASSERT_NE(matching_rule(netns, __NR_socket, audit), nullptr);
+  EXPECT_EQ(matching_rule(netns, __NR_socket, audit)->err, EACCES);
+  EXPECT_NE(matching_rule(host, __NR_socket, route), nullptr);
+}
+
 TEST_F(LandlockRunSeccomp, DenyMetadataFailsEveryTableEntry) {
   const FilterChoice meta{false, true};
   for (const SyscallRule& rule : kMetadataRules) {
@@ -312,6 +349,12 @@ TEST_F(LandlockRunSeccomp, EveryTableRuleAppliesWithEveryChoice) {
       case ArgMatch::kLow32AnySet:
       case ArgMatch::kLow32NotIn:
         return call(rule.nr, 0xdeadbeef);
+      case ArgMatch::kLow32NotEqualIf: {
+        seccomp_data data = call(rule.nr);
+        data.args[rule.guard_arg] = rule.guard_value;
+        data.args[rule.arg] = rule.value + 1;
+        return data;
+      }
     }
     return call(rule.nr);
   };
@@ -322,14 +365,15 @@ TEST_F(LandlockRunSeccomp, EveryTableRuleAppliesWithEveryChoice) {
       EXPECT_EQ(verdict(choice, data), errno_action(rule.err)) << rule.name;
     }
   };
-  for (const FilterChoice& choice :
-       {none_, FilterChoice{true, false}, FilterChoice{false, true}, all_}) {
+  for (const FilterChoice& choice : {none_, FilterChoice{true, false}, FilterChoice{false, true},
+                                     all_, FilterChoice{true, true, false, false, true}}) {
     expect_all(choice, kTerminalRules);
     expect_all(choice, kIpcRules);
     expect_all(choice, kKeyringRules);
     expect_all(choice, kNamespaceRules);
     expect_all(choice, kIoUringRules);
-    if (choice.deny_network) expect_all(choice, kNetworkRules);
+    if (choice.deny_network && !choice.private_netns) expect_all(choice, kNetworkRules);
+    if (choice.deny_network && choice.private_netns) expect_all(choice, kNetnsNetworkRules);
     if (choice.deny_metadata) expect_all(choice, kMetadataRules);
   }
   // Every syscall number no rule names is allowed, below, between and above the rules' numbers.
@@ -344,6 +388,7 @@ TEST_F(LandlockRunSeccomp, EveryTableRuleAppliesWithEveryChoice) {
     names(kNamespaceRules);
     names(kIoUringRules);
     names(kNetworkRules);
+    names(kNetnsNetworkRules);
     names(kMetadataRules);
     if (!named) {
       EXPECT_EQ(verdict(all_, call(nr, ~0ULL, ~0ULL)), kAllow) << nr;

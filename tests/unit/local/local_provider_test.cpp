@@ -32,7 +32,9 @@ class HomeWithoutSecrets : public ::testing::Environment {
 };
 [[maybe_unused]] ::testing::Environment* const kHome =
     ::testing::AddGlobalTestEnvironment(new HomeWithoutSecrets);  // gtest owns it
-const SandboxPolicy kRo{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
+// The reference's profiles: the network as the caller has it (our default is deny).
+const SandboxPolicy kRo{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt,
+                        NetworkPolicy::kInherit};
 const std::string kNotice = "landlock-run: partial enforcement (older Landlock ABI)";
 
 // A probe hook that marks the listed backends usable (Landlock at ABI 7 with seccomp).

@@ -42,7 +42,9 @@ TEST(NetworkLearn, AMalformedRequestProposesNothingAndTheKernelsRefusalStaysInhe
   EXPECT_TRUE(narrowest_changes(facts({refused("allowed.test%00.evil.test")}, {}), "/ws").empty());
   EXPECT_EQ(narrowest_changes(facts({refused("af-inet", "network-denied")}, {}), "/ws"),
             std::vector<std::string>{
-                "--network inherit (a wider file mode does not help a network refusal)"});
+                "--network inherit, or --network allow:NAME,... naming what the command needs "
+                "(the socket was refused before any name or address was known; a wider file mode "
+                "does not help a network refusal)"});
 }
 
 TEST(NetworkLearn, TheRenderNamesEachRefusedDestination) {

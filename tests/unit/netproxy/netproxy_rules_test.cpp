@@ -11,6 +11,7 @@
 #include "netproxy/tls.h"
 #include "profiles/netproxy.h"
 #include "seam/json_codec.h"
+#include "seam/network_entry.h"
 
 namespace dsh::sandbox {
 namespace {
@@ -69,14 +70,90 @@ TEST(NetProxyRules, ListsAndSpecialRanges) {
   EXPECT_FALSE(admits("10.0.0.6", 22));
   EXPECT_TRUE(admits("::1", 8080));
   EXPECT_FALSE(admits("::1", 8081));
+  using netproxy::Admission;
   for (const char* special :
        {"127.0.0.1", "10.1.1.1", "169.254.169.254", "100.64.0.1", "224.0.0.1", "0.0.0.0",
         "::", "fe80::1", "fc00::1", "::ffff:127.0.0.1", "64:ff9b::7f00:1", "255.255.255.255"}) {
     EXPECT_TRUE(netproxy::is_special_address(parse_ip(special).value())) << special;
-    EXPECT_FALSE(rules.admits_address(parse_ip(special).value(), 443)) << special;
+    EXPECT_FALSE(rules.admits_address(parse_ip(special).value(), 443, Admission::kWildcard))
+        << special;
   }
-  EXPECT_TRUE(rules.admits_address(parse_ip("10.0.0.5").value(), 443));
-  EXPECT_TRUE(rules.admits_address(parse_ip("93.184.216.34").value(), 443));
+  EXPECT_TRUE(rules.admits_address(parse_ip("10.0.0.5").value(), 443, Admission::kWildcard));
+  EXPECT_TRUE(rules.admits_address(parse_ip("93.184.216.34").value(), 443, Admission::kWildcard));
+  EXPECT_EQ(rules.admission(netproxy::canonical_destination("allowed.test", 1).value()),
+            Admission::kName);
+  EXPECT_EQ(rules.admission(netproxy::canonical_destination("a.allowed.test", 1).value()),
+            Admission::kWildcard);
+  EXPECT_EQ(rules.admission(netproxy::canonical_destination("10.0.0.5", 1).value()),
+            Admission::kAddress);
+}
+
+TEST(NetProxyRules, AnExactNameReachesPrivateAddressesButNotThisHost) {
+  using netproxy::Admission;
+  const netproxy::Rules rules(NetworkAllowList{{"mirror.corp.test", "*.corp.test"}, {}, {}});
+  // A company mirror on a private address, a CGNAT or ULA one: the listed name reaches it.
+  for (const char* reachable : {"10.1.2.3", "172.16.0.9", "192.168.1.1", "100.64.0.1", "fd00::1",
+                                "64:ff9b::a01:203", "93.184.216.34"}) {
+    EXPECT_TRUE(rules.admits_address(parse_ip(reachable).value(), 443, Admission::kName))
+        << reachable;
+  }
+  // This host: loopback, link-local (cloud metadata), unspecified, also inside IPv6 forms.
+  for (const char* local : {"127.0.0.1", "127.8.9.1", "::1", "169.254.169.254", "fe80::1",
+                            "0.0.0.0", "::", "::ffff:127.0.0.1", "64:ff9b::7f00:1",
+                            "64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "::127.0.0.1"}) {
+    EXPECT_FALSE(rules.admits_address(parse_ip(local).value(), 443, Admission::kName)) << local;
+  }
+  // A wildcard's names reach no special range at all; public addresses pass.
+  for (const char* special : {"10.1.2.3", "100.64.0.1", "fd00::1", "224.0.0.1", "240.0.0.1"}) {
+    EXPECT_FALSE(rules.admits_address(parse_ip(special).value(), 443, Admission::kWildcard))
+        << special;
+  }
+  EXPECT_TRUE(rules.admits_address(parse_ip("93.184.216.34").value(), 443, Admission::kWildcard));
+}
+
+TEST(NetProxyRules, ARefusalNamesTheRangeAndTheEntryThatAllowsIt) {
+  using netproxy::Admission;
+  const netproxy::Rules rules(
+      NetworkAllowList{{"mirror.corp.test", "127.0.0.1:8080"}, {"10.9.0.0/16"}, {}});
+  const auto why = [&](const char* address, Admission how) {
+    return rules.address_refusal(parse_ip(address).value(), 443, how);
+  };
+  ASSERT_TRUE(why("127.0.0.1", Admission::kName));
+  EXPECT_EQ(why("127.0.0.1", Admission::kName)->range, "127.0.0.0/8 (loopback)");
+  EXPECT_EQ(why("127.0.0.1", Admission::kName)->entry, "127.0.0.1");
+  EXPECT_EQ(why("::1", Admission::kName)->range, "::1/128 (loopback)");
+  EXPECT_EQ(why("::1", Admission::kName)->entry, "::1");
+  EXPECT_EQ(why("169.254.169.254", Admission::kName)->range,
+            "169.254.0.0/16 (link-local (cloud metadata))");
+  EXPECT_EQ(why("10.1.2.3", Admission::kWildcard)->range, "10.0.0.0/8 (private)");
+  EXPECT_EQ(why("fd00::1", Admission::kWildcard)->entry, "fd00::1");
+  // A deny entry wins, and no allow entry is proposed for it.
+  EXPECT_EQ(why("10.9.1.1", Admission::kName)->range, "the deny entry 10.9.0.0/16");
+  EXPECT_EQ(why("10.9.1.1", Admission::kName)->entry, "");
+  // The entry that would allow it does, for its port.
+  EXPECT_TRUE(rules.admits_address(parse_ip("127.0.0.1").value(), 8080, Admission::kName));
+  EXPECT_FALSE(rules.admits_address(parse_ip("127.0.0.1").value(), 8081, Admission::kName));
+}
+
+TEST(NetworkEntry, AUrlIsTakenAsItsHostAndPort) {
+  EXPECT_EQ(canonical_network_entry("https://registry.npmjs.org/").value(),
+            "registry.npmjs.org:443");
+  EXPECT_EQ(canonical_network_entry("http://Mirror.test/").value(), "mirror.test:80");
+  EXPECT_EQ(canonical_network_entry("HTTPS://mirror.test:8443/npm/?q#f").value(),
+            "mirror.test:8443");
+  EXPECT_EQ(canonical_network_entry("http://[::1]/x").value(), "[::1]:80");
+  EXPECT_EQ(canonical_network_entry("http://127.0.0.1:4873").value(), "127.0.0.1:4873");
+  EXPECT_EQ(parse_network_option("allow:http://a.test/,b.test").value().second,
+            (std::vector<std::string>{"a.test:80", "b.test"}));
+  EXPECT_FALSE(canonical_network_entry("https://user:pw@a.test/"));
+  EXPECT_FALSE(canonical_network_entry("gopher://a.test/"));
+  EXPECT_FALSE(canonical_network_entry("https:///path"));
+  EXPECT_FALSE(canonical_network_entry("https://a.test:0/"));
+  EXPECT_EQ(network_list_notes("b.test,https://a.test/x"),
+            (std::vector<std::string>{
+                "network entry \"https://a.test/x\" is a URL; taken as a.test:443 (its host and "
+                "port)"}));
+  EXPECT_TRUE(network_list_notes("a.test,10.0.0.0/8").empty());
 }
 
 TEST(NetProxyRules, LearnProposesRefusedHosts) {

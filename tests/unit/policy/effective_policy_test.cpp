@@ -224,7 +224,7 @@ TEST(EffectivePolicyJson, ShowsEveryFieldUnderItsContractName) {
   e.protected_paths = {"/ws/.git/config"};
   const nlohmann::json value = effective_policy_json(e);
   EXPECT_EQ(value["mode"], "workspace-write");
-  EXPECT_EQ(value["network"], "inherit");
+  EXPECT_EQ(value["network"], "deny");  // no network unless the call opens it
   EXPECT_EQ(value["allowWrite"], nlohmann::json::array({"/c"}));
   EXPECT_EQ(value["protected"], nlohmann::json::array({"/ws/.git/config"}));
   for (const char* key : {"workspaceRoot", "denyWrite", "denyRead", "allowCache"}) {

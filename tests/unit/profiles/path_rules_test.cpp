@@ -15,7 +15,9 @@ namespace {
 using Argv = std::vector<std::string>;
 
 SandboxPolicy workspace_write() {
-  SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
+  // The network as the caller has it: these profiles are about paths (our default is deny).
+  SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt,
+                       NetworkPolicy::kInherit};
   policy.allow_write = {"/cache"};
   return policy;
 }
@@ -137,7 +139,8 @@ TEST(PathRulesSeatbelt, DenyRulesFollowTheAllowsOnCanonicalPaths) {
             "\"/private/tmp\") (subpath \"/Users/u/.npm\")) (deny file-write* (literal "
             "\"/private/ws/.git\") (subpath \"/private/ws/.git/config\")) (deny file-read* "
             "(subpath \"/Users/u/.ssh\"))");
-  SandboxPolicy read_only{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
+  SandboxPolicy read_only{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt,
+                          NetworkPolicy::kInherit};
   EXPECT_EQ(seatbelt_profile(read_only, {}, seatbelt_plan),
             "(version 1) (allow default) (deny file-write*) (allow file-write* (literal "
             "\"/dev/null\")) (deny file-read* (subpath \"/Users/u/.ssh\"))");

@@ -14,8 +14,11 @@ namespace {
 
 using Argv = std::vector<std::string>;
 
-const SandboxPolicy kRo{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
-const SandboxPolicy kWw{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
+// The reference's profiles: the network as the caller has it (our default is deny).
+const SandboxPolicy kRo{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt,
+                        NetworkPolicy::kInherit};
+const SandboxPolicy kWw{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt,
+                        NetworkPolicy::kInherit};
 const Argv kCommand = {"bash", "-c", "echo hi"};
 const Runners kRunners{"/usr/bin/bwrap",
                        "/opt/dsh/landlock-run",

@@ -221,10 +221,16 @@ TEST(ConfinedArgvJson, InvalidUtf8IsRefusedRatherThanAltered) {
 TEST(SandboxPolicyJson, UsesTheReferencesFieldNamesAndOmitsAbsentSession) {
   const SandboxPolicy agentless{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
   EXPECT_EQ(json::parse(to_json(agentless).value()),
-            (json{{"mode", "workspace-write"}, {"workspaceRoot", "/ws"}}));
+            (json{{"mode", "workspace-write"}, {"workspaceRoot", "/ws"}, {"network", "deny"}}));
   const SandboxPolicy session{ConfinedSandboxMode::kReadOnly, "/ws", "sess-1"};
-  EXPECT_EQ(json::parse(to_json(session).value()),
-            (json{{"mode", "read-only"}, {"workspaceRoot", "/ws"}, {"sessionId", "sess-1"}}));
+  EXPECT_EQ(json::parse(to_json(session).value()), (json{{"mode", "read-only"},
+                                                         {"workspaceRoot", "/ws"},
+                                                         {"sessionId", "sess-1"},
+                                                         {"network", "deny"}}));
+  // The reference's policy, without "network", reads as no network (docs/contract.md).
+  EXPECT_EQ(
+      sandbox_policy_from_json(R"({"mode":"read-only","workspaceRoot":"/ws"})").value().network,
+      NetworkPolicy::kDeny);
 }
 
 TEST(SandboxPolicyJson, NetworkIsWrittenOnlyWhenDenied) {
@@ -264,9 +270,10 @@ TEST(SandboxPolicyJson, PathRulesRoundTripUnderTheirJsonNames) {
   const Result<SandboxPolicy> parsed = sandbox_policy_from_json(text);
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed.value(), policy);
-  // Without rules the object is the reference's, unchanged.
+  // Without rules the object is the reference's, plus the network (always written: absent now
+  // reads as deny).
   EXPECT_EQ(to_json(SandboxPolicy{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt}).value(),
-            R"({"mode":"read-only","workspaceRoot":"/ws"})");
+            R"({"mode":"read-only","network":"deny","workspaceRoot":"/ws"})");
   EXPECT_FALSE(
       sandbox_policy_from_json(R"({"mode":"read-only","workspaceRoot":"/ws","allowWrite":"/x"})"));
   EXPECT_FALSE(sandbox_policy_from_json(

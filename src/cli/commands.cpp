@@ -103,18 +103,24 @@ int fail(const std::string& message, std::string_view code) {
 
 int confine(const Options& options) {
   try {
+    if (options.argv.empty()) {
+      throw InvalidSandboxInputError("confine: give the command after -- as ARGV...");
+    }
     const PolicyOptions requested = policy_options(options).value();
-    const ResolvedWorkspace workspace = workspace_root(
-        options.workspace, {}, recorded_workspaces(spelled_workspace_roots(options.workspace)));
+    const RecordedWorkspaces recorded =
+        recorded_workspaces(spelled_workspace_roots(options.workspace));
+    const ResolvedWorkspace workspace = workspace_root(options.workspace, {}, recorded);
     const std::vector<std::string> untrusted = untrusted_roots(workspace);
     const Setup setup = load_setup(options.config_path, untrusted);
     SandboxPolicy policy = confined_policy(requested, setup.mode, workspace);
     add_path_rules(policy, options, setup.path_rules);
     add_config_network(policy, requested.network_given, setup.network_rules);
-    require_trusted_self(untrusted, policy.mode);
+    require_trusted_self(
+        chosen_writable_roots(to_sandbox_mode(policy.mode), workspace.path(), policy.allow_write),
+        recorded.roots, policy.mode);
     // confine starts nothing, but its caller spawns the argv it prints: record it first.
     record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);
-    LocalSandboxProvider provider = make_provider(setup.provider);
+    LocalSandboxProvider provider = make_provider(setup.provider, recorded.roots);
     // The directory the caller will spawn the argv in: bwrap enters it (--chdir) or refuses.
     // By default where run runs it: the policy root (run's --workdir rule without --workdir).
     const std::string cwd = options.cwd.empty() ? policy.workspace_root : options.cwd;

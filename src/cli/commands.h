@@ -35,10 +35,10 @@ struct Options {
   bool learn = false;  // run --learn: print the narrowest policy that would have allowed it
   std::string format;  // "agent": the tool render a harness hands to a model
   std::string session_path;
-  std::string workdir;  // run, start: --workdir; empty: the policy root; relative: against it
-  std::string stdin_mode = "auto";     // auto | inherit | close
-  std::string max_processes;           // a count, or "unlimited"; empty: the default bound
-  std::string max_memory;              // a size (K, M, G, T suffixes), or "unlimited"
+  std::string workdir;        // run, start: --workdir; empty: the policy root; relative: against it
+  std::string stdin_mode;     // auto | inherit | close; empty: not given (auto)
+  std::string max_processes;  // a count, or "unlimited"; empty: the default bound
+  std::string max_memory;     // a size (K, M, G, T suffixes), or "unlimited"
   std::vector<std::string> env_pass;   // --env NAME: kept through the environment scrub
   std::vector<std::string> env_unset;  // --unset-env NAME: removed from the command's environment
   bool json_lines = false;             // --json-lines: the streaming form

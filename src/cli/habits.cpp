@@ -104,7 +104,10 @@ std::optional<std::string> unknown_flag(const CLI::App& app, const std::vector<s
     const auto known = std::find_if(names.begin(), names.end(),
                                     [&](const auto& entry) { return entry.first == name; });
     if (known != names.end()) {
-      if (known->second && name == arg) ++i;  // its value follows, whatever it looks like
+      // Its value follows, whatever it looks like; but `--` ends our options, so the option
+      // lacks its value, which the parser reports.
+      if (known->second && name == arg && i + 1 < args.size() && args[i + 1] == "--") break;
+      if (known->second && name == arg) ++i;
       continue;
     }
     if (!name.starts_with("--") && name.size() > 2) continue;  // -abc: CLI11 judges it
@@ -119,6 +122,26 @@ std::optional<std::string> unknown_flag(const CLI::App& app, const std::vector<s
     return message;
   }
   return std::nullopt;
+}
+
+void parse_command_line(CLI::App& app, const std::vector<std::string>& args) {
+  const auto separator = std::find(args.begin(), args.end(), "--");
+  std::vector<std::string> ours(args.begin(), separator);
+  std::reverse(ours.begin(), ours.end());  // CLI11 takes the words last first
+  app.parse(ours);
+  if (separator == args.end() || separator + 1 == args.end()) return;
+  const std::vector<std::string> command(separator + 1, args.end());
+  for (CLI::App* parsed : app.get_subcommands()) {
+    CLI::Option* positional = parsed->get_option_no_throw("argv");
+    if (positional == nullptr) {
+      throw CLI::ExtrasError(parsed->get_name() + " takes no command after --",
+                             CLI::ExitCodes::ExtrasError);
+    }
+    positional->add_result(command);
+    positional->run_callback();
+    return;
+  }
+  throw CLI::ExtrasError(command);
 }
 
 bool wants_json(const std::vector<std::string>& args) {

@@ -30,6 +30,13 @@ std::optional<std::string> closest_name(std::string_view given,
 // CLI11 alone would report the words after it as unexpected positionals instead.
 std::optional<std::string> unknown_flag(const CLI::App& app, const std::vector<std::string>& args);
 
+// Parses `args` (the words after the program name) into `app`. The first `--` ends our options,
+// whatever precedes it: CLI11 sees only the words before it, so neither an option that takes a
+// value nor a repeatable one can take a word of the command's, and the words after it become,
+// unchanged, the `argv` positional of the subcommand that was parsed. Throws what
+// CLI::App::parse throws, and CLI::ExtrasError when that subcommand takes no command.
+void parse_command_line(CLI::App& app, const std::vector<std::string>& args);
+
 // True when `args` ask for JSON (--json or --json-lines before any `--`): fail() then also prints
 // the error as a JSON object on stdout.
 bool wants_json(const std::vector<std::string>& args);

@@ -36,7 +36,7 @@ Result<Escalation> escalation(const std::string& text) {
 }
 
 Result<StdinMode> stdin_mode(const std::string& text) {
-  if (text == "auto") return StdinMode::kAuto;
+  if (text.empty() || text == "auto") return StdinMode::kAuto;
   if (text == "inherit") return StdinMode::kInherit;
   if (text == "close") return StdinMode::kClose;
   return InvalidInput{fmt::format("run: --stdin \"{}\": expected auto, inherit or close", text)};
@@ -188,6 +188,7 @@ Result<RunInvocation> run_invocation(const Options& options) {
       .and_then([&] { return stdin_mode(options.stdin_mode); })
       .transform([&](StdinMode mode) {
         run.stdin_mode = mode;
+        run.stdin_given = !options.stdin_mode.empty();
         return std::move(run);
       });
 }

@@ -38,6 +38,7 @@ struct RunInvocation {
   bool agent = false;  // --format agent
   Escalation escalate = Escalation::kNever;
   StdinMode stdin_mode = StdinMode::kAuto;
+  bool stdin_given = false;  // --stdin was on the command line
   double timeout_ms = 0;
   exec::ResourceBounds bounds;
   bool learn = false;       // never runs wider itself; prints what would have allowed the refusals

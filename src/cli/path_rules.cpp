@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/path_rules.h"
 
+#include <array>
+#include <string_view>
+#include <utility>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -13,8 +17,39 @@ namespace dsh::sandbox::cli {
 
 namespace {
 
+// A path flag the call's mode cannot apply is an error, never dropped: read-only makes nothing
+// writable, and danger-full-access confines nothing, so no rule of it would hold.
+void check_flags_apply(SandboxMode mode, const Options& options) {
+  const std::array<std::pair<std::string_view, const std::vector<std::string>*>, 4> flags = {{
+      {"--allow-write", &options.allow_write},
+      {"--allow-cache", &options.allow_cache},
+      {"--deny-write", &options.deny_write},
+      {"--deny-read", &options.deny_read},
+  }};
+  for (const auto& [name, values] : flags) {
+    if (values->empty()) continue;
+    if (mode == SandboxMode::kReadOnly && name.starts_with("--allow")) {
+      throw InvalidSandboxInputError(fmt::format(
+          "{} {}: this call's mode is read-only, which makes nothing writable, so it cannot "
+          "apply; use --mode workspace-write with it, or drop it",
+          name, text::quoted(values->front())));
+    }
+    if (mode == SandboxMode::kDangerFullAccess) {
+      throw InvalidSandboxInputError(fmt::format(
+          "{} {}: this call's mode is danger-full-access, which runs the command unconfined, so "
+          "nothing would enforce it; use --mode workspace-write (or read-only) with it, or drop "
+          "it",
+          name, text::quoted(values->front())));
+    }
+  }
+}
+
+SandboxMode mode_of(const SandboxExecutionPolicy& policy) { return policy.mode; }
+SandboxMode mode_of(const SandboxPolicy& policy) { return to_sandbox_mode(policy.mode); }
+
 template <typename Policy>
 void add_rules(Policy& policy, const Options& options, const local::ConfigPathRules& config) {
+  check_flags_apply(mode_of(policy), options);
   const policy::PathContext context = policy::process_path_context();
   const std::string cwd = working_directory();
   const auto add = [&](std::vector<std::string>& out, const std::vector<std::string>& from) {

@@ -93,7 +93,34 @@ CallContext call_context(const RunInvocation& run) {
     // Now that every workspace is known, the session is held to all of them.
     session = SessionLog::open(session->path(), {false, untrusted});
   }
-  return {std::move(session), std::move(workspace), std::move(written), std::move(untrusted)};
+  return {std::move(session), std::move(workspace), std::move(written), std::move(untrusted),
+          recorded};
+}
+
+namespace {
+
+// The roots earlier confined runs could write: the session's workspaces and the record's. A
+// record that cannot be read adds none: the check then holds what it held before the record
+// existed, this call's roots, /tmp and $TMPDIR.
+std::vector<std::string> earlier_roots(const CallContext& call) {
+  std::vector<std::string> roots = call.written;
+  roots.insert(roots.end(), call.recorded.roots.begin(), call.recorded.roots.end());
+  return roots;
+}
+
+}  // namespace
+
+void admit(const CallContext& call, const SandboxExecutionPolicy& policy) {
+  const auto confined = to_confined_mode(policy.mode);
+  if (!confined) return;
+  require_trusted_self(
+      chosen_writable_roots(policy.mode, call.workspace.path(), policy.allow_write),
+      earlier_roots(call), *confined);
+  record_writable_workspace(call.workspace, policy.mode, call.untrusted);
+}
+
+LocalSandboxProvider call_provider(const Setup& setup, const CallContext& call) {
+  return make_provider(setup.provider, earlier_roots(call));
 }
 
 // --mode is the approved mode; then the session's last sandbox/mode event; then the config.
@@ -163,6 +190,18 @@ int command_stdin(StdinMode mode) {
         "through a pipe or a file, or use --stdin close");
   }
   return terminal ? -1 : STDIN_FILENO;
+}
+
+// A person who typed `run -- python3` at a terminal gets an interpreter that reads /dev/null and
+// ends at once: say once where the interactive way is. Not for a harness (--json, --json-lines,
+// --format agent), nor for a caller who chose what stdin is (--stdin).
+void hint_shell(const RunInvocation& run) {
+  if (run.stdin_given || run.json || run.json_lines || run.agent) return;
+  if (::isatty(STDIN_FILENO) == 0) return;
+  fmt::print(stderr,
+             "dsh-sandbox: standard input is a terminal, which a confined command never reads "
+             "(it gets /dev/null); for an interactive confined shell use `dsh-sandbox shell`, and "
+             "give input to run through a pipe or a file\n");
 }
 
 // Unconfined, nothing could enforce a network policy: a --network deny or allow: the caller
@@ -410,15 +449,23 @@ void mark_denial(const RunInvocation& run, const RunOutcome& outcome) {
 }
 
 // The command did not run: 125 and one line, plus the machine-readable forms when asked for.
-int runner_failed(const RunInvocation& run, const RunSpec& spec,
-                  const SandboxUnavailableError& error, int interrupted) {
+// runnerFailed only when a runner ran and failed; a refusal before anything ran (the caller's
+// choice, a backend that cannot honour the call) says so in `refusal` instead.
+int not_run(const RunInvocation& run, const RunSpec& spec, const SandboxError& error,
+            int interrupted) {
   if (run.agent) fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
   if (run.json || run.json_lines) {
+    const auto* unavailable = dynamic_cast<const SandboxUnavailableError*>(&error);
+    const bool runner_failed = unavailable != nullptr && unavailable->detail();
     RunOutcome not_run;
-    not_run.status = status::RunnerFailed{error.detail().value_or("")};
+    not_run.status = status::RunnerFailed{runner_failed ? *unavailable->detail() : ""};
     not_run.sandbox.mode = spec.policy.mode;
     nlohmann::json result = consumer::result_json(not_run, interrupted);
     add_contract_fields(result, spec, not_run);
+    if (!runner_failed) {
+      result["runnerFailed"] = false;
+      result["refusal"] = {{"code", std::string(error.code())}, {"message", error.what()}};
+    }
     if (run.json_lines) {
       json_lines().finished(result, not_run);
     } else {
@@ -452,15 +499,13 @@ int run(const Options& options) {
     const nlohmann::json policy_view = run_policy_view(policy);
     RunSpec spec = make_spec(run, *call, std::move(policy), interrupts);
     mode = spec.policy.mode;
-    if (const auto confined = to_confined_mode(spec.policy.mode)) {
-      require_trusted_self(call->untrusted, *confined);
-    }
-    record_writable_workspace(call->workspace, spec.policy.mode, call->untrusted);
-    LocalSandboxProvider provider = make_provider(setup.provider);
+    LocalSandboxProvider provider = call_provider(setup, *call);
     consumer::SandboxBashExecutor executor(provider);
     RunOutcome outcome;
     std::optional<SandboxUnavailableError> refused;
     try {
+      admit(*call, spec.policy);
+      hint_shell(run);
       outcome = run_once(run, executor, spec);
       refused = runner_failure(outcome);
       std::optional<RetryOffer> retry;
@@ -477,7 +522,7 @@ int run(const Options& options) {
         }
         for (std::string& dir : retry->allow_write) spec.policy.allow_write.push_back(dir);
         mode = retry->mode;
-        record_writable_workspace(call->workspace, retry->mode, call->untrusted);
+        admit(*call, spec.policy);
         outcome = run_once(run, executor, spec);
         refused = runner_failure(outcome);
         if (!refused) {
@@ -487,12 +532,15 @@ int run(const Options& options) {
       }
     } catch (const SandboxUnavailableError& error) {
       refused = error;  // the provider refused: no usable backend, or a runner it cannot trust
+    } catch (const InvalidSandboxInputError& error) {
+      audit_refusal(&*call, argv, spec.policy.mode, error);  // the caller's own choice
+      return not_run(run, spec, error, interrupts.signal());
     }
     if (refused) {
       // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
       provider.invalidate_verdict();
       audit_refusal(&*call, argv, spec.policy.mode, *refused);
-      return runner_failed(run, spec, *refused, interrupts.signal());
+      return not_run(run, spec, *refused, interrupts.signal());
     }
     const int interrupted = interrupts.signal();
     report(run, spec, outcome, interrupted, policy_view);

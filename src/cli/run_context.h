@@ -24,9 +24,20 @@ struct CallContext {
   ResolvedWorkspace workspace;         // resolved once, here; every later step takes it as is
   std::vector<std::string> written;    // the session's earlier writable workspaces
   std::vector<std::string> untrusted;  // untrusted_roots(workspace, written)
+  RecordedWorkspaces recorded;         // what earlier calls could write, per the user's record
 };
 
 CallContext call_context(const RunInvocation& run);
+
+// Before anything runs under `policy`: the running CLI must pass the trust check against the
+// roots this call's mode makes writable (the workspace and --allow-write roots under
+// workspace-write, none under read-only), /tmp, $TMPDIR and the roots earlier runs could write
+// (the session's and the record's); then a workspace-write workspace is recorded. Nothing under
+// danger-full-access, which confines nothing.
+void admit(const CallContext& call, const SandboxExecutionPolicy& policy);
+
+// The provider for this call, holding its runners to the same roots as admit() does.
+LocalSandboxProvider call_provider(const Setup& setup, const CallContext& call);
 
 // --mode is the approved mode; then the session's last sandbox/mode event; then the config.
 // The network and the path rules (the config's, then the command line's) come with it, so no

@@ -139,26 +139,49 @@ std::vector<std::string> spelled_workspace_roots(const std::string& given) {
   return {lexically_normalize(spelled), canonical_path(spelled)};
 }
 
-void require_trusted_self(std::span<const std::string> untrusted_roots, ConfinedSandboxMode mode) {
+std::vector<std::string> chosen_writable_roots(SandboxMode mode, const std::string& workspace,
+                                               std::span<const std::string> allow_write) {
+  if (mode != SandboxMode::kWorkspaceWrite) return {};
+  std::vector<std::string> roots = {canonical_path(workspace)};
+  for (const std::string& root : allow_write) roots.push_back(canonical_path(root));
+  return roots;
+}
+
+void require_trusted_self(std::span<const std::string> chosen_roots,
+                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode) {
   std::array<char, 4096> self{};
   const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
   const std::string exe = n > 0 ? std::string(self.data(), static_cast<std::size_t>(n)) : "";
-  auto checked = check_trusted_path(exe.empty() ? "/proc/self/exe" : exe, untrusted_roots);
+  for (const std::string& root : chosen_roots) {
+    if (exe.empty() || !is_beneath(exe, root)) continue;
+    throw InvalidSandboxInputError(fmt::format(
+        "the writable root {} of this {} call (its workspace or an --allow-write root) contains "
+        "the running dsh-sandbox {}: a confined run could replace it and later calls would run "
+        "the impostor. Pass a --workspace (and --allow-write roots) that do not contain {}, or "
+        "use --mode read-only, which makes no workspace writable",
+        text::quoted(root), wire_name(mode), text::quoted(exe), text::quoted(exe)));
+  }
+  std::vector<std::string> extra(chosen_roots.begin(), chosen_roots.end());
+  extra.insert(extra.end(), earlier_roots.begin(), earlier_roots.end());
+  auto checked =
+      check_trusted_path(exe.empty() ? "/proc/self/exe" : exe, untrusted_roots("", extra));
   if (checked) return;
-  throw SandboxUnavailableError(
+  throw SandboxUnavailableError::refused(
       mode, fmt::format("the running dsh-sandbox {} cannot be trusted: {}; a confined run could "
                         "replace it and later calls would run the impostor: install dsh-sandbox "
                         "where no confined run can write ({})",
                         exe, checked.error().message, trusted_path_fix()));
 }
 
-LocalSandboxProvider make_provider(const LocalSandboxConfig& config) {
+LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
+                                   std::optional<std::vector<std::string>> earlier_roots) {
   // Located once: the verdict store's key names the very runners the provider will start.
   LocalSandboxHooks hooks;
   const profiles::Runners runners = local::locate_runners(config, hooks);
   hooks.launcher_path = runners.landlock_run;
   LocalSandboxConfig located = config;
   located.bwrap_path = runners.bwrap;
+  hooks.earlier_writable_roots = std::move(earlier_roots);
   return LocalSandboxProvider(std::move(located), std::move(hooks),
                               local::make_user_verdict_store(config, runners));
 }

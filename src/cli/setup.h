@@ -3,6 +3,7 @@
 // provider with the per-user verdict cache.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,10 +61,24 @@ void record_writable_workspace(const ResolvedWorkspace& workspace, SandboxMode m
 // file and the record are checked against before the workspace itself is resolved.
 std::vector<std::string> spelled_workspace_roots(const std::string& given);
 
-// The running dsh-sandbox (/proc/self/exe) must pass the trust check: a CLI a confined run
-// could replace would be the impostor of every later call. SandboxUnavailableError otherwise.
-void require_trusted_self(std::span<const std::string> untrusted_roots, ConfinedSandboxMode mode);
+// The roots a confined run of this call can write, canonical: under workspace-write the
+// workspace and the extra writable roots; none under read-only, which grants no host directory
+// (bwrap's /tmp is private to the run), nor under danger-full-access, which confines nothing.
+std::vector<std::string> chosen_writable_roots(SandboxMode mode, const std::string& workspace,
+                                               std::span<const std::string> allow_write);
 
-LocalSandboxProvider make_provider(const LocalSandboxConfig& config);
+// The running dsh-sandbox (/proc/self/exe) must pass the trust check against `chosen_roots`
+// (chosen_writable_roots), /tmp, $TMPDIR and `earlier_roots` (what earlier confined runs could
+// write: a session's workspaces, the record's): a CLI a confined run could replace would be the
+// impostor of every later call. Inside a chosen root, the caller's own choice:
+// InvalidSandboxInputError naming the root and the fix. Otherwise a refusal
+// (SandboxUnavailableError::refused) saying where to install it.
+void require_trusted_self(std::span<const std::string> chosen_roots,
+                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode);
+
+// The provider with its runners located once. `earlier_roots`, when known: the roots earlier
+// confined runs could write (LocalSandboxHooks::earlier_writable_roots).
+LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
+                                   std::optional<std::vector<std::string>> earlier_roots = {});
 
 }  // namespace dsh::sandbox::cli

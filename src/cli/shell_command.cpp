@@ -59,10 +59,7 @@ int shell(const Options& given, double timeout_seconds) {
     const Setup setup = load_setup(run.config_path, call->untrusted);
     const SandboxExecutionPolicy policy = resolve_policy(options, run, setup, *call);
     mode = policy.mode;
-    if (const auto confined = to_confined_mode(policy.mode)) {
-      require_trusted_self(call->untrusted, *confined);
-    }
-    record_writable_workspace(call->workspace, policy.mode, call->untrusted);
+    admit(*call, policy);
     shell::ShellLaunch launch;
     launch.workdir = call_workdir(run, policy, *call);
     launch.argv = run.argv;
@@ -76,7 +73,7 @@ int shell(const Options& given, double timeout_seconds) {
     event.mode = policy.mode;
     event.workspace_root = policy.workspace_root;
     if (const auto sandbox_policy = to_sandbox_policy(policy)) {
-      LocalSandboxProvider provider = make_provider(setup.provider);
+      LocalSandboxProvider provider = call_provider(setup, *call);
       ConfinedArgv confined;
       try {
         confined = provider.confine(ConfineRequest{run.argv, *sandbox_policy, launch.workdir});

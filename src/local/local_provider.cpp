@@ -72,6 +72,15 @@ SandboxEnforcement weakest(const std::vector<ModeEnforcement>& modes) {
   return partial ? SandboxEnforcement::kPartial : SandboxEnforcement::kFull;
 }
 
+// The roots this call's own mode makes writable: the workspace and the extra writable roots
+// under workspace-write, canonical; none under read-only, which grants no host directory.
+std::vector<std::string> chosen_writable_roots(const SandboxPolicy& policy) {
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return {};
+  std::vector<std::string> roots = {canonical_path(policy.workspace_root)};
+  for (const std::string& root : policy.allow_write) roots.push_back(canonical_path(root));
+  return roots;
+}
+
 }  // namespace
 
 struct LocalSandboxProvider::State {
@@ -206,7 +215,7 @@ struct LocalSandboxProvider::State {
       checked = path.error();
     }
     if (checked) return;
-    throw SandboxUnavailableError(
+    throw SandboxUnavailableError::refused(
         mode, fmt::format("the {} {} cannot be trusted: {}; a confined run could replace it and "
                           "later runs would start the impostor unconfined: install it where no "
                           "confined run can write ({})",
@@ -220,11 +229,37 @@ struct LocalSandboxProvider::State {
       const std::string runner = runner_of(backend);
       if (runner.empty()) continue;
       if (const auto distrust = runner_distrust(runner, roots)) {
-        throw SandboxUnavailableError(
+        throw SandboxUnavailableError::refused(
             mode, fmt::format("the {} runner {} cannot be trusted: {}; a confined run could "
                               "replace it and later runs would start the impostor unconfined: "
                               "install it where no confined run can write ({})",
                               backend_name(backend), runner, *distrust, trusted_path_fix()));
+      }
+    }
+  }
+
+  // A runner inside a root this very call makes writable is the caller's choice of root, not a
+  // fault of the host: refused as invalid input, naming the root and the way out.
+  void refuse_runners_in(const std::vector<std::string>& chosen, ConfinedSandboxMode mode) const {
+    std::vector<std::pair<std::string, std::string>> present;  // role, runner
+    if (!config.runner_command.empty()) {
+      present.emplace_back("runnerCommand program", config.runner_command.front());
+    } else {
+      for (const SandboxBackend backend : chain) {
+        const std::string runner = runner_of(backend);
+        if (!runner.empty()) {
+          present.emplace_back(fmt::format("{} runner", backend_name(backend)), runner);
+        }
+      }
+    }
+    for (const auto& [role, runner] : present) {
+      if (const auto root = policy::writable_root_covering(canonical_path(runner), chosen)) {
+        throw InvalidSandboxInputError(fmt::format(
+            "the writable root {} (the workspace or an extra writable root of this {} call) "
+            "contains the {} {}: a confined run could replace it and later runs would start the "
+            "impostor unconfined. Choose a workspace and writable roots that do not contain it, "
+            "or run read-only",
+            *root, wire_name(mode), role, runner));
       }
     }
   }
@@ -247,7 +282,7 @@ struct LocalSandboxProvider::State {
         return;
       case SandboxBackend::kWindowsAcl:
         if (runners.windows_acl.empty()) {
-          throw SandboxUnavailableError(
+          throw SandboxUnavailableError::refused(
               mode, "no windows-acl runner is configured; install the windows-acl runner");
         }
         require_trusted_runner(runners.windows_acl.front(), "windows-acl runner", roots, mode);
@@ -351,12 +386,22 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   if (!resolved) throw InvalidSandboxInputError(resolved.error().message);
   policy = resolved.value().policy;
   const profiles::FsPlan& plan = resolved.value().plan;
-  const std::vector<std::string> untrusted =
-      untrusted_roots(policy, policy.allow_write, s.temp_dir);
+  const std::vector<std::string> chosen = chosen_writable_roots(policy);
+  s.refuse_runners_in(chosen, policy.mode);
+  std::vector<std::string> untrusted;
+  if (const auto& earlier = s.hooks.earlier_writable_roots) {
+    // What this call's mode makes writable, plus what earlier runs could write: a read-only
+    // call on / or on an ancestor of the runners distrusts no root it does not make writable.
+    std::vector<std::string> extra = chosen;
+    extra.insert(extra.end(), earlier->begin(), earlier->end());
+    untrusted = untrusted_roots("", extra, s.temp_dir);
+  } else {
+    untrusted = untrusted_roots(policy, policy.allow_write, s.temp_dir);
+  }
   if (!s.config.runner_command.empty()) {
     // A missing program outside every untrusted root fails at execution, as a runner failure.
     if (const auto distrust = s.runner_distrust(s.config.runner_command.front(), untrusted)) {
-      throw SandboxUnavailableError(
+      throw SandboxUnavailableError::refused(
           policy.mode,
           fmt::format("the runnerCommand program {} cannot be trusted: {}; a confined run could "
                       "replace it and later runs would start the impostor unconfined: install "
@@ -364,12 +409,12 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
                       s.config.runner_command.front(), *distrust, trusted_path_fix()));
     }
     if (policy.network == NetworkPolicy::kAllowList) {
-      throw SandboxUnavailableError(
+      throw SandboxUnavailableError::refused(
           policy.mode, *profiles::netproxy_unsupported_reason(/*bwrap_backend=*/false));
     }
     if (const auto reason = profiles::runner_command_unsupported_reason(
             policy, s.config.runner_accepts_hardening)) {
-      throw SandboxUnavailableError(policy.mode, *reason);
+      throw SandboxUnavailableError::refused(policy.mode, *reason);
     }
     return profiles::wrap_runner_command(s.config.runner_command,
                                          s.config.runner_failure_signatures, argv, policy,
@@ -379,11 +424,11 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   const std::optional<profiles::Selection> selection = s.verdict(policy, untrusted);
   if (!selection) throw SandboxUnavailableError(policy.mode);
   if (const auto reason = profiles::unsupported_reason(*selection, s.runners, policy)) {
-    throw SandboxUnavailableError(policy.mode, *reason);
+    throw SandboxUnavailableError::refused(policy.mode, *reason);
   }
   if (policy.network == NetworkPolicy::kAllowList &&
       ::access(s.runners.netproxy.c_str(), X_OK) != 0) {
-    throw SandboxUnavailableError(
+    throw SandboxUnavailableError::refused(
         policy.mode, fmt::format("the network allow-list's proxy {} is missing or not executable; "
                                  "install dsh-netproxy beside landlock-run",
                                  s.runners.netproxy));

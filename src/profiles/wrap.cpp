@@ -21,12 +21,15 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
   facts.network = policy.network;
   switch (selection.backend) {
     case SandboxBackend::kBwrap:
+      // One dialect, also with landlock-run inside: every write the mode refuses meets bwrap's
+      // read-only bind first (the VFS checks the mount, EROFS, before any LSM hook such as
+      // Landlock's runs), so "read-only file system" is what a refused write prints. Landlock's
+      // EACCES inside bwrap is left out: "permission denied" is also every program's own EACCES
+      // (a file the user may not read), and a signature must not claim those. The launcher's
+      // evidence records stay the classifier where they are read (docs/evidence.md).
       facts.denial_signatures = {std::string(kBwrapDenial)};
       facts.runner_failure_rules = {bwrap_failure_rule()};
-      if (selection.landlock) {
-        facts.denial_signatures.emplace_back(kLandlockDenial);
-        facts.runner_failure_rules.push_back(landlock_failure_rule());
-      }
+      if (selection.landlock) facts.runner_failure_rules.push_back(landlock_failure_rule());
       append_kernel_refusals(facts.refused);
       break;
     case SandboxBackend::kLandlock:

@@ -19,11 +19,30 @@ std::string sandbox_unavailable_message(ConfinedSandboxMode mode,
   return message;
 }
 
+std::string sandbox_refused_message(ConfinedSandboxMode mode, std::string_view reason) {
+  return fmt::format(
+      "sandbox mode \"{}\" is requested but this call cannot be confined: {}; the command was "
+      "not run, confined or unconfined",
+      wire_name(mode), reason);
+}
+
 SandboxUnavailableError::SandboxUnavailableError(ConfinedSandboxMode mode,
                                                  std::optional<std::string> detail)
     : SandboxError("SandboxUnavailableError", SANDBOX_UNAVAILABLE,
                    sandbox_unavailable_message(mode, detail)),
       mode_(mode),
       detail_(std::move(detail)) {}
+
+SandboxUnavailableError::SandboxUnavailableError(ConfinedSandboxMode mode, std::string reason,
+                                                 const std::string& message)
+    : SandboxError("SandboxUnavailableError", SANDBOX_UNAVAILABLE, message),
+      mode_(mode),
+      refusal_(std::move(reason)) {}
+
+SandboxUnavailableError SandboxUnavailableError::refused(ConfinedSandboxMode mode,
+                                                         std::string reason) {
+  std::string message = sandbox_refused_message(mode, reason);
+  return {mode, std::move(reason), message};
+}
 
 }  // namespace dsh::sandbox

@@ -94,26 +94,27 @@ ConfinedArgv SandboxProvider::confine(const ConfineRequest& request) {
   // The runner is executed by path: a bare name would be looked up through the caller's PATH
   // (and a relative one in its working directory), both places a confined run may have written.
   if (!confined.argv.empty() && !confined.argv.front().starts_with('/')) {
-    throw SandboxUnavailableError(
+    throw SandboxUnavailableError::refused(
         policy.mode, fmt::format("the provider's runner {} is not an absolute path, so it would be "
                                  "looked up through PATH; configure the runner by its absolute "
                                  "path",
                                  text::quoted(confined.argv.front())));
   }
   if (!wraps_command(confined.argv, argv)) {
-    throw SandboxUnavailableError(policy.mode,
-                                  "the provider returned an argv that does not wrap the command as "
-                                  "[runner, profile..., \"--\", command...]; refusing to run it");
+    throw SandboxUnavailableError::refused(
+        policy.mode,
+        "the provider returned an argv that does not wrap the command as "
+        "[runner, profile..., \"--\", command...]; refusing to run it");
   }
   // A channel nobody asked for names a descriptor the spawner does not open: the runner would
   // write its status into whatever the caller left at that number.
   if (!request.status_channels && !confined.status_channels.empty()) {
-    throw SandboxUnavailableError(
+    throw SandboxUnavailableError::refused(
         policy.mode,
         "the provider named status channels the caller did not ask for; refusing to run it");
   }
   if (!names_its_descriptors(confined, argv)) {
-    throw SandboxUnavailableError(
+    throw SandboxUnavailableError::refused(
         policy.mode,
         "the provider asked for descriptors that are not distinct numbers "
         ">= 3 named by its runner's arguments; refusing to run it");

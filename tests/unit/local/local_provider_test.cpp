@@ -289,7 +289,8 @@ TEST(LocalProviderNetwork, DeniedNetworkTheBackendCannotGiveIsUnavailableWithThe
     (void)provider.confine(kCommand, deny);
     FAIL() << "windows-acl cannot deny network";
   } catch (const SandboxUnavailableError& error) {
-    EXPECT_EQ(error.detail(), "the windows-acl runner cannot deny network access");
+    EXPECT_EQ(error.refusal(), "the windows-acl runner cannot deny network access");
+    EXPECT_EQ(error.detail(), std::nullopt);  // refused before anything ran: no runner failed
   }
 }
 
@@ -459,7 +460,7 @@ TEST_F(LocalProviderFakeRunners, UntrustedLauncherIsNeverProbedAndTheCallIsUnava
     (void)provider.confine(kCommand, kRo);
     FAIL() << "a launcher under /tmp must not be trusted";
   } catch (const SandboxUnavailableError& error) {
-    const std::string detail = error.detail().value_or("");
+    const std::string detail = error.refusal().value_or("");
     EXPECT_NE(detail.find("cannot be trusted"), std::string::npos) << detail;
     EXPECT_NE(detail.find("a confined run can write"), std::string::npos) << detail;
   }
@@ -483,7 +484,7 @@ TEST(LocalProviderChain, WindowsAclWithNoRunnerIsUnavailableNeverAPathLookup) {
     (void)provider.confine(kCommand, kRo);
     FAIL() << "windows-acl without a runner must be unavailable";
   } catch (const SandboxUnavailableError& error) {
-    EXPECT_NE(error.detail().value_or("").find("no windows-acl runner is configured"),
+    EXPECT_NE(error.refusal().value_or("").find("no windows-acl runner is configured"),
               std::string::npos);
   }
 }

@@ -47,6 +47,23 @@ TEST(SandboxUnavailableError, ReadOnlyModeIsNamedInTheMessage) {
   EXPECT_EQ(std::string(error.what()).rfind("sandbox mode \"read-only\" is requested", 0), 0u);
 }
 
+TEST(SandboxUnavailableError, ARefusalBeforeAnythingRanIsNoRunnerFailure) {
+  const SandboxUnavailableError error = SandboxUnavailableError::refused(
+      ConfinedSandboxMode::kReadOnly, "the runnerCommand cannot deny network access");
+  EXPECT_EQ(error.code(), "SANDBOX_UNAVAILABLE");
+  EXPECT_EQ(error.name(), "SandboxUnavailableError");
+  EXPECT_EQ(error.detail(), std::nullopt);
+  EXPECT_EQ(error.refusal(), "the runnerCommand cannot deny network access");
+  EXPECT_EQ(std::string(error.what()),
+            "sandbox mode \"read-only\" is requested but this call cannot be confined: the "
+            "runnerCommand cannot deny network access; the command was not run, confined or "
+            "unconfined");
+  EXPECT_EQ(std::string(error.what()).find("Runner failure"), std::string::npos);
+  EXPECT_EQ(std::string(error.what()).find("no sandbox backend"), std::string::npos);
+  // The reference's runner failure keeps its exact form and no refusal.
+  EXPECT_EQ(SandboxUnavailableError(ConfinedSandboxMode::kReadOnly, "x").refusal(), std::nullopt);
+}
+
 TEST(InvalidSandboxInputError, IsADistinctErrorWithItsOwnCode) {
   const InvalidSandboxInputError error("argv is empty");
   EXPECT_EQ(error.name(), "InvalidSandboxInputError");

@@ -268,8 +268,10 @@ TEST(SandboxProviderConfine, WrapWhoseRunnerIsNotAnAbsolutePathIsRefused) {
       (void)provider.confine(Argv{"true"}, kReadOnly);
       FAIL() << "a relative runner must be refused";
     } catch (const SandboxUnavailableError& error) {
-      EXPECT_NE(error.detail().value_or("").find("not an absolute path"), std::string::npos)
+      // Refused before anything ran: a refusal, not a runner failure.
+      EXPECT_NE(error.refusal().value_or("").find("not an absolute path"), std::string::npos)
           << error.what();
+      EXPECT_EQ(error.detail(), std::nullopt);
     }
   }
 }

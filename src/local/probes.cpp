@@ -50,10 +50,10 @@ std::string trusted_true() {
 
 // BackendReport or ComponentReport: both name their program `runner`.
 template <typename Report>
-void mark_unusable(Report& report, std::string cause, std::string fix) {
+void mark_unusable(Report& report, const std::string& cause, const std::string& fix) {
   report.usable = false;
-  report.cause = std::move(cause);
-  report.fix = std::move(fix);
+  report.cause = cause;
+  report.fix = fix;
 }
 
 // A missing runner, a spawn error or a timeout: the causes every probe shares.

@@ -74,4 +74,5 @@ if [ "${DSH_SANDBOX_TEST_DEB_INSTALL:-0}" = 1 ]; then
     echo "deb_test: apt-get install ./$(basename "$deb"), a read-only run and an allow-list run work"
   fi
 fi
-echo "deb_test: $(basename "$deb") checks out"
+echo "deb_test: $(basename "$deb") ($(du -h "$deb" | cut -f1), installed $(dpkg-deb -f "$deb" \
+  Installed-Size) KiB) and $(basename "$dbgsym") ($(du -h "$dbgsym" | cut -f1)) check out"

@@ -554,7 +554,7 @@ TEST_F(LocalProviderFakeProxy, ProxyIsUnusableWithoutBwrap) {
   hooks.chain = std::vector<SandboxBackend>{SandboxBackend::kLandlock};
   write_script(hooks.launcher_path,
                "case \"$1\" in --probe) echo 'landlock: fully enforced';;"
-               " --features) printf 'abi=7\\nseccomp=1\\n';; esac");
+               " --features) printf 'landlock-run=1\\nabi=7\\nseccomp=1\\nstatus_fd=1\\n';; esac");
   LocalSandboxProvider provider(config(), hooks);
   const ProbeSummary summary = provider.probe_all();
   EXPECT_EQ(summary.selected, "landlock");

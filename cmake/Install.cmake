@@ -1,5 +1,5 @@
-# Install rules: the CLI and the launcher side by side in bin/ (the provider finds landlock-run
-# beside its own executable and nowhere else, src/local/runners.cpp), one static library
+# Install rules: the CLI and its runners side by side in bin/ (the provider finds landlock-run and
+# dsh-netproxy beside its own executable and nowhere else, src/local/runners.cpp), one static library
 # libdsh-sandbox.a with the public headers, an exported CMake package (find_package(dsh-sandbox)
 # gives dsh::sandbox), a pkg-config file, the JSON Schemas, man pages, shell completions, and a
 # Debian package built by CPack. docs/install.md says how to use each.
@@ -56,7 +56,24 @@ add_custom_command(
   COMMENT "Generating man pages and shell completions")
 add_custom_target(dsh_man ALL DEPENDS ${dsh_man_outputs})
 
-install(TARGETS dsh-sandbox landlock-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+# The programs: every target declared with dsh_program (cmake/ProjectOptions.cmake), the one list
+# both `cmake --install` and the .deb take. Building the CLI builds the runners it starts, and
+# `dsh_programs` builds just the list (what scripts/demo.sh needs, without the tests).
+get_property(dsh_programs GLOBAL PROPERTY DSH_PROGRAMS)
+dsh_require_programs_declared("${dsh_programs}")
+set(dsh_runners ${dsh_programs})
+list(REMOVE_ITEM dsh_runners dsh-sandbox)
+add_dependencies(dsh-sandbox ${dsh_runners})
+add_custom_target(dsh_programs)
+add_dependencies(dsh_programs ${dsh_programs})
+# The installed names, one a line, for the packaging tests to check the install against.
+set(dsh_program_names)
+foreach(program IN LISTS dsh_programs)
+  list(APPEND dsh_program_names $<TARGET_FILE_NAME:${program}>)
+endforeach()
+file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/dsh-programs.txt
+     CONTENT "$<JOIN:${dsh_program_names},\n>\n")
+install(TARGETS ${dsh_programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
                     WORLD_READ WORLD_EXECUTE)
 install(TARGETS dsh_sandbox EXPORT dsh-sandbox-targets
@@ -99,7 +116,16 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "bubblewrap")
+# dsh-netproxy is linked dynamically (libidn2, libstdc++): dpkg-shlibdeps adds those packages.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.invalid/dsh-sandbox")
+# Stripped programs, their debug symbols split into dsh-sandbox-dbgsym_*.ddeb (files under
+# /usr/lib/debug/.build-id/, found by gdb through each program's build ID). CPack splits what is
+# unstripped, so CPACK_STRIP_FILES stays off; the static library, which has no build ID to file
+# its symbols under, loses its debug sections in the staging tree instead (strip_archives.cmake).
 set(CPACK_STRIP_FILES OFF)
+set(CPACK_DEBIAN_DEBUGINFO_PACKAGE ON)
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/strip_archives.cmake)
+set(CPACK_DSH_STRIP ${CMAKE_STRIP})
 include(CPack)

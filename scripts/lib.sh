@@ -55,10 +55,17 @@ build_root() {
   echo "$dir"
 }
 
-# configure_and_build DIR [cmake args...]
-configure_and_build() {
+# configure DIR [cmake args...]: the project's own builds make every warning an error
+# (DSH_WERROR; a consumer's build does not).
+configure() {
   local dir="$1"
   shift
-  cmake -S "$(repo_root)" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-  cmake --build "$dir"
+  cmake -S "$(repo_root)" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDSH_WERROR=ON \
+    "$@" >/dev/null
+}
+
+# configure_and_build DIR [cmake args...]: everything, the tests and benchmarks included.
+configure_and_build() {
+  configure "$@"
+  cmake --build "$1"
 }

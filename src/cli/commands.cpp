@@ -88,6 +88,30 @@ void print_report(const BackendReport& report) {
              backend_name(report.backend), report.runner, report.cause, report.fix);
 }
 
+nlohmann::json component_json(const ComponentReport& report) {
+  nlohmann::json value = {{"component", report.component},
+                          {"feature", report.feature},
+                          {"runner", report.runner},
+                          {"probed", report.probed},
+                          {"usable", report.usable}};
+  if (!report.usable) {
+    value["cause"] = report.cause;
+    value["fix"] = report.fix;
+  }
+  return value;
+}
+
+// After the backends: the programs a feature starts on top of the selected backend.
+void print_component(const ComponentReport& report) {
+  if (report.usable) {
+    fmt::print("{:<12} usable             {} ({})\n", report.component, report.runner,
+               report.feature);
+    return;
+  }
+  fmt::print("{:<12} unusable           {} ({})\n  cause: {}\n  fix:   {}\n", report.component,
+             report.runner, report.feature, report.cause, report.fix);
+}
+
 }  // namespace
 
 int fail(const std::string& message, std::string_view code) {
@@ -164,15 +188,18 @@ int probe(const Options& options) {
       for (const BackendReport& report : summary.backends) backends.push_back(report_json(report));
       const nlohmann::json selected =
           summary.selected.empty() ? nlohmann::json(nullptr) : nlohmann::json(summary.selected);
-      nlohmann::json value = {{"platform", summary.platform},
-                              {"backends", backends},
-                              {"selected", selected},
-                              {"modes", modes_json(summary.modes)},
-                              {"policy", policy_view}};
+      nlohmann::json components = nlohmann::json::array();
+      for (const ComponentReport& report : summary.components) {
+        components.push_back(component_json(report));
+      }
+      nlohmann::json value = {{"platform", summary.platform},       {"backends", backends},
+                              {"components", components},           {"selected", selected},
+                              {"modes", modes_json(summary.modes)}, {"policy", policy_view}};
       if (!summary.runner_command.empty()) value["runnerCommand"] = summary.runner_command;
       fmt::print("{}\n", value.dump());
     } else {
       for (const BackendReport& report : summary.backends) print_report(report);
+      for (const ComponentReport& report : summary.components) print_component(report);
       fmt::print("selected: {}\n",
                  summary.selected.empty() ? "none (SANDBOX_UNAVAILABLE)" : summary.selected);
       if (!summary.runner_command.empty()) {

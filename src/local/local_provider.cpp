@@ -264,9 +264,37 @@ struct LocalSandboxProvider::State {
     }
   }
 
-  // Every runner the selection's argv starts, in order.
-  void require_trusted_runners(const profiles::Selection& chosen,
-                               std::span<const std::string> roots, ConfinedSandboxMode mode) const {
+  // The allow-list's proxy, as a call asking for the list would meet it: trusted (never started
+  // otherwise), behind a backend that can force every connection through it, and working.
+  ComponentReport probe_netproxy(std::span<const std::string> roots,
+                                 const std::optional<profiles::Selection>& chosen) const {
+    ComponentReport report{"netproxy", "network allow-list", runners.netproxy};
+    if (const auto distrust = runner_distrust(report.runner, roots)) {
+      report.cause = fmt::format("{} cannot be trusted: {}", report.runner, *distrust);
+      report.fix =
+          fmt::format("install it where no confined run can write: {}", trusted_path_fix());
+      return report;
+    }
+    const bool own_runner = !config.runner_command.empty();
+    const bool behind_bwrap = !own_runner && chosen && chosen->backend == SandboxBackend::kBwrap;
+    if (auto reason = profiles::netproxy_unsupported_reason(behind_bwrap)) {
+      report.cause = *reason;
+      report.fix = own_runner ? "drop runnerCommand from the config to use a network allow-list"
+                              : "make bwrap usable (its backend report above says why it is not)";
+      return report;
+    }
+    local::probe_netproxy(report, config.probe_timeout_ms);
+    return report;
+  }
+
+  // Every runner the selection's argv starts, in order; the allow-list's proxy heads the chain
+  // when the policy has one.
+  void require_trusted_runners(const profiles::Selection& chosen, const SandboxPolicy& policy,
+                               std::span<const std::string> roots) const {
+    const ConfinedSandboxMode mode = policy.mode;
+    if (policy.network == NetworkPolicy::kAllowList) {
+      require_trusted_runner(runners.netproxy, "network allow-list's proxy", roots, mode);
+    }
     switch (chosen.backend) {
       case SandboxBackend::kBwrap:
         require_trusted_runner(runners.bwrap, "bwrap runner", roots, mode);
@@ -430,10 +458,11 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
       ::access(s.runners.netproxy.c_str(), X_OK) != 0) {
     throw SandboxUnavailableError::refused(
         policy.mode, fmt::format("the network allow-list's proxy {} is missing or not executable; "
-                                 "install dsh-netproxy beside landlock-run",
+                                 "install dsh-netproxy beside dsh-sandbox (cmake --install "
+                                 "and the .deb do)",
                                  s.runners.netproxy));
   }
-  s.require_trusted_runners(*selection, untrusted, policy.mode);
+  s.require_trusted_runners(*selection, policy, untrusted);
   // Only Seatbelt matches resolved paths; the others take the root as resolved above.
   const std::vector<std::string> roots = selection->backend == SandboxBackend::kSeatbelt
                                              ? writable_roots(policy, s.temp_dir)
@@ -488,6 +517,7 @@ ProbeSummary LocalSandboxProvider::probe_all() {
     report.enforcement = weakest(report.modes);
   }
   s.decided = true;
+  summary.components.push_back(s.probe_netproxy(untrusted, s.selection));
   // confine uses the operator's runner instead of the chain: so does the probe's answer.
   if (!s.config.runner_command.empty()) {
     summary.runner_command = s.config.runner_command;

@@ -48,14 +48,17 @@ std::string trusted_true() {
   return "/usr/bin/true";  // missing: bwrap's exec fails and the probe says why
 }
 
-void mark_unusable(BackendReport& report, std::string cause, std::string fix) {
+// BackendReport or ComponentReport: both name their program `runner`.
+template <typename Report>
+void mark_unusable(Report& report, const std::string& cause, const std::string& fix) {
   report.usable = false;
-  report.cause = std::move(cause);
-  report.fix = std::move(fix);
+  report.cause = cause;
+  report.fix = fix;
 }
 
 // A missing runner, a spawn error or a timeout: the causes every probe shares.
-bool diagnose_spawn(BackendReport& report, const ProbeRun& run, std::string_view package_fix,
+template <typename Report>
+bool diagnose_spawn(Report& report, const ProbeRun& run, std::string_view package_fix,
                     double timeout_ms) {
   if (run.spawn_error != 0) {
     mark_unusable(report,
@@ -295,6 +298,28 @@ void probe_windows_acl(BackendReport& report, const std::vector<std::string>& ru
     mark_unusable(report, fmt::format("windows-acl runner refused: {}", text::first_line(run.err)),
                   "run the runner by hand to see why");
   }
+}
+
+void probe_netproxy(ComponentReport& report, double timeout_ms) {
+  report.probed = true;
+  // The proxy's whole start-up (its listener, its event loop, the fork and exec of ARGV) on a
+  // command that connects nowhere: a missing shared library (libidn2) or a broken build shows
+  // here, not in the first allow-list run.
+  const ProbeRun run = run_probe({report.runner, "--", trusted_true()}, timeout_ms);
+  if (run.succeeded()) {
+    report.usable = true;
+    return;
+  }
+  constexpr std::string_view kReinstall =
+      "reinstall dsh-sandbox: dsh-netproxy must sit beside the dsh-sandbox binary (cmake "
+      "--install and the .deb install it)";
+  if (diagnose_spawn(report, run, kReinstall, timeout_ms)) return;
+  const std::string said(text::first_line(run.err));
+  mark_unusable(
+      report,
+      fmt::format("{} failed to run a command: {}", report.runner,
+                  said.empty() ? fmt::format("exit {}", run.exit_code.value_or(-1)) : said),
+      fmt::format("{}; run {} -- /usr/bin/true by hand to see why", kReinstall, report.runner));
 }
 
 }  // namespace dsh::sandbox::local

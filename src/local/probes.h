@@ -69,5 +69,7 @@ void probe_landlock(BackendReport& report, double timeout_ms);
 void probe_seatbelt(BackendReport& report, double timeout_ms);
 void probe_windows_acl(BackendReport& report, const std::vector<std::string>& runner,
                        const std::string& temp_dir, double timeout_ms);
+// The allow-list's proxy: `report.runner` started on `-- true`, which must exit 0.
+void probe_netproxy(ComponentReport& report, double timeout_ms);
 
 }  // namespace dsh::sandbox::local

@@ -71,6 +71,19 @@ struct BackendReport {
   std::vector<ModeEnforcement> modes;
 };
 
+// A program a feature starts besides the backend's runners (the network allow-list's proxy
+// dsh-netproxy): located beside the launcher, trust-checked like it, then started on a harmless
+// command. Usable when a call needing the feature would start it on this host.
+struct ComponentReport {
+  std::string component;  // "netproxy"
+  std::string feature;    // what needs it, e.g. "network allow-list"
+  std::string runner;     // the absolute program path checked
+  bool probed = false;    // it was started (never when it failed the trust check)
+  bool usable = false;
+  std::string cause;  // why it is unusable, one line
+  std::string fix;    // what to do about it, one line
+};
+
 // What `dsh-sandbox probe` shows: every backend of the chain, and the one confine would use.
 struct ProbeSummary {
   std::string platform;
@@ -81,6 +94,8 @@ struct ProbeSummary {
   std::vector<ModeEnforcement> modes;
   // The operator's runnerCommand, which confine uses instead of the chain: set when configured.
   std::vector<std::string> runner_command;
+  // The programs features need beyond the selected backend (the allow-list's proxy).
+  std::vector<ComponentReport> components;
 };
 
 // Where a verdict can be kept across processes (the CLI keeps one per user). The provider

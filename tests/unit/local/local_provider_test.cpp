@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "dsh/sandbox/errors.h"
+#include "dsh/sandbox/trust.h"
 #include "profiles/profiles.h"
 #include "scripts.h"
 #include "temp_dir.h"
@@ -472,6 +473,99 @@ TEST_F(LocalProviderFakeRunners, UntrustedLauncherIsNeverProbedAndTheCallIsUnava
   EXPECT_FALSE(summary.backends[1].usable);
   EXPECT_NE(summary.backends[1].cause.find("cannot be trusted"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+// The allow-list's proxy: under bwrap (the fake succeeds), with the proxy a script beside the
+// launcher that leaves a marker when it is started.
+class LocalProviderFakeProxy : public LocalProviderFakeRunners {
+ protected:
+  LocalSandboxHooks hooks_with_proxy(const std::string& proxy_body) {
+    LocalSandboxHooks hooks = hooks_with("exit 0", "exit 1");
+    proxy_ = write_script(dir_ / "dsh-netproxy", "touch " + marker_ + "; " + proxy_body);
+    return hooks;
+  }
+  static SandboxPolicy allow_list() {
+    SandboxPolicy policy = kRo;
+    policy.network = NetworkPolicy::kAllowList;
+    policy.network_allow.allow = {"example.com"};
+    return policy;
+  }
+  static ComponentReport proxy_report(const ProbeSummary& summary) {
+    EXPECT_EQ(summary.components.size(), 1U);
+    return summary.components.at(0);
+  }
+  std::string marker_ = dir_ / "proxy-started";
+  std::string proxy_;
+};
+
+// The real trust check for the proxy alone (it lies under /tmp, a root every call has); the
+// other fakes are trusted. A call with an allow-list is unavailable, naming the proxy, and
+// nothing starts it; a call without one never consults it.
+TEST_F(LocalProviderFakeProxy, UntrustedProxyIsRefusedPerCallAndNeverStarted) {
+  LocalSandboxHooks hooks = hooks_with_proxy("exit 0");
+  hooks.check_runner = [proxy = proxy_](const std::string& runner,
+                                        std::span<const std::string> roots) -> Result<void> {
+    if (runner != proxy) return {};
+    if (auto checked = check_trusted_path(runner, roots); !checked) return checked.error();
+    return {};
+  };
+  LocalSandboxProvider provider(config(), hooks);
+  try {
+    (void)provider.confine(kCommand, allow_list());
+    FAIL() << "a proxy under /tmp must not be trusted";
+  } catch (const SandboxUnavailableError& error) {
+    const std::string detail = error.detail().value_or("");
+    EXPECT_NE(detail.find("the network allow-list's proxy " + proxy_ + " cannot be trusted"),
+              std::string::npos)
+        << detail;
+    EXPECT_NE(detail.find("a confined run can write"), std::string::npos) << detail;
+  }
+  EXPECT_EQ(provider.confine(kCommand, kRo).backend, "bwrap");
+  const ComponentReport report = proxy_report(provider.probe_all());
+  EXPECT_EQ(report.component, "netproxy");
+  EXPECT_EQ(report.runner, proxy_);
+  EXPECT_FALSE(report.usable);
+  EXPECT_FALSE(report.probed);
+  EXPECT_NE(report.cause.find("cannot be trusted"), std::string::npos) << report.cause;
+  EXPECT_FALSE(report.fix.empty());
+  EXPECT_FALSE(std::filesystem::exists(marker_));
+}
+
+TEST_F(LocalProviderFakeProxy, ProbeStartsATrustedProxyOnACommand) {
+  LocalSandboxProvider working(config(),
+                               hooks_with_proxy(R"([ "$1" = -- ] && shift && exec "$@")"));
+  const ComponentReport usable = proxy_report(working.probe_all());
+  EXPECT_TRUE(usable.probed);
+  EXPECT_TRUE(usable.usable) << usable.cause;
+  EXPECT_TRUE(std::filesystem::exists(marker_));
+
+  LocalSandboxProvider failing(config(),
+                               hooks_with_proxy("echo 'dsh-netproxy: broken' >&2; exit 125"));
+  const ComponentReport broken = proxy_report(failing.probe_all());
+  EXPECT_TRUE(broken.probed);
+  EXPECT_FALSE(broken.usable);
+  EXPECT_NE(broken.cause.find(proxy_ + " failed to run a command: dsh-netproxy: broken"),
+            std::string::npos)
+      << broken.cause;
+  EXPECT_NE(broken.fix.find("reinstall dsh-sandbox"), std::string::npos) << broken.fix;
+}
+
+// Only bwrap can force every connection through the proxy: under Landlock alone the component
+// is unusable with that reason, and the proxy is not started.
+TEST_F(LocalProviderFakeProxy, ProxyIsUnusableWithoutBwrap) {
+  LocalSandboxHooks hooks = hooks_with_proxy("exit 0");
+  hooks.chain = std::vector<SandboxBackend>{SandboxBackend::kLandlock};
+  write_script(hooks.launcher_path,
+               "case \"$1\" in --probe) echo 'landlock: fully enforced';;"
+               " --features) printf 'landlock-run=1\\nabi=7\\nseccomp=1\\nstatus_fd=1\\n';; esac");
+  LocalSandboxProvider provider(config(), hooks);
+  const ProbeSummary summary = provider.probe_all();
+  EXPECT_EQ(summary.selected, "landlock");
+  const ComponentReport report = proxy_report(summary);
+  EXPECT_FALSE(report.usable);
+  EXPECT_NE(report.cause.find("needs bwrap's network namespace"), std::string::npos)
+      << report.cause;
+  EXPECT_FALSE(std::filesystem::exists(marker_));
 }
 
 TEST(LocalProviderChain, WindowsAclWithNoRunnerIsUnavailableNeverAPathLookup) {

@@ -226,7 +226,14 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
   for (const Denial& denial : sandbox.denials.records) {
     if (denial.rule == "network-not-allowed") {
       const std::optional<std::string> host = refused_host(denial.path);
-      if (host && std::find(allow.begin(), allow.end(), *host) == allow.end()) {
+      if (!host) {
+        // Said rather than dropped, so that "nothing to change" is never claimed after a refusal;
+        // the refusal's own line names the entry for a person who means it.
+        wider.push_back(fmt::format(
+            "none for {}: learn never proposes a range, a wildcard or a host-local address "
+            "(loopback, link-local, unspecified); write that entry yourself if you mean it",
+            text::inert(denial.path)));
+      } else if (std::find(allow.begin(), allow.end(), *host) == allow.end()) {
         allow.push_back(*host);
       }
     } else if (is_file_rule(denial.rule)) {

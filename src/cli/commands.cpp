@@ -98,17 +98,20 @@ int fail(const std::string& message, std::string_view code) {
 int confine(const Options& options) {
   try {
     const PolicyOptions requested = policy_options(options).value();
-    const ResolvedWorkspace workspace = workspace_root(
-        options.workspace, {}, recorded_workspaces(spelled_workspace_roots(options.workspace)));
-    const std::vector<std::string> untrusted = untrusted_roots(workspace);
+    const RecordedWorkspaces recorded =
+        recorded_workspaces(spelled_workspace_roots(options.workspace));
+    const ResolvedWorkspace workspace = workspace_root(options.workspace, {}, recorded);
+    // Every root earlier calls recorded is as untrusted as this call's workspace.
+    const std::vector<std::string> untrusted = untrusted_roots(workspace, recorded.roots);
     const Setup setup = load_setup(options.config_path, untrusted);
     SandboxPolicy policy = confined_policy(requested, setup.mode, workspace);
     add_path_rules(policy, options, setup.path_rules);
+    require_unplanted_rule_paths(policy, untrusted_roots("", recorded.roots));
     add_config_network(policy, requested.network_given, setup.network_rules);
     require_trusted_self(untrusted, policy.mode);
     // confine starts nothing, but its caller spawns the argv it prints: record it first.
-    record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);
-    LocalSandboxProvider provider = make_provider(setup.provider);
+    record_writable_workspace(workspace, policy, untrusted);
+    LocalSandboxProvider provider = make_provider(setup.provider, untrusted);
     // The directory the caller will spawn the argv in: bwrap enters it (--chdir) or refuses.
     // By default where run runs it: the policy root (run's --workdir rule without --workdir).
     const std::string cwd = options.cwd.empty() ? policy.workspace_root : options.cwd;

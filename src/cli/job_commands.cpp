@@ -109,8 +109,8 @@ int start_job(const Options& options) {
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
       require_trusted_self(call->untrusted, *confined);
     }
-    record_writable_workspace(call->workspace, spec.policy.mode, call->untrusted);
-    LocalSandboxProvider provider = make_provider(setup.provider);
+    record_writable_workspace(call->workspace, spec.policy, call->untrusted);
+    LocalSandboxProvider provider = make_provider(setup.provider, call->untrusted);
     // The provider's refusals (no usable backend, an untrusted runner) are this call's errors;
     // only the runner's spawn, in the job supervisor, is the job's outcome.
     std::optional<ConfinedArgv> confined;

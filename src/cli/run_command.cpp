@@ -69,30 +69,33 @@ std::optional<SessionLog> open_session(const std::string& path, std::vector<std:
 
 CallContext call_context(const RunInvocation& run) {
   // Before the session says where it worked, its file is checked against the workspace as
-  // spelled (and as resolved), /tmp and $TMPDIR.
+  // spelled (and as resolved), /tmp, $TMPDIR and every root the per-user record lists: the
+  // workspaces and extra writable roots earlier calls, with or without a session, let confined
+  // runs write. Nothing beneath one decides this call (config, session, verdicts, runners), and
+  // no symlink there is followed into this call's workspace or path rules.
   const std::vector<std::string> spelled = spelled_workspace_roots(run.workspace);
-  // The workspaces earlier calls, with or without a session, let confined runs write: only for
-  // resolving the workspace. They are not roots for the config, the session or the runners: a
-  // home directory once used as a workspace would make every file under it untrusted for as long
-  // as the record keeps it, while a file a confined run of this call could write is already
-  // refused (it lies beneath this call's workspace).
   const RecordedWorkspaces recorded = recorded_workspaces(spelled);
+  std::vector<std::string> before = spelled;
+  before.insert(before.end(), recorded.roots.begin(), recorded.roots.end());
   std::optional<SessionLog> session;
   std::vector<std::string> written;
   if (!run.session_path.empty()) {
-    session = open_session(run.session_path, untrusted_roots("", spelled),
+    session = open_session(run.session_path, untrusted_roots("", before),
                            [&] { return workspace_root(run.workspace, {}, recorded); });
     written = session->written_workspaces();
   }
   const bool from_session = run.workspace.empty() && session && session->cwd();
   ResolvedWorkspace workspace =
       workspace_root(from_session ? *session->cwd() : run.workspace, written, recorded);
-  std::vector<std::string> untrusted = untrusted_roots(workspace, written);
+  std::vector<std::string> earlier = written;
+  earlier.insert(earlier.end(), recorded.roots.begin(), recorded.roots.end());
+  std::vector<std::string> untrusted = untrusted_roots(workspace, earlier);
   if (session) {
     // Now that every workspace is known, the session is held to all of them.
     session = SessionLog::open(session->path(), {false, untrusted});
   }
-  return {std::move(session), std::move(workspace), std::move(written), std::move(untrusted)};
+  return {std::move(session), std::move(workspace), std::move(written), recorded.roots,
+          std::move(untrusted)};
 }
 
 // --mode is the approved mode; then the session's last sandbox/mode event; then the config.
@@ -108,6 +111,11 @@ SandboxExecutionPolicy resolve_policy(const Options& options, const RunInvocatio
   policy.network_allow = run.policy.network_allow;
   add_config_network(policy, run.policy.network_given, setup.network_rules);
   add_path_rules(policy, options, setup.path_rules);
+  if (const auto confined = to_sandbox_policy(policy)) {
+    std::vector<std::string> roots = untrusted_roots("", call.written);
+    roots.insert(roots.end(), call.recorded.begin(), call.recorded.end());
+    require_unplanted_rule_paths(*confined, roots);
+  }
   return policy;
 }
 
@@ -373,8 +381,8 @@ int run(const Options& options) {
     if (const auto confined = to_confined_mode(spec.policy.mode)) {
       require_trusted_self(call->untrusted, *confined);
     }
-    record_writable_workspace(call->workspace, spec.policy.mode, call->untrusted);
-    LocalSandboxProvider provider = make_provider(setup.provider);
+    record_writable_workspace(call->workspace, spec.policy, call->untrusted);
+    LocalSandboxProvider provider = make_provider(setup.provider, call->untrusted);
     consumer::SandboxBashExecutor executor(provider);
     RunOutcome outcome;
     std::optional<SandboxUnavailableError> refused;
@@ -390,7 +398,7 @@ int run(const Options& options) {
       if (wider && interrupts.signal() == 0) {
         spec.policy.mode = *wider;  // this one retry only; nothing is persisted
         mode = *wider;
-        record_writable_workspace(call->workspace, *wider, call->untrusted);
+        record_writable_workspace(call->workspace, spec.policy, call->untrusted);
         outcome = run_once(run, executor, spec);
         refused = runner_failure(outcome);
         if (!refused) {

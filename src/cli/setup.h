@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dsh/sandbox/local_provider.h"
+#include "dsh/sandbox/policy.h"
 #include "dsh/sandbox/resolved_workspace.h"
 #include "local/config.h"
 
@@ -49,12 +50,24 @@ ResolvedWorkspace workspace_root(const std::string& given,
                                  std::span<const std::string> written_workspaces,
                                  const RecordedWorkspaces& recorded);
 
-// Before a workspace-write command starts (so a killed run still counts): adds `workspace` to
-// the per-user record. Nothing for other modes. InvalidSandboxInputError when the record exists
-// and cannot take it; skipped when this user has no per-user directory (every symlinked
-// workspace is then refused, since the record cannot be read either).
-void record_writable_workspace(const ResolvedWorkspace& workspace, SandboxMode mode,
+// Before a workspace-write command starts (so a killed run still counts): adds the workspace,
+// every extra writable root and the cache presets' directories of `policy` to the per-user
+// record, so later calls trust nothing beneath them and follow no symlink planted there.
+// Nothing for other modes. InvalidSandboxInputError when the record exists and cannot take
+// them; skipped when this user has no per-user directory (every symlinked workspace is then
+// refused, since the record cannot be read either).
+void record_writable_workspace(const ResolvedWorkspace& workspace,
+                               const SandboxExecutionPolicy& policy,
                                std::span<const std::string> untrusted_roots);
+void record_writable_workspace(const ResolvedWorkspace& workspace, const SandboxPolicy& policy,
+                               std::span<const std::string> untrusted_roots);
+
+// InvalidSandboxInputError when an --allow-write, --deny-write or --deny-read path of `policy`
+// is reached through a symlink beneath one of `roots` (untrusted_roots of the session's earlier
+// workspaces, and the recorded roots): the rule the workspace obeys, for every path the policy
+// names. An earlier confined run could have planted that symlink to make a new writable root of
+// a directory nobody named, or to point a carve-out away from what it should protect.
+void require_unplanted_rule_paths(const SandboxPolicy& policy, std::span<const std::string> roots);
 
 // The spelled workspace (given or the working directory) and its realpath: the roots a session
 // file and the record are checked against before the workspace itself is resolved.
@@ -64,6 +77,9 @@ std::vector<std::string> spelled_workspace_roots(const std::string& given);
 // could replace would be the impostor of every later call. SandboxUnavailableError otherwise.
 void require_trusted_self(std::span<const std::string> untrusted_roots, ConfinedSandboxMode mode);
 
-LocalSandboxProvider make_provider(const LocalSandboxConfig& config);
+// The provider with the per-user verdict store; `untrusted_roots` (the call's, with every root
+// earlier calls recorded) are the roots no runner and no cached verdict may lie beneath.
+LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
+                                   std::span<const std::string> untrusted_roots);
 
 }  // namespace dsh::sandbox::cli

@@ -62,7 +62,7 @@ int shell(const Options& given, double timeout_seconds) {
     if (const auto confined = to_confined_mode(policy.mode)) {
       require_trusted_self(call->untrusted, *confined);
     }
-    record_writable_workspace(call->workspace, policy.mode, call->untrusted);
+    record_writable_workspace(call->workspace, policy, call->untrusted);
     shell::ShellLaunch launch;
     launch.workdir = call_workdir(run, policy, *call);
     launch.argv = run.argv;
@@ -76,7 +76,7 @@ int shell(const Options& given, double timeout_seconds) {
     event.mode = policy.mode;
     event.workspace_root = policy.workspace_root;
     if (const auto sandbox_policy = to_sandbox_policy(policy)) {
-      LocalSandboxProvider provider = make_provider(setup.provider);
+      LocalSandboxProvider provider = make_provider(setup.provider, call->untrusted);
       ConfinedArgv confined;
       try {
         confined = provider.confine(ConfineRequest{run.argv, *sandbox_policy, launch.workdir});

@@ -111,6 +111,9 @@ struct LocalSandboxHooks {
   // test. An error refuses the call as SANDBOX_UNAVAILABLE.
   std::function<Result<void>(const std::string& runner, std::span<const std::string> roots)>
       check_runner;
+  // Roots earlier calls let confined runs write (the CLI's record of writable roots, a session's
+  // earlier workspaces): no runner, runnerCommand file or interpreter beneath one is trusted.
+  std::vector<std::string> untrusted_roots;
 };
 
 class LocalSandboxProvider final : public SandboxProvider {

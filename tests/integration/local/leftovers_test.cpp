@@ -82,7 +82,7 @@ class Leftovers : public LocalBackendTest {
 // Writes each startup file from inside: appends to it, creates its directory and a file in it.
 string attack_every_startup_file(const string& home) {
   string script;
-  for (const std::string_view file : policy::home_startup_files()) {
+  for (const std::string_view file : sandbox::policy::home_startup_files()) {
     const string path = home + "/" + string(file);
     script += "mkdir -p \"$(dirname " + path + ")\" 2>/dev/null; echo planted >> " + path +
               " 2>/dev/null; mkdir -p " + path + " 2>/dev/null; echo planted > " + path +
@@ -109,7 +109,7 @@ TEST_P(Leftovers, StartupFilesInAWritableHomeCannotBeCreatedOrChanged) {
   ASSERT_TRUE(result.exited_with(0)) << result.describe();
   EXPECT_NE(result.out.find("end"), string::npos) << result.describe();
   EXPECT_EQ(llrt::read_file(home_ + "/.bashrc"), "the person's bashrc\n");
-  for (const std::string_view file : policy::home_startup_files()) {
+  for (const std::string_view file : sandbox::policy::home_startup_files()) {
     if (file == ".bashrc") continue;
     EXPECT_FALSE(llrt::exists(home_ + "/" + string(file))) << file << " was created";
   }
@@ -121,6 +121,8 @@ TEST_P(Leftovers, StartupFilesInAWritableHomeCannotBeCreatedOrChanged) {
 TEST_P(Leftovers, AStartupFileSymlinkedIntoTheHomeKeepsItsTargetAndAMissingTargetStaysMissing) {
   const string dotfiles = dir_.mkdir("home/dotfiles");
   llrt::write_file(dotfiles + "/bashrc", "kept\n", 0644);
+  // .zshrc's missing target seals dotfiles/: what exists there stays writable.
+  llrt::write_file(dotfiles + "/other", "before\n", 0644);
   ASSERT_EQ(::symlink((dotfiles + "/bashrc").c_str(), (home_ + "/.bashrc").c_str()), 0);
   ASSERT_EQ(::symlink("dotfiles/zshrc", (home_ + "/.zshrc").c_str()), 0);
   const RunResult result =
@@ -185,10 +187,14 @@ TEST_P(Leftovers, PresetsWhoseToolRunsItsCacheInPlaceAreRefused) {
 
 TEST_P(Leftovers, AConfigPlantedInAnEarlierWritableRootIsNotTrusted) {
   const string mark = marker("runner-command");
-  plant("printf '%s' '{\"runnerCommand\": [\"/bin/sh\", \"" + earlier_ + "/runner.sh\"]}' > " +
-        earlier_ + "/config.json && printf '#!/bin/sh\\ntouch " + mark + "\\n' > " + earlier_ +
-        "/runner.sh");
-  expect_refused(run({}, "touch " + mark, "read-only", earlier_ + "/config.json"), earlier_, mark);
+  plant(
+      "printf '%s' '{\"runnerFailureSignatures\": [\"runner: \"], \"runnerCommand\": "
+      "[\"/bin/sh\", \"" +
+      earlier_ + "/runner.sh\"]}' > " + earlier_ + "/config.json && printf '#!/bin/sh\\ntouch " +
+      mark + "\\n' > " + earlier_ + "/runner.sh");
+  const RunResult result = run({}, "touch " + mark, "read-only", earlier_ + "/config.json");
+  expect_refused(result, earlier_, mark);
+  EXPECT_NE(result.err.find("cannot be trusted"), string::npos) << result.err;
 }
 
 TEST_P(Leftovers, ASessionPlantedInAnEarlierWritableRootCannotWidenTheMode) {
@@ -205,7 +211,10 @@ TEST_P(Leftovers, ARunnerScriptArgumentInAnEarlierWritableRootIsNotTrusted) {
   const string script = earlier_ + "/runner.sh";
   llrt::write_file(script, "#!/bin/sh\nexec /usr/bin/bwrap \"$@\"\n", 0755);
   const string config = dir_ / "conf/runner.json";
-  llrt::write_file(config, R"({"runnerCommand": ["/bin/sh", ")" + script + "\"]}", 0644);
+  llrt::write_file(config,
+                   R"({"runnerFailureSignatures": ["runner: "], "runnerCommand": ["/bin/sh", ")" +
+                       script + "\"]}",
+                   0644);
   const string mark = marker("runner-script");
   plant("printf '#!/bin/sh\\ntouch " + mark + "\\n' > " + script);
   expect_refused(run({}, "true", "read-only", config), script, mark);

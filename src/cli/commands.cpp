@@ -134,17 +134,19 @@ int confine(const Options& options) {
     const RecordedWorkspaces recorded =
         recorded_workspaces(spelled_workspace_roots(options.workspace));
     const ResolvedWorkspace workspace = workspace_root(options.workspace, {}, recorded);
-    const std::vector<std::string> untrusted = untrusted_roots(workspace);
+    // Every root earlier calls recorded is as untrusted as this call's workspace.
+    const std::vector<std::string> untrusted = untrusted_roots(workspace, recorded.roots);
     const Setup setup = load_setup(options.config_path, untrusted);
     SandboxPolicy policy = confined_policy(requested, setup.mode, workspace);
     add_path_rules(policy, options, setup.path_rules);
+    require_unplanted_rule_paths(policy, untrusted_roots("", recorded.roots));
     add_config_network(policy, requested.network_given, setup.network_rules);
     require_trusted_self(
         chosen_writable_roots(to_sandbox_mode(policy.mode), workspace.path(), policy.allow_write),
         recorded.roots, policy.mode);
     // confine starts nothing, but its caller spawns the argv it prints: record it first.
-    record_writable_workspace(workspace, to_sandbox_mode(policy.mode), untrusted);
-    LocalSandboxProvider provider = make_provider(setup.provider, recorded.roots);
+    record_writable_workspace(workspace, policy, untrusted);
+    LocalSandboxProvider provider = make_provider(setup.provider, recorded.roots, untrusted);
     // The directory the caller will spawn the argv in: bwrap enters it (--chdir) or refuses.
     // By default where run runs it: the policy root (run's --workdir rule without --workdir).
     const std::string cwd = options.cwd.empty() ? policy.workspace_root : options.cwd;

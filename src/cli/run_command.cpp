@@ -70,31 +70,33 @@ std::optional<SessionLog> open_session(const std::string& path, std::vector<std:
 
 CallContext call_context(const RunInvocation& run) {
   // Before the session says where it worked, its file is checked against the workspace as
-  // spelled (and as resolved), /tmp and $TMPDIR.
+  // spelled (and as resolved), /tmp, $TMPDIR and every root the per-user record lists: the
+  // workspaces and extra writable roots earlier calls, with or without a session, let confined
+  // runs write. Nothing beneath one decides this call (config, session, verdicts, runners), and
+  // no symlink there is followed into this call's workspace or path rules.
   const std::vector<std::string> spelled = spelled_workspace_roots(run.workspace);
-  // The workspaces earlier calls, with or without a session, let confined runs write: only for
-  // resolving the workspace. They are not roots for the config, the session or the runners: a
-  // home directory once used as a workspace would make every file under it untrusted for as long
-  // as the record keeps it, while a file a confined run of this call could write is already
-  // refused (it lies beneath this call's workspace).
   const RecordedWorkspaces recorded = recorded_workspaces(spelled);
+  std::vector<std::string> before = spelled;
+  before.insert(before.end(), recorded.roots.begin(), recorded.roots.end());
   std::optional<SessionLog> session;
   std::vector<std::string> written;
   if (!run.session_path.empty()) {
-    session = open_session(run.session_path, untrusted_roots("", spelled),
+    session = open_session(run.session_path, untrusted_roots("", before),
                            [&] { return workspace_root(run.workspace, {}, recorded); });
     written = session->written_workspaces();
   }
   const bool from_session = run.workspace.empty() && session && session->cwd();
   ResolvedWorkspace workspace =
       workspace_root(from_session ? *session->cwd() : run.workspace, written, recorded);
-  std::vector<std::string> untrusted = untrusted_roots(workspace, written);
+  std::vector<std::string> earlier = written;
+  earlier.insert(earlier.end(), recorded.roots.begin(), recorded.roots.end());
+  std::vector<std::string> untrusted = untrusted_roots(workspace, earlier);
   if (session) {
     // Now that every workspace is known, the session is held to all of them.
     session = SessionLog::open(session->path(), {false, untrusted});
   }
   return {std::move(session), std::move(workspace), std::move(written), std::move(untrusted),
-          recorded};
+          recorded.roots};
 }
 
 namespace {
@@ -104,7 +106,7 @@ namespace {
 // existed, this call's roots, /tmp and $TMPDIR.
 std::vector<std::string> earlier_roots(const CallContext& call) {
   std::vector<std::string> roots = call.written;
-  roots.insert(roots.end(), call.recorded.roots.begin(), call.recorded.roots.end());
+  roots.insert(roots.end(), call.recorded.begin(), call.recorded.end());
   return roots;
 }
 
@@ -116,11 +118,11 @@ void admit(const CallContext& call, const SandboxExecutionPolicy& policy) {
   require_trusted_self(
       chosen_writable_roots(policy.mode, call.workspace.path(), policy.allow_write),
       earlier_roots(call), *confined);
-  record_writable_workspace(call.workspace, policy.mode, call.untrusted);
+  record_writable_workspace(call.workspace, policy, call.untrusted);
 }
 
 LocalSandboxProvider call_provider(const Setup& setup, const CallContext& call) {
-  return make_provider(setup.provider, earlier_roots(call));
+  return make_provider(setup.provider, earlier_roots(call), call.untrusted);
 }
 
 // --mode is the approved mode; then the session's last sandbox/mode event; then the config.
@@ -140,6 +142,11 @@ SandboxExecutionPolicy resolve_policy(const Options& options, const RunInvocatio
   policy.network_allow = run.policy.network_allow;
   add_config_network(policy, run.policy.network_given, setup.network_rules);
   add_path_rules(policy, options, setup.path_rules);
+  if (const auto confined = to_sandbox_policy(policy)) {
+    std::vector<std::string> roots = untrusted_roots("", call.written);
+    roots.insert(roots.end(), call.recorded.begin(), call.recorded.end());
+    require_unplanted_rule_paths(*confined, roots);
+  }
   return policy;
 }
 

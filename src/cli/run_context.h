@@ -16,15 +16,15 @@
 namespace dsh::sandbox::cli {
 
 // Where this call's workspace is and what it must not trust. An explicit --workspace wins over
-// the session's recorded cwd, which wins over the working directory; the workspace is resolved
-// through symlinks only outside /tmp, $TMPDIR, every workspace the session's earlier runs could
-// write and every root the per-user record lists.
+// the session's recorded cwd, which wins over the working directory; the workspace (and every
+// path rule) is resolved through symlinks only outside /tmp, $TMPDIR, every workspace the
+// session's earlier runs could write and every root the per-user record lists.
 struct CallContext {
   std::optional<SessionLog> session;
   ResolvedWorkspace workspace;         // resolved once, here; every later step takes it as is
   std::vector<std::string> written;    // the session's earlier writable workspaces
-  std::vector<std::string> untrusted;  // untrusted_roots(workspace, written)
-  RecordedWorkspaces recorded;         // what earlier calls could write, per the user's record
+  std::vector<std::string> untrusted;  // untrusted_roots(workspace, written + recorded)
+  std::vector<std::string> recorded;   // the roots the per-user record lists
 };
 
 CallContext call_context(const RunInvocation& run);

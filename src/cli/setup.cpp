@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "local/probe_cache.h"
 #include "local/runners.h"
 #include "local/workspace_record.h"
+#include "policy/effective_policy.h"
 #include "seam/json_codec.h"
 #include "seam/trusted_file.h"
 
@@ -81,20 +83,67 @@ RecordedWorkspaces recorded_workspaces(std::span<const std::string> spelled_root
   return {std::move(recorded).value(), {}};
 }
 
-void record_writable_workspace(const ResolvedWorkspace& workspace, SandboxMode mode,
+namespace {
+
+// The extra writable roots `policy` makes effective (canonical, the cache presets' included), as
+// the provider will: nothing when it would refuse them (and then nothing runs).
+std::vector<std::string> effective_extra_roots(const SandboxPolicy& policy) {
+  if (!validate_policy(policy)) return {};
+  policy::PathContext context = policy::process_path_context();
+  context.trusted_state.push_back(local::user_cache_directory());
+  auto effective = policy::effective_policy(policy, context);
+  if (!effective) return {};
+  return effective.value().policy.allow_write;
+}
+
+}  // namespace
+
+void record_writable_workspace(const ResolvedWorkspace& workspace, const SandboxPolicy& policy,
                                std::span<const std::string> untrusted_roots) {
   // A danger-full-access run is unconfined by the caller's choice: it can write anything the
   // caller can, the record included, so recording it would promise nothing.
-  if (mode != SandboxMode::kWorkspaceWrite) return;
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return;
   if (local::user_cache_directory().empty()) return;
-  const std::vector<std::string> roots = {workspace.path()};
+  std::vector<std::string> roots = {workspace.path()};
+  for (std::string& root : effective_extra_roots(policy)) roots.push_back(std::move(root));
   auto added = local::add_to_workspace_record(roots, untrusted_roots);
   if (!added) {
     throw InvalidSandboxInputError(fmt::format(
-        "cannot record the workspace {} as one a confined run can write, so the command was not "
-        "started: {}",
+        "cannot record the workspace {} and its extra writable roots as directories a confined "
+        "run can write, so the command was not started: {}",
         text::quoted(workspace.path()), added.error().message));
   }
+}
+
+void record_writable_workspace(const ResolvedWorkspace& workspace,
+                               const SandboxExecutionPolicy& policy,
+                               std::span<const std::string> untrusted_roots) {
+  if (const auto confined = to_sandbox_policy(policy)) {
+    record_writable_workspace(workspace, *confined, untrusted_roots);
+  }
+}
+
+void require_unplanted_rule_paths(const SandboxPolicy& policy, std::span<const std::string> roots) {
+  const auto check = [&](std::string_view flag, const std::vector<std::string>& entries) {
+    for (const std::string& entry : entries) {
+      if (entry.empty() || !entry.starts_with('/')) continue;  // "!" lifts, named nothing new
+      std::string path = entry;
+      // A pattern matches entries of its parent: the parent is what is resolved.
+      if (path.substr(path.rfind('/') + 1).find_first_of("*?[") != std::string::npos) {
+        path = path.substr(0, std::max<std::size_t>(path.rfind('/'), 1));
+      }
+      auto resolved = resolve_workspace_symlinks(path, roots);
+      if (resolved || resolved.error().code != ErrorCode::kUntrusted) continue;
+      throw InvalidSandboxInputError(fmt::format(
+          "{} {} cannot be used: {}; an earlier confined run could have planted that symlink to "
+          "point this rule at a directory nobody named. Remove the symlink, or pass the path you "
+          "mean by its real path",
+          flag, text::quoted(entry), resolved.error().message));
+    }
+  };
+  check("--allow-write", policy.allow_write);
+  check("--deny-write", policy.deny_write);
+  check("--deny-read", policy.deny_read);
 }
 
 // An absolute existing directory, resolved once, through trusted symlinks only.
@@ -174,7 +223,8 @@ void require_trusted_self(std::span<const std::string> chosen_roots,
 }
 
 LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
-                                   std::optional<std::vector<std::string>> earlier_roots) {
+                                   std::optional<std::vector<std::string>> earlier_roots,
+                                   std::span<const std::string> cache_untrusted) {
   // Located once: the verdict store's key names the very runners the provider will start.
   LocalSandboxHooks hooks;
   const profiles::Runners runners = local::locate_runners(config, hooks);
@@ -182,8 +232,10 @@ LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
   LocalSandboxConfig located = config;
   located.bwrap_path = runners.bwrap;
   hooks.earlier_writable_roots = std::move(earlier_roots);
-  return LocalSandboxProvider(std::move(located), std::move(hooks),
-                              local::make_user_verdict_store(config, runners));
+  return LocalSandboxProvider(
+      std::move(located), std::move(hooks),
+      local::make_user_verdict_store(config, runners,
+                                     {cache_untrusted.begin(), cache_untrusted.end()}));
 }
 
 }  // namespace dsh::sandbox::cli

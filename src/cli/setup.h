@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dsh/sandbox/local_provider.h"
+#include "dsh/sandbox/policy.h"
 #include "dsh/sandbox/resolved_workspace.h"
 #include "local/config.h"
 
@@ -50,12 +51,24 @@ ResolvedWorkspace workspace_root(const std::string& given,
                                  std::span<const std::string> written_workspaces,
                                  const RecordedWorkspaces& recorded);
 
-// Before a workspace-write command starts (so a killed run still counts): adds `workspace` to
-// the per-user record. Nothing for other modes. InvalidSandboxInputError when the record exists
-// and cannot take it; skipped when this user has no per-user directory (every symlinked
-// workspace is then refused, since the record cannot be read either).
-void record_writable_workspace(const ResolvedWorkspace& workspace, SandboxMode mode,
+// Before a workspace-write command starts (so a killed run still counts): adds the workspace,
+// every extra writable root and the cache presets' directories of `policy` to the per-user
+// record, so later calls trust nothing beneath them and follow no symlink planted there.
+// Nothing for other modes. InvalidSandboxInputError when the record exists and cannot take
+// them; skipped when this user has no per-user directory (every symlinked workspace is then
+// refused, since the record cannot be read either).
+void record_writable_workspace(const ResolvedWorkspace& workspace,
+                               const SandboxExecutionPolicy& policy,
                                std::span<const std::string> untrusted_roots);
+void record_writable_workspace(const ResolvedWorkspace& workspace, const SandboxPolicy& policy,
+                               std::span<const std::string> untrusted_roots);
+
+// InvalidSandboxInputError when an --allow-write, --deny-write or --deny-read path of `policy`
+// is reached through a symlink beneath one of `roots` (untrusted_roots of the session's earlier
+// workspaces, and the recorded roots): the rule the workspace obeys, for every path the policy
+// names. An earlier confined run could have planted that symlink to make a new writable root of
+// a directory nobody named, or to point a carve-out away from what it should protect.
+void require_unplanted_rule_paths(const SandboxPolicy& policy, std::span<const std::string> roots);
 
 // The spelled workspace (given or the working directory) and its realpath: the roots a session
 // file and the record are checked against before the workspace itself is resolved.
@@ -77,8 +90,10 @@ void require_trusted_self(std::span<const std::string> chosen_roots,
                           std::span<const std::string> earlier_roots, ConfinedSandboxMode mode);
 
 // The provider with its runners located once. `earlier_roots`, when known: the roots earlier
-// confined runs could write (LocalSandboxHooks::earlier_writable_roots).
+// confined runs could write (LocalSandboxHooks::earlier_writable_roots). `cache_untrusted`: the
+// roots no cached verdict may lie beneath (the call's, with every root earlier calls recorded).
 LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
-                                   std::optional<std::vector<std::string>> earlier_roots = {});
+                                   std::optional<std::vector<std::string>> earlier_roots,
+                                   std::span<const std::string> cache_untrusted);
 
 }  // namespace dsh::sandbox::cli

@@ -3,6 +3,8 @@
 // threads confining at once probe once), unavailable verdict included.
 #include "dsh/sandbox/local_provider.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "base/io.h"
 #include "base/text.h"
+#include "base/unique_fd.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
@@ -50,6 +54,11 @@ bool in_chain(const std::vector<SandboxBackend>& chain, SandboxBackend backend) 
 
 const std::vector<std::string> kProbeCommand = {"/usr/bin/true"};
 
+// A "#!" line longer than this is not one the kernel would run (BINPRM_BUF_SIZE, 256 since 5.1).
+constexpr std::size_t kShebangBytes = 256;
+// A runnerCommand's files and their interpreters, at most: a bound on what one call checks.
+constexpr std::size_t kMaxRunnerFiles = 64;
+
 std::vector<ModeEnforcement> modes_from(
     const std::function<ConfinedArgv(const SandboxPolicy&, const profiles::FsPlan&)>& confine_as) {
   std::vector<ModeEnforcement> modes;
@@ -63,6 +72,48 @@ std::vector<ModeEnforcement> modes_from(
     modes.push_back({mode, confined.enforcement, std::move(confined.ungoverned)});
   }
   return modes;
+}
+
+// The interpreter a script names on its first line ("#!/bin/sh -e" runs /bin/sh), or empty.
+std::string shebang_interpreter(const std::string& path) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) return {};
+  std::string head;
+  (void)io::read_all(fd.get(), head, kShebangBytes);
+  if (!head.starts_with("#!")) return {};
+  const std::size_t start = head.find_first_not_of(" \t", 2);
+  if (start == std::string::npos) return {};
+  const std::size_t end = head.find_first_of(" \t\r\n", start);
+  return head.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// The files a runnerCommand starts or hands to its program: every word that names a file (an
+// absolute word, or a relative one with a slash that exists), and the interpreter each script
+// among them names on its first line. A directory is not a file the runner executes.
+std::vector<std::string> runner_command_files(std::span<const std::string> words) {
+  std::vector<std::string> files;
+  for (const std::string& word : words) {
+    std::string path;
+    if (word.starts_with('/')) {
+      path = word;
+    } else if (word.find('/') != std::string::npos && !word.starts_with('-')) {
+      path = working_directory() + "/" + word;
+      if (::access(path.c_str(), F_OK) != 0) continue;
+    } else {
+      continue;
+    }
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) continue;
+    files.push_back(std::move(path));
+  }
+  for (std::size_t i = 0; i < files.size() && files.size() < kMaxRunnerFiles; ++i) {
+    std::string interpreter = shebang_interpreter(files[i]);
+    if (interpreter.starts_with('/') &&
+        std::find(files.begin(), files.end(), interpreter) == files.end()) {
+      files.push_back(std::move(interpreter));
+    }
+  }
+  return files;
 }
 
 SandboxEnforcement weakest(const std::vector<ModeEnforcement>& modes) {
@@ -264,6 +315,22 @@ struct LocalSandboxProvider::State {
     }
   }
 
+  // The program, every file its words name and the interpreters of those scripts: a script the
+  // runner's interpreter reads is as much the runner as the interpreter. A missing file outside
+  // every untrusted root fails at execution, as a runner failure.
+  void require_trusted_runner_command(std::span<const std::string> roots,
+                                      ConfinedSandboxMode mode) const {
+    for (const std::string& file : runner_command_files(config.runner_command)) {
+      if (const auto distrust = runner_distrust(file, roots)) {
+        throw SandboxUnavailableError::refused(
+            mode, fmt::format("the runnerCommand file {} cannot be trusted: {}; a confined run "
+                              "could replace it and later runs would start the impostor "
+                              "unconfined: install it where no confined run can write ({})",
+                              file, *distrust, trusted_path_fix()));
+      }
+    }
+  }
+
   // The allow-list's proxy, as a call asking for the list would meet it: trusted (never started
   // otherwise), behind a backend that can force every connection through it, and working.
   ComponentReport probe_netproxy(std::span<const std::string> roots,
@@ -427,21 +494,17 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
     untrusted = untrusted_roots(policy, policy.allow_write, s.temp_dir);
   }
   if (!s.config.runner_command.empty()) {
-    // A missing program outside every untrusted root fails at execution, as a runner failure.
-    if (const auto distrust = s.runner_distrust(s.config.runner_command.front(), untrusted)) {
-      throw SandboxUnavailableError::refused(
-          policy.mode,
-          fmt::format("the runnerCommand program {} cannot be trusted: {}; a confined run could "
-                      "replace it and later runs would start the impostor unconfined: install "
-                      "it where no confined run can write ({})",
-                      s.config.runner_command.front(), *distrust, trusted_path_fix()));
-    }
+    s.require_trusted_runner_command(untrusted, policy.mode);
     if (policy.network == NetworkPolicy::kAllowList) {
       throw SandboxUnavailableError::refused(
           policy.mode, *profiles::netproxy_unsupported_reason(/*bwrap_backend=*/false));
     }
     if (const auto reason = profiles::runner_command_unsupported_reason(
             policy, s.config.runner_accepts_hardening)) {
+      throw SandboxUnavailableError::refused(policy.mode, *reason);
+    }
+    if (const auto reason =
+            profiles::runner_command_startup_refusal(plan, s.config.runner_accepts_hardening)) {
       throw SandboxUnavailableError::refused(policy.mode, *reason);
     }
     return profiles::wrap_runner_command(s.config.runner_command,
@@ -453,6 +516,11 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   if (!selection) throw SandboxUnavailableError(policy.mode);
   if (const auto reason = profiles::unsupported_reason(*selection, s.runners, policy)) {
     throw SandboxUnavailableError::refused(policy.mode, *reason);
+  }
+  if (selection->backend == SandboxBackend::kLandlock) {
+    if (const auto reason = profiles::landlock_startup_refusal(plan)) {
+      throw SandboxUnavailableError::refused(policy.mode, *reason);
+    }
   }
   if (policy.network == NetworkPolicy::kAllowList &&
       ::access(s.runners.netproxy.c_str(), X_OK) != 0) {
@@ -483,7 +551,8 @@ ProbeSummary LocalSandboxProvider::probe_all() {
   const std::lock_guard lock(s.mutex);
   ProbeSummary summary{s.platform, {}, {}, {}, {}};
   // No call, no workspace: the roots every call has.
-  const std::vector<std::string> untrusted = untrusted_roots("", {}, s.temp_dir);
+  const std::vector<std::string> untrusted = untrusted_roots(
+      "", s.hooks.earlier_writable_roots.value_or(std::vector<std::string>{}), s.temp_dir);
   for (const SandboxBackend backend : s.chain) {
     summary.backends.push_back(s.probe(backend, untrusted));
   }

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -87,11 +88,12 @@ std::uint64_t fnv1a(std::string_view text) {
 
 constexpr std::string_view kEntryPrefix = "verdict-";
 
-// The directory, when no confined run of this call could have written it or anything on its
-// way (the trust check against the call's workspace, /tmp and $TMPDIR), and it is private.
-std::optional<TrustedPath> directory_for(const std::string& directory,
-                                         const SandboxPolicy& policy) {
-  return private_directory(directory, untrusted_roots(policy, {}, user_temp_dir()));
+// The directory, when no confined run of this call or an earlier one could have written it or
+// anything on its way (the trust check against the call's workspace, /tmp, $TMPDIR and `extra`),
+// and it is private.
+std::optional<TrustedPath> directory_for(const std::string& directory, const SandboxPolicy& policy,
+                                         std::span<const std::string> extra) {
+  return private_directory(directory, untrusted_roots(policy, extra, user_temp_dir()));
 }
 // Installs, builds and configs alive at once; each rebuild of dsh-sandbox is a new key.
 constexpr std::size_t kMaxEntries = 8;
@@ -120,14 +122,16 @@ void prune_entries(const std::string& directory, const std::string& keep) {
 
 }  // namespace
 
-UserVerdictStore::UserVerdictStore(std::string directory, std::string key)
+UserVerdictStore::UserVerdictStore(std::string directory, std::string key,
+                                   std::vector<std::string> untrusted_roots)
     : directory_(std::move(directory)),
       name_(fmt::format("{}{:016x}.json", kEntryPrefix, fnv1a(key))),
       path_(directory_ + "/" + name_),
-      key_(std::move(key)) {}
+      key_(std::move(key)),
+      untrusted_roots_(std::move(untrusted_roots)) {}
 
 std::optional<std::string> UserVerdictStore::load(const SandboxPolicy& policy) {
-  const std::optional<TrustedPath> dir = directory_for(directory_, policy);
+  const std::optional<TrustedPath> dir = directory_for(directory_, policy, untrusted_roots_);
   if (!dir) return std::nullopt;
   try {
     const nlohmann::json entry = nlohmann::json::parse(read_owned_entry(*dir, name_));
@@ -144,11 +148,12 @@ void UserVerdictStore::save(const SandboxPolicy& policy, const std::string& verd
   // The parent must pass the check before anything is created in it.
   const std::string parent = directory_.substr(0, directory_.rfind('/'));
   if (!check_trusted_path(parent.empty() ? "/" : parent,
-                          untrusted_roots(policy, {}, user_temp_dir()), TrustedKind::kDirectory)) {
+                          untrusted_roots(policy, untrusted_roots_, user_temp_dir()),
+                          TrustedKind::kDirectory)) {
     return;
   }
   ::mkdir(directory_.c_str(), 0700);
-  const std::optional<TrustedPath> dir = directory_for(directory_, policy);
+  const std::optional<TrustedPath> dir = directory_for(directory_, policy, untrusted_roots_);
   if (!dir) return;
   std::array<unsigned char, 8> random{};
   if (::getrandom(random.data(), random.size(), 0) != static_cast<ssize_t>(random.size())) return;
@@ -213,11 +218,13 @@ std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwr
 }
 
 std::shared_ptr<VerdictStore> make_user_verdict_store(const LocalSandboxConfig& config,
-                                                      const profiles::Runners& runners) {
+                                                      const profiles::Runners& runners,
+                                                      std::vector<std::string> untrusted_roots) {
   const std::string directory = user_cache_directory();
   if (directory.empty()) return nullptr;
   return std::make_shared<UserVerdictStore>(
-      directory, verdict_key(config, runners.bwrap, runners.landlock_run));
+      directory, verdict_key(config, runners.bwrap, runners.landlock_run),
+      std::move(untrusted_roots));
 }
 
 }  // namespace dsh::sandbox::local

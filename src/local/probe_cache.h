@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dsh/sandbox/local_provider.h"
 #include "profiles/profiles.h"
@@ -20,7 +21,10 @@ namespace dsh::sandbox::local {
 
 class UserVerdictStore final : public VerdictStore {
  public:
-  UserVerdictStore(std::string directory, std::string key);
+  // `untrusted_roots`: the roots earlier calls let confined runs write (the record, a session's
+  // workspaces); the directory is used only while it lies outside them and this call's roots.
+  UserVerdictStore(std::string directory, std::string key,
+                   std::vector<std::string> untrusted_roots = {});
 
   std::optional<std::string> load(const SandboxPolicy& policy) override;
   void save(const SandboxPolicy& policy, const std::string& verdict) override;
@@ -33,6 +37,7 @@ class UserVerdictStore final : public VerdictStore {
   std::string name_;
   std::string path_;
   std::string key_;
+  std::vector<std::string> untrusted_roots_;
 };
 
 // The per-user cache directory, or empty when this user has none that is safe to use.
@@ -50,8 +55,9 @@ std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwr
                         const std::string& launcher);
 
 // The store for this user, or null when there is no safe place for it. `runners` are the ones the
-// provider will use (locate_runners), located once by the caller.
-std::shared_ptr<VerdictStore> make_user_verdict_store(const LocalSandboxConfig& config,
-                                                      const profiles::Runners& runners);
+// provider will use (locate_runners), located once by the caller; `untrusted_roots` as above.
+std::shared_ptr<VerdictStore> make_user_verdict_store(
+    const LocalSandboxConfig& config, const profiles::Runners& runners,
+    std::vector<std::string> untrusted_roots = {});
 
 }  // namespace dsh::sandbox::local

@@ -11,7 +11,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cstdlib>
+#include <deque>
+#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -30,6 +34,20 @@ namespace {
 
 using profiles::PlannedPath;
 
+// A kernel path walk gives up after 40 symlinks (ELOOP); so does the startup walk.
+constexpr int kMaxSymlinks = 40;
+
+std::deque<std::string> split_path(std::string_view path) {
+  std::deque<std::string> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    if (end > start) parts.emplace_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
 struct Planner {
   const SandboxPolicy& policy;
   const PathContext& context;
@@ -37,6 +55,7 @@ struct Planner {
   std::vector<PlannedPath> read_only;
   std::vector<std::string> default_read_only;  // the defaults among read_only
   std::vector<std::string> pinned;
+  std::set<std::string> sealed;  // directories where a startup name must not appear
   std::optional<std::string> error;
 
   bool under_writable(const std::string& path) const {
@@ -57,6 +76,54 @@ struct Planner {
     }
     read_only.push_back({path, S_ISDIR(info->st_mode)});
     if (as_default) default_read_only.push_back(path);
+  }
+
+  // Walks `path` from `dir` (canonical) as the kernel would, so that whatever name a later
+  // process opens for it stays as it is: the existing object at its end is kept read-only, and
+  // the directory where the walk meets a missing name or a symlink is sealed (no name can be
+  // created, renamed or removed in it). Acts only inside writable roots. Whether it acted.
+  bool guard_startup(std::string dir, std::deque<std::string> rest) {
+    bool acted = false;
+    int symlinks = 0;
+    while (!rest.empty()) {
+      const std::string name = std::move(rest.front());
+      rest.pop_front();
+      if (name.empty() || name == ".") continue;
+      if (name == "..") {
+        dir = dir == "/" ? dir : dir.substr(0, std::max<std::size_t>(dir.rfind('/'), 1));
+        continue;
+      }
+      const std::string next = (dir == "/" ? "" : dir) + "/" + name;
+      const auto info = lstat_of(next);
+      if (!info || S_ISLNK(info->st_mode)) {
+        if (under_writable(dir)) {
+          sealed.insert(dir);
+          acted = true;
+        }
+        // A symlink is followed (its target may lie in a writable root too); a missing name
+        // ends the walk: nothing beneath it exists, and the sealed directory keeps it missing.
+        if (!info || ++symlinks > kMaxSymlinks) return acted;
+        std::array<char, PATH_MAX> target{};
+        const ssize_t n = ::readlink(next.c_str(), target.data(), target.size() - 1);
+        if (n <= 0) return acted;
+        const std::string spelled(target.data(), static_cast<std::size_t>(n));
+        if (spelled.starts_with('/')) dir = "/";
+        std::deque<std::string> parts = split_path(spelled);
+        rest.insert(rest.begin(), parts.begin(), parts.end());
+        continue;
+      }
+      if (rest.empty() || !S_ISDIR(info->st_mode)) {
+        // The startup file itself, or a file where a directory was expected (kept in place:
+        // replaced by a directory it would lead on).
+        if (under_writable(next)) {
+          protect(next, true);
+          acted = true;
+        }
+        return acted;
+      }
+      dir = next;
+    }
+    return acted;
   }
 
   void protect_git_state(std::vector<std::string> walk_roots) {
@@ -197,6 +264,84 @@ std::optional<std::string> covers_trusted_state(const std::vector<std::string>& 
   return std::nullopt;
 }
 
+// The home directories of /etc/passwd (absolute, not "/"), and /root.
+std::vector<std::string> passwd_homes() {
+  std::vector<std::string> homes = {"/root"};
+  std::ifstream passwd("/etc/passwd");
+  std::string line;
+  while (std::getline(passwd, line)) {
+    // name:password:uid:gid:gecos:home:shell
+    std::size_t start = 0;
+    for (int field = 0; field < 5 && start != std::string::npos; ++field) {
+      start = line.find(':', start);
+      if (start != std::string::npos) ++start;
+    }
+    if (start == std::string::npos) continue;
+    const std::string home = line.substr(start, line.find(':', start) - start);
+    if (home.starts_with('/') && lexically_normalize(home) != "/") {
+      homes.push_back(lexically_normalize(home));
+    }
+  }
+  return homes;
+}
+
+// The homes a writable root reaches: the root lies beneath the home or covers it, as spelled or
+// as resolved.
+std::vector<std::string> homes_reached(const PathContext& context,
+                                       const std::vector<std::string>& roots) {
+  std::vector<std::string> candidates = context.other_homes;
+  if (!context.home.empty()) candidates.insert(candidates.begin(), context.home);
+  std::vector<std::string> reached;
+  std::set<std::string> seen;
+  for (const std::string& home : candidates) {
+    const std::string canonical = canonical_as_far_as_exists(home);
+    if (canonical == "/" || !seen.insert(canonical).second) continue;
+    const bool reaches = std::any_of(roots.begin(), roots.end(), [&](const std::string& root) {
+      return is_beneath(home, root) || is_beneath(root, home) || is_beneath(canonical, root) ||
+             is_beneath(root, canonical);
+    });
+    if (reaches) reached.push_back(home);
+  }
+  return reached;
+}
+
+// Each sealed directory with the entries bound writable again inside it (regular files and
+// directories that are neither sealed themselves nor kept read-only), shallowest first; and the
+// writable roots a sealed directory lies above, to be bound writable again after it.
+void plan_sealed(const Planner& planner, profiles::FsPlan& plan) {
+  std::set<std::string> read_only;
+  for (const PlannedPath& p : plan.read_only) read_only.insert(p.path);
+  for (const std::string& dir : planner.sealed) {
+    profiles::FsPlan::Sealed sealed{dir, {}};
+    if (DIR* stream = ::opendir(dir.c_str())) {
+      while (const dirent* entry = ::readdir(stream)) {  // NOLINT(concurrency-mt-unsafe): own DIR
+        const std::string name = entry->d_name;
+        if (name == "." || name == "..") continue;
+        const std::string child = (dir == "/" ? "" : dir) + "/" + name;
+        const auto info = lstat_of(child);
+        if (!info || !(S_ISDIR(info->st_mode) || S_ISREG(info->st_mode))) continue;
+        if (planner.sealed.contains(child) || read_only.contains(child)) continue;
+        sealed.reopened.push_back(child);
+      }
+      ::closedir(stream);
+    }
+    std::sort(sealed.reopened.begin(), sealed.reopened.end());
+    plan.sealed.push_back(std::move(sealed));
+  }
+  std::stable_sort(plan.sealed.begin(), plan.sealed.end(),
+                   [](const auto& a, const auto& b) { return depth(a.path) < depth(b.path); });
+  for (const std::string& root : planner.writable_roots) {
+    if (planner.sealed.contains(root)) continue;
+    const bool beneath =
+        std::any_of(planner.sealed.begin(), planner.sealed.end(),
+                    [&](const std::string& dir) { return root != dir && is_beneath(root, dir); });
+    if (beneath) plan.rebound.push_back(root);
+  }
+  dedupe(plan.rebound);
+  std::stable_sort(plan.rebound.begin(), plan.rebound.end(),
+                   [](const std::string& a, const std::string& b) { return depth(a) < depth(b); });
+}
+
 }  // namespace
 
 PathContext process_path_context() {
@@ -205,7 +350,7 @@ PathContext process_path_context() {
   if (h == "/") h.clear();  // a home of "/" would make every path a home path
   std::vector<std::string> trusted_state = {"/usr/bin/true", "/bin/true"};
   if (auto self = existing_canonical("/proc/self/exe")) trusted_state.push_back(std::move(*self));
-  return {std::move(h), process_env(), true, std::move(trusted_state)};
+  return {std::move(h), process_env(), true, std::move(trusted_state), passwd_homes()};
 }
 
 Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const PathContext& context) {
@@ -231,6 +376,7 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
       effective.allow_write.push_back(*path);
     }
     for (const std::string& name : policy.allow_cache) {
+      if (auto refused = cache_preset_refusal(name)) return InvalidInput{*refused};
       for (const std::string& dir : cache_preset_dirs(name, context.home, context.env)) {
         // The user's own cache: created as the tool would on first use, so it can be bound.
         std::string partial;
@@ -266,7 +412,7 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
   // Read-only carve-outs inside the writable roots.
   std::vector<std::string> deny_write = policy.deny_write;
   const std::vector<std::string> lifted_write = take_lifted(deny_write);
-  Planner planner{policy, context, {}, {}, {}, {}, {}};
+  Planner planner{policy, context, {}, {}, {}, {}, {}, {}};
   if (workspace_write) {
     planner.writable_roots.push_back(policy.workspace_root);
     planner.writable_roots.insert(planner.writable_roots.end(), plan.writable.begin(),
@@ -276,9 +422,11 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
       if (auto path = existing_canonical(entry)) walk_roots.push_back(*path);
     }
     planner.protect_git_state(std::move(walk_roots));
-    if (!context.home.empty() && planner.under_writable(context.home)) {
+    for (const std::string& home : homes_reached(context, planner.writable_roots)) {
       for (const std::string_view file : home_startup_files()) {
-        planner.protect(context.home + "/" + std::string(file), true);
+        const std::string path = home + "/" + std::string(file);
+        if (is_lifted(path, lifted_write)) continue;
+        if (planner.guard_startup("/", split_path(path))) plan.startup_guarded.push_back(path);
       }
     }
     for (const std::string& entry : deny_write) {
@@ -316,6 +464,9 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
   }
   sort_by_depth(plan.read_only);
   plan.pinned = std::move(planner.pinned);
+  plan_sealed(planner, plan);
+  out.protected_paths.insert(out.protected_paths.end(), plan.startup_guarded.begin(),
+                             plan.startup_guarded.end());
 
   // Unreadable paths: the secrets list and the caller's own entries.
   std::vector<std::string> deny_read = policy.deny_read;

@@ -39,10 +39,15 @@ struct PathContext {
   // `true`, and what the caller adds (the per-user cache directory with its verdicts, record
   // and jobs). No extra writable root may be one of them, contain one, or lie beneath one.
   std::vector<std::string> trusted_state;
+  // Every other home directory whose startup files a writable root could reach: each user's
+  // from /etc/passwd, and /root (home_startup_files() is kept read-only under each, as under
+  // `home`).
+  std::vector<std::string> other_homes;
 };
 
-// $HOME (when absolute), the process environment, and the trusted state every process has:
-// the running program (/proc/self/exe) and /usr/bin/true, /bin/true (the bwrap probe's program).
+// $HOME (when absolute), the process environment, the trusted state every process has (the
+// running program, /proc/self/exe, and /usr/bin/true, /bin/true: the bwrap probe's program), and
+// the homes of /etc/passwd with /root.
 PathContext process_path_context();
 
 // InvalidInput naming what to fix: an extra writable root (a cache preset's included) that is,

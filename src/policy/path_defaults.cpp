@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 namespace dsh::sandbox::policy {
 
 namespace {
@@ -37,32 +39,70 @@ constexpr std::string_view kSecrets[] = {
     ".config/op",
 };
 
+// Whatever a shell, git, Python, node, ssh, a package manager or the desktop session reads or
+// runs at start-up from a home directory. Each is kept read-only when a writable root reaches it,
+// whether or not it exists: a missing one must not become creatable. A directory stands for
+// everything in it.
 // NOLINTNEXTLINE(modernize-avoid-c-arrays)
 constexpr std::string_view kStartupFiles[] = {
+    // shells
     ".profile",
     ".bashrc",
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
+    ".bash_aliases",  // sourced by Debian's and Ubuntu's default .bashrc
+    ".bash_completion",
     ".zshenv",
     ".zshrc",
     ".zprofile",
     ".zlogin",
     ".zlogout",
+    ".kshrc",
+    ".mkshrc",
     ".inputrc",
     ".config/fish",
+    // the login session and the desktop
+    ".pam_environment",
+    ".xprofile",
+    ".xsession",
+    ".xsessionrc",
+    ".xinitrc",
+    ".config/environment.d",
+    ".config/autostart",
+    ".config/systemd",  // user units: started by the user's systemd, outside any sandbox
+    // git
     ".gitconfig",
-    ".config/git",
+    ".config/git",  // config, attributes, ignore
+    // ssh: config (ProxyCommand, LocalCommand), authorized_keys, rc, environment
+    ".ssh",
+    // editors and terminal multiplexers
     ".vimrc",
     ".config/nvim",
     ".emacs",
     ".emacs.d",
     ".tmux.conf",
-    ".config/environment.d",
-    ".pam_environment",
+    // executables on the PATH a login shell sets up
+    ".local/bin",
+    "bin",
+    // Python: the startup file, and the user site (usercustomize.py and every .pth run at
+    // each interpreter start) for every version at once
+    ".pythonrc",
+    ".pythonrc.py",
+    ".pythonstartup",
+    ".local/lib",
+    // node, npm, yarn
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".config/yarn",
+    // cargo: its config (build.rustflags, linkers, runners) and installed binaries
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".cargo/bin",
+    ".cargo/env",
+    // the sandbox's own config
     ".config/dsh-sandbox",
-    ".config/autostart",
-    ".config/systemd",
 };
 
 // A variable's value when it is an absolute path, else empty.
@@ -89,42 +129,54 @@ EnvLookup process_env() {
   };
 }
 
+std::optional<std::string> cache_preset_refusal(std::string_view name) {
+  if (name == "pnpm" || name == "bun" || name == "uv") {
+    return fmt::format(
+        "the {} cache preset is refused: {} links the files of its store into every project's "
+        "packages (hard links by default on Linux), so a write in the store changes code other "
+        "projects run outside the sandbox. Point the tool's store at a directory inside the "
+        "workspace or an --allow-write directory used only by confined runs",
+        name, name);
+  }
+  if (name == "maven" || name == "gradle") {
+    return fmt::format(
+        "the {} cache preset is refused: {} loads plugin and build-script jars straight from its "
+        "cache{}, so a jar written there runs in the next build outside the sandbox. Point the "
+        "tool's home at a directory inside the workspace or an --allow-write directory used only "
+        "by confined runs",
+        name, name, name == "gradle" ? " and runs the Gradle distributions in wrapper/dists" : "");
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> cache_preset_dirs(std::string_view name, std::string_view home,
                                            const EnvLookup& env) {
   const std::string h(home);
   const std::string xdg_cache = or_default(absolute_env(env, "XDG_CACHE_HOME"), h + "/.cache");
-  const std::string xdg_data = or_default(absolute_env(env, "XDG_DATA_HOME"), h + "/.local/share");
-  if (name == "npm") return {or_default(absolute_env(env, "npm_config_cache"), h + "/.npm")};
+  if (name == "npm") {
+    // The content-addressed store only, whose every read npm checks against the digest in its
+    // name: not _npx, whose installed packages the next npx runs, nor _logs.
+    return {or_default(absolute_env(env, "npm_config_cache"), h + "/.npm") + "/_cacache"};
+  }
   if (name == "yarn") {
     return {or_default(absolute_env(env, "YARN_CACHE_FOLDER"), xdg_cache + "/yarn")};
-  }
-  if (name == "pnpm") {
-    return {or_default(absolute_env(env, "npm_config_store_dir"), xdg_data + "/pnpm"),
-            xdg_cache + "/pnpm"};
-  }
-  if (name == "bun") {
-    return {or_default(absolute_env(env, "BUN_INSTALL_CACHE_DIR"), h + "/.bun/install/cache")};
   }
   if (name == "pip") {
     return {or_default(absolute_env(env, "PIP_CACHE_DIR"), xdg_cache + "/pip")};
   }
-  if (name == "uv") return {or_default(absolute_env(env, "UV_CACHE_DIR"), xdg_cache + "/uv")};
   if (name == "cargo") {
-    // The registry and git checkouts only: CARGO_HOME/bin and config.toml are executed and
-    // trusted by the person's next cargo, so they stay read-only.
+    // The index, the downloaded .crate archives and the git databases, which cargo unpacks
+    // before use: not registry/src and git/checkouts, which it builds in place (build.rs runs),
+    // nor bin/ and config.toml.
     const std::string cargo_home = or_default(absolute_env(env, "CARGO_HOME"), h + "/.cargo");
-    return {cargo_home + "/registry", cargo_home + "/git"};
+    return {cargo_home + "/registry/index", cargo_home + "/registry/cache", cargo_home + "/git/db"};
   }
   if (name == "go") {
+    // The module download cache (zips, go.mod files and their hashes), which go unpacks before
+    // use: not the unpacked modules beside it, which go builds and runs in place, nor GOCACHE,
+    // whose compiled packages the next build links unchecked.
     const std::string gopath = or_default(absolute_env(env, "GOPATH"), h + "/go");
-    return {or_default(absolute_env(env, "GOMODCACHE"), gopath + "/pkg/mod"),
-            or_default(absolute_env(env, "GOCACHE"), xdg_cache + "/go-build")};
-  }
-  if (name == "maven") return {h + "/.m2/repository"};
-  if (name == "gradle") {
-    const std::string gradle_home =
-        or_default(absolute_env(env, "GRADLE_USER_HOME"), h + "/.gradle");
-    return {gradle_home + "/caches", gradle_home + "/wrapper"};
+    return {or_default(absolute_env(env, "GOMODCACHE"), gopath + "/pkg/mod") + "/cache/download"};
   }
   if (name == "ccache") {
     return {or_default(absolute_env(env, "CCACHE_DIR"), xdg_cache + "/ccache")};

@@ -41,6 +41,17 @@ std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& p
                  3 * (plan.writable.size() + plan.pinned.size() + plan.read_only.size()) +
                  4 * plan.unreadable.size());
     for (const std::string& root : plan.writable) args.insert(args.end(), {"--bind", root, root});
+    // A directory where a startup file is missing: read-only, so the name cannot be created,
+    // with what exists in it writable again (each entry a mount point: it cannot be renamed or
+    // removed either, EBUSY). bwrap's read-only bind remounts every mount beneath it read-only,
+    // so the writable roots beneath are bound again after it.
+    for (const FsPlan::Sealed& sealed : plan.sealed) {
+      args.insert(args.end(), {"--ro-bind", sealed.path, sealed.path});
+      for (const std::string& entry : sealed.reopened) {
+        args.insert(args.end(), {"--bind", entry, entry});
+      }
+    }
+    for (const std::string& root : plan.rebound) args.insert(args.end(), {"--bind", root, root});
     // A mount point cannot be renamed or removed (EBUSY): .git stays the directory whose hooks
     // and config are bound read-only below, instead of being moved aside for a planted one.
     for (const std::string& dir : plan.pinned) args.insert(args.end(), {"--bind", dir, dir});

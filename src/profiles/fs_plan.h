@@ -22,6 +22,24 @@ struct FsPlan {
   // Git directories inside writable roots, bound onto themselves under bwrap: a mount point
   // cannot be renamed or removed (EBUSY), so `.git` cannot be swapped for a planted one.
   std::vector<std::string> pinned;
+  // Directories inside writable roots in which a startup file is missing (or is a symlink):
+  // bound read-only so that no new name can be created in them, then each existing entry in
+  // `reopened` bound writable again (regular files and directories; symlinks stay as they are).
+  // After `writable`, shallowest first, before `read_only`.
+  struct Sealed {
+    std::string path;
+    std::vector<std::string> reopened;
+
+    bool operator==(const Sealed&) const = default;
+  };
+  std::vector<Sealed> sealed;
+  // Writable roots (the workspace included) beneath a sealed directory, bound writable again
+  // after the sealing: a read-only bind makes every mount beneath it read-only too.
+  std::vector<std::string> rebound;
+  // The home startup files a writable root reaches (home_startup_files() under each home), as
+  // spelled: existing or not, each is kept read-only. Backends that cannot keep a missing name
+  // from being created refuse a plan where this is non-empty.
+  std::vector<std::string> startup_guarded;
   // Read-only carve-outs inside writable roots.
   std::vector<PlannedPath> read_only;
   // Paths the command cannot read.

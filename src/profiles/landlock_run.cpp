@@ -98,6 +98,18 @@ RunnerFailureRule landlock_failure_rule() {
           std::vector<std::string>{std::string(kLandlockNotice)}};
 }
 
+std::optional<std::string> landlock_startup_refusal(const FsPlan& plan) {
+  if (plan.startup_guarded.empty()) return std::nullopt;
+  return fmt::format(
+      "a writable root reaches the home startup files ({}{}), and Landlock alone cannot keep "
+      "them read-only: its grants only add access, so beneath a writable root it can neither "
+      "protect an existing file nor keep a missing one from being created, and the next shell, "
+      "git or Python would run what the command wrote there. Use bwrap (install it, or allow "
+      "unprivileged user namespaces), or name a writable root that does not contain a home "
+      "directory",
+      plan.startup_guarded.front(), plan.startup_guarded.size() > 1 ? ", ..." : "");
+}
+
 // Landlock governs file writes, not file metadata; --deny-metadata's seccomp filter closes that
 // gap under read-only only, and older ABIs govern fewer write paths.
 // abi 0: a launcher that does not answer --features (the reference's) reported only "fully" or

@@ -5,6 +5,7 @@
 // refuses, and the host paths a command under it can write. Pure: no I/O.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,11 @@ inline constexpr std::string_view kLandlockDenial = "permission denied";
 // What the launcher does not govern of the mode's promise on this kernel (empty: full): with the
 // plan, the read-only carve-outs and unreadable paths inside a writable root (Landlock's grants
 // only add access), each named.
+// Why Landlock alone cannot run this plan, or nullopt: its grants only add access, so beneath a
+// writable root it can neither keep an existing startup file read-only nor keep a missing one
+// from being created. Refused rather than run as partial: the next shell would run it.
+std::optional<std::string> landlock_startup_refusal(const FsPlan& plan);
+
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
                                              const LandlockFeatures& features,
                                              const FsPlan& plan = {});

@@ -35,6 +35,15 @@ std::optional<std::string> runner_command_unsupported_reason(const SandboxPolicy
          "bwrap's --unshare-net, --unshare-ipc, --new-session and --cap-drop ALL";
 }
 
+std::optional<std::string> runner_command_startup_refusal(const FsPlan& plan,
+                                                          bool accepts_hardening) {
+  if (accepts_hardening || plan.startup_guarded.empty()) return std::nullopt;
+  return "a writable root reaches the home startup files (" + plan.startup_guarded.front() +
+         "), and the runnerCommand's documented profile has no path rules to keep them "
+         "read-only; set runnerAcceptsHardening to true if the runner accepts bwrap's whole "
+         "profile, or name a writable root that does not contain a home directory";
+}
+
 ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
                                  std::span<const std::string> failure_signatures,
                                  std::span<const std::string> argv, const SandboxPolicy& policy,

@@ -29,6 +29,11 @@ std::vector<std::string> runner_command_ungoverned();
 std::optional<std::string> runner_command_unsupported_reason(const SandboxPolicy& policy,
                                                              bool accepts_hardening);
 
+// Why the documented profile (no path rules) cannot run this plan, or nullopt: it would leave
+// the home startup files a writable root reaches writable and creatable.
+std::optional<std::string> runner_command_startup_refusal(const FsPlan& plan,
+                                                          bool accepts_hardening);
+
 // runner + profile + "--" + argv, layers [runner-command]. With `accepts_hardening` the profile
 // is bwrap's whole profile (bwrap_args: --unshare-ipc, --new-session, --cap-drop ALL,
 // --unshare-net under a denied network) and enforcement is full, the operator's assertion;

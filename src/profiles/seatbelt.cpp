@@ -32,13 +32,18 @@ std::string seatbelt_profile(const SandboxPolicy& policy,
     }
     profile += ")";
   }
-  if (workspace_write && (!plan.pinned.empty() || !plan.read_only.empty())) {
+  if (workspace_write &&
+      (!plan.pinned.empty() || !plan.read_only.empty() || !plan.startup_guarded.empty())) {
     profile += " (deny file-write*";
     for (const std::string& dir : plan.pinned) {
       profile += fmt::format(" (literal {})", sbpl_string(dir));
     }
     for (const PlannedPath& path : plan.read_only) {
       profile += fmt::format(" (subpath {})", sbpl_string(path.path));
+    }
+    // SBPL matches names, existing or not: a startup file that is missing stays uncreatable.
+    for (const std::string& path : plan.startup_guarded) {
+      profile += fmt::format(" (subpath {})", sbpl_string(path));
     }
     profile += ")";
   }

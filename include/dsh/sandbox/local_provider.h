@@ -121,11 +121,13 @@ struct LocalSandboxHooks {
   std::string sandbox_exec_path;                // default: /usr/bin/sandbox-exec
   std::vector<std::string> windows_acl_runner;  // default: none (unusable)
   std::string temp_dir;                         // default: user_temp_dir()
-  // The roots earlier confined runs could write (the caller's record of writable workspaces and
-  // a session's earlier workspaces). When given, the runners' trust check holds a call to these,
-  // /tmp, $TMPDIR and what the call's own mode makes writable (the workspace and extra roots
-  // under workspace-write, nothing under read-only). Default: a read-only call distrusts its
-  // workspace too, as if an earlier workspace-write run had written it.
+  // The roots earlier confined runs could write (the caller's record of writable roots: earlier
+  // workspaces, extra writable roots and cache directories; a session's earlier workspaces): no
+  // runner, runnerCommand file or interpreter beneath one is trusted. When given, the runners'
+  // trust check holds a call to these, /tmp, $TMPDIR and what the call's own mode makes writable
+  // (the workspace and extra roots under workspace-write, nothing under read-only). Default: a
+  // read-only call distrusts its workspace too, as if an earlier workspace-write run had written
+  // it.
   std::optional<std::vector<std::string>> earlier_writable_roots;
   // Replaces the trust check of each runner file a confined argv starts (default:
   // check_trusted_path against untrusted_roots of the call): for runners that only exist in a

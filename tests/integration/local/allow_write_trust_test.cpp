@@ -247,13 +247,16 @@ TEST(AllowWriteTrustBwrap, BwrapDirectoryAsWritableRootIsRefusedAndBwrapKeepsIts
   EXPECT_NE(result.err.find(bwrap), string::npos) << result.err;
   EXPECT_FALSE(llrt::exists(mark));
   EXPECT_TRUE(llrt::read_file(bwrap) == before);
-  // The later run, without the writable root, still gets bwrap+landlock from that very bwrap.
+  // The directory was recorded as one a confined run could write (before the provider refused
+  // the call), so a later run without the writable root refuses that bwrap too: never weaker.
+  const string later_mark = root / "later";
   const RunResult later =
-      llrt::execute({DSH_SANDBOX_PATH, "run", "--json", "--mode", "workspace-write", "--workspace",
-                     workspace, "--config", config, "-c", "true"},
+      llrt::execute({DSH_SANDBOX_PATH, "run", "--mode", "workspace-write", "--workspace", workspace,
+                     "--config", config, "-c", "touch " + later_mark},
                     spawn);
-  ASSERT_TRUE(later.exited_with(0)) << later.describe();
-  EXPECT_EQ(parse_json(later.out).value("backend", ""), "bwrap+landlock") << later.out;
+  EXPECT_TRUE(later.exited_with(125)) << later.describe();
+  EXPECT_NE(later.err.find(bwrap), string::npos) << later.err;
+  EXPECT_FALSE(llrt::exists(later_mark));
 }
 
 }  // namespace

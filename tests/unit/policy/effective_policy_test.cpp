@@ -87,7 +87,7 @@ TEST_F(EffectivePolicyTest, AViewChangesNothingOnDisk) {
   const EffectivePolicy e = resolve(p, c);
   EXPECT_FALSE(testing::exists(workspace_ + "/.git/hooks"));
   EXPECT_FALSE(testing::exists(home_ + "/.npm"));
-  EXPECT_EQ(e.policy.allow_write, (std::vector<std::string>{home_ + "/.npm"}));
+  EXPECT_EQ(e.policy.allow_write, (std::vector<std::string>{home_ + "/.npm/_cacache"}));
 }
 
 TEST_F(EffectivePolicyTest, ReadOnlyModeHasNoCarveOutsButHidesSecrets) {
@@ -196,9 +196,63 @@ TEST_F(EffectivePolicyTest, CachePresetsHonourTheToolsVariables) {
   const EffectivePolicy e =
       resolve(p, context({{"npm_config_cache", npm}, {"GOMODCACHE", "relative/ignored"}}));
   EXPECT_EQ(e.policy.allow_write,
-            (std::vector<std::string>{npm, home_ + "/go/pkg/mod", home_ + "/.cache/go-build"}));
-  EXPECT_TRUE(testing::exists(npm));
-  EXPECT_EQ(e.plan.writable.size(), 3U);
+            (std::vector<std::string>{npm + "/_cacache", home_ + "/go/pkg/mod/cache/download"}));
+  EXPECT_TRUE(testing::exists(npm + "/_cacache"));
+  EXPECT_EQ(e.plan.writable.size(), 2U);
+}
+
+TEST_F(EffectivePolicyTest, CachePresetsWhoseToolRunsTheCacheInPlaceAreRefused) {
+  for (const std::string name : {"gradle", "maven", "pnpm", "bun", "uv"}) {
+    SandboxPolicy p = policy();
+    p.allow_cache = {name};
+    auto result = effective_policy(p, context());
+    ASSERT_FALSE(result) << name;
+    EXPECT_NE(result.error().message.find("cache preset is refused"), std::string::npos);
+  }
+}
+
+TEST_F(EffectivePolicyTest, AMissingStartupFileSealsItsDirectoryWithTheRestWritableAgain) {
+  ::mkdir(home_.c_str(), 0700);
+  testing::write_file(home_ + "/.bashrc", "x");
+  testing::write_file(home_ + "/notes", "x");
+  ::mkdir((home_ + "/.config").c_str(), 0755);
+  ::mkdir((home_ + "/.config/other").c_str(), 0755);
+  ::mkdir((home_ + "/proj").c_str(), 0755);
+  SandboxPolicy p = policy();
+  p.allow_write = {home_, home_ + "/proj"};
+  const EffectivePolicy e = resolve(p, context());
+  ASSERT_EQ(e.plan.sealed.size(), 2U);
+  EXPECT_EQ(e.plan.sealed[0].path, home_);
+  // .bashrc is kept read-only and .config is sealed itself: neither is opened again.
+  EXPECT_EQ(e.plan.sealed[0].reopened,
+            (std::vector<std::string>{home_ + "/notes", home_ + "/proj"}));
+  EXPECT_EQ(e.plan.sealed[1].path, home_ + "/.config");
+  EXPECT_EQ(e.plan.sealed[1].reopened, (std::vector<std::string>{home_ + "/.config/other"}));
+  EXPECT_EQ(e.plan.rebound, (std::vector<std::string>{home_ + "/proj"}));
+  EXPECT_TRUE(contains(paths_of(e.plan.read_only), home_ + "/.bashrc"));
+  EXPECT_TRUE(contains(e.plan.startup_guarded, home_ + "/.bash_aliases"));
+  EXPECT_TRUE(contains(e.plan.startup_guarded, home_ + "/.config/git"));
+  EXPECT_TRUE(contains(e.protected_paths, home_ + "/.local/bin"));
+}
+
+TEST_F(EffectivePolicyTest, ARootBeneathTheHomeSealsOnlyWhatItReaches) {
+  ::mkdir(home_.c_str(), 0700);
+  ::mkdir((home_ + "/.config").c_str(), 0755);
+  SandboxPolicy p = policy();
+  p.allow_write = {home_ + "/.config"};
+  const EffectivePolicy e = resolve(p, context());
+  ASSERT_EQ(e.plan.sealed.size(), 1U);
+  EXPECT_EQ(e.plan.sealed[0].path, home_ + "/.config");
+  EXPECT_FALSE(contains(e.plan.startup_guarded, home_ + "/.bashrc"));
+  EXPECT_TRUE(contains(e.plan.startup_guarded, home_ + "/.config/git"));
+  // Another user's home (from /etc/passwd) is guarded the same way.
+  PathContext other = context();
+  other.home = root_ + "/elsewhere";
+  other.other_homes = {home_};
+  EXPECT_EQ(resolve(p, other).plan.sealed, e.plan.sealed);
+  // A lifted default is left as it is.
+  p.deny_write = {"!" + home_ + "/.config/git"};
+  EXPECT_FALSE(contains(resolve(p, context()).plan.startup_guarded, home_ + "/.config/git"));
 }
 
 TEST_F(EffectivePolicyTest, RefusalsNameWhatToFix) {

@@ -119,8 +119,9 @@ int fail(const std::string& message, std::string_view code) {
   // The message is ours, but a runner's detail or a path in it may carry bytes a confined
   // command chose: one line, and nothing in it drives the terminal.
   std::string shown;
-  for (const char c : text::inert_lines(message))
+  for (const char c : text::inert_lines(message)) {
     shown += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
   fmt::print(stderr, "dsh-sandbox: {}\n", shown);
   return kFailureExit;
 }

@@ -361,7 +361,7 @@ std::optional<RetryOffer> approved_retry(const RunInvocation& run, const RunSpec
       ::isatty(STDERR_FILENO) == 0) {
     return std::nullopt;
   }
-  const std::optional<RetryOffer> offer = retry_offer(outcome.sandbox);
+  std::optional<RetryOffer> offer = retry_offer(outcome.sandbox);
   if (!offer) {
     fmt::print(stderr, "dsh-sandbox: no retry: no wider sandbox mode lifts this refusal\n");
     return std::nullopt;

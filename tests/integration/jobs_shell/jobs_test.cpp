@@ -300,7 +300,7 @@ TEST_P(Jobs, StartLogsARunnerFailureAsARefusal) {
   const string config = dir_ / "runner.json";
   write_file(
       config,
-      R"({"runnerCommand":["/nonexistent/dsh-jobs-missing-runner"],"runnerFailureSignatures":["dsh-jobs-runner:"]})");
+      R"({"runnerCommand":["/nonexistent/dsh-jobs-missing-runner"],"runnerFailureSignatures":["dsh-jobs-runner:"],"runnerAcceptsHardening":true})");
   const string log = dir_ / "session.jsonl";
   const CliResult started =
       cli({"start", "--workspace", ws_, "--config", config, "--session", log, "--", "true"});
@@ -324,7 +324,7 @@ TEST_P(Jobs, RunnerSpawnFailureSurfacesThroughJobOutput) {
   const string config = dir_ / "runner.json";
   write_file(
       config,
-      R"({"runnerCommand":["/nonexistent/dsh-jobs-missing-runner"],"runnerFailureSignatures":["dsh-jobs-runner:"]})");
+      R"({"runnerCommand":["/nonexistent/dsh-jobs-missing-runner"],"runnerFailureSignatures":["dsh-jobs-runner:"],"runnerAcceptsHardening":true})");
   const CliResult started = cli({"start", "--workspace", ws_, "--config", config, "--", "true"});
   ASSERT_TRUE(started.exited_with(0)) << started.describe();
   string handle = started.out.substr(0, 16);
@@ -528,8 +528,10 @@ TEST_P(Jobs, ARunnerFailureShowsTheRunnersOwnCode) {
   write_file(runner, "#!/bin/sh\necho 'dsh-jobs-runner: cannot set up the sandbox' >&2\nexit 1\n",
              0755);
   const string config = dir_ / "failing.json";
-  write_file(config, R"({"runnerCommand":[")" + runner +
-                         R"("],"runnerFailureSignatures":["dsh-jobs-runner:"]})");
+  write_file(
+      config,
+      R"({"runnerCommand":[")" + runner +
+          R"("],"runnerFailureSignatures":["dsh-jobs-runner:"],"runnerAcceptsHardening":true})");
   const CliResult started = cli({"start", "--workspace", ws_, "--config", config, "--", "true"});
   ASSERT_TRUE(started.exited_with(0)) << started.describe();
   const string handle = started.out.substr(0, 16);

@@ -122,8 +122,11 @@ TEST_F(RunnerCommandParity, ProbeAnswersForTheOperatorsRunnerAsConfineDoes) {
     EXPECT_EQ(report["runnerCommand"], nlohmann::json::array({"/nonexistent/dsh-parity/runner"}));
     ASSERT_EQ(report["modes"].size(), 2U) << probe.out;
     for (std::size_t i = 0; i < 2; ++i) {
-      const RunResult confine = run_cli({"confine", "--mode", mode_name(kModes[i]), "--workspace",
-                                         workspace_.path(), "--config", config, "--", "true"});
+      // The network open: without the hardening the documented profile cannot deny it, which the
+      // probe's mode reports (about the filesystem) do not ask for.
+      const RunResult confine =
+          run_cli({"confine", "--mode", mode_name(kModes[i]), "--network", "inherit", "--workspace",
+                   workspace_.path(), "--config", config, "--", "true"});
       ASSERT_TRUE(confine.exited_with(0)) << confine.describe();
       const nlohmann::json confined = parse_json(confine.out);
       EXPECT_EQ(report["modes"][i]["enforcement"], confined["enforcement"]) << hardening;
@@ -175,8 +178,11 @@ class StrictRunner : public LocalTest {
       return sandbox::Result<void>{};
     };
     sandbox::LocalSandboxProvider provider(config, hooks);
-    return provider.confine(bash(script),
-                            sandbox::SandboxPolicy{mode, workspace_.path(), std::nullopt});
+    sandbox::SandboxPolicy policy{mode, workspace_.path(), std::nullopt};
+    // Without the hardening the documented profile cannot deny the network (the default): it is
+    // opened there, so that what is tested is the filesystem.
+    if (!hardening) policy.network = sandbox::NetworkPolicy::kInherit;
+    return provider.confine(bash(script), policy);
   }
   TempDir workspace_;
   std::string runner_;

@@ -115,7 +115,7 @@ TEST_F(Selection, CliProbeJsonNaturallySelectsBwrapWithLandlockFull) {
   const nlohmann::json confined = parse_json(confine.out);
   EXPECT_EQ(confined["backend"], "bwrap+landlock");
   EXPECT_EQ(confined["enforcement"], "full");
-  EXPECT_EQ(confined["network"], "inherit");
+  EXPECT_EQ(confined["network"], "deny");  // confined modes default to no network
   EXPECT_EQ(confined["ungoverned"], nlohmann::json::array());
   EXPECT_EQ(confined["argv"].back(), "true");
 }
@@ -200,19 +200,17 @@ TEST_F(Selection, CliUnderSeccompThatForbidsNamespacesFallsToLandlockAndSaysWhy)
       << bwrap.dump();
   expect_landlock_usable(report);
 
-  // The human report: the cause and the fix on one line each.
+  // The human report: bwrap's cause and fix on one line each (the allow-list's proxy, unusable
+  // without bwrap, has lines of its own).
   const RunResult human = cli_without_namespaces({"probe"});
   ASSERT_TRUE(human.exited_with(0)) << human.describe();
   int causes = 0;
   int fixes = 0;
   for (const std::string& line : split_lines(human.out)) {
-    if (line.rfind("  cause: ", 0) == 0) {
-      ++causes;
-      EXPECT_EQ(line, "  cause: " + bwrap["cause"].get<std::string>());
-    }
-    if (line.rfind("  fix:", 0) == 0) {
+    if (line == "  cause: " + bwrap["cause"].get<std::string>()) ++causes;
+    if (line.rfind("  fix:", 0) == 0 &&
+        line.find(bwrap["fix"].get<std::string>()) != std::string::npos) {
       ++fixes;
-      EXPECT_NE(line.find(bwrap["fix"].get<std::string>()), std::string::npos) << line;
     }
   }
   EXPECT_EQ(causes, 1) << human.out;

@@ -38,8 +38,15 @@ TEST(NetworkLearn, ProposesTheRefusedNamesWithTheAllowedOnes) {
 }
 
 TEST(NetworkLearn, AMalformedRequestProposesNothingAndTheKernelsRefusalStaysInherit) {
-  // A request line that named no destination is recorded as written; no entry can admit it.
-  EXPECT_TRUE(narrowest_changes(facts({refused("allowed.test%00.evil.test")}, {}), "/ws").empty());
+  // A request line that named no destination is recorded as written; no entry can admit it, and
+  // learn says so instead of claiming there is nothing to change.
+  const std::vector<std::string> malformed =
+      narrowest_changes(facts({refused("allowed.test%00.evil.test")}, {}), "/ws");
+  ASSERT_EQ(malformed.size(), 1U);
+  EXPECT_TRUE(
+      malformed.front().starts_with("none for allowed.test%00.evil.test: learn never "
+                                    "proposes"))
+      << malformed.front();
   EXPECT_EQ(narrowest_changes(facts({refused("af-inet", "network-denied")}, {}), "/ws"),
             std::vector<std::string>{
                 "--network inherit, or --network allow:NAME,... naming what the command needs "

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The check after a confined run (git_guard.h). Every path it saved is canonical, and before it
-// touches one it checks that the path's parent still resolves to itself: a run that replaced a
-// directory on the way with a symlink cannot steer a removal or a write elsewhere. The run's
-// whole tree is gone by then, so nothing changes the tree under the check.
+// touches one it checks that the path's parent still resolves to itself, and every removal and
+// write back is made relative to a directory descriptor opened one component at a time from /
+// without following a symlink: a run that replaced a directory on the way with a symlink cannot
+// steer a removal or a write elsewhere, nor can a confined job of another call that is still
+// running and swaps a directory while the check works.
 #include "policy/git_guard.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -127,29 +130,86 @@ SavedPath save(const std::string& path, int depth) {
   return saved;
 }
 
-// Removes `path` and, for a directory, everything beneath it, following no symlink.
-void remove_tree(const std::string& path) {
-  const auto info = lstat_of(path);
-  if (!info) return;
-  if (S_ISDIR(info->st_mode)) {
-    for (const std::string& name : directory_names(path)) remove_tree(join_path(path, name));
-    ::rmdir(path.c_str());
-  } else {
-    ::unlink(path.c_str());
+// `path`, a directory, opened one component at a time from / with O_NOFOLLOW: the descriptor is
+// the directory the path names now, reached through no symlink (-1 otherwise).
+UniqueFd open_directory_nofollow(const std::string& path) {
+  UniqueFd dir(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  std::size_t start = 1;
+  while (dir.get() >= 0 && start < path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string name = path.substr(start, end - start);
+    start = end + 1;
+    if (name.empty()) continue;
+    dir = UniqueFd(
+        ::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   }
+  return dir;
 }
 
-// Writes `bytes` at `path` with `mode`, through a new file renamed into place.
+// The entries of the directory open at `dir_fd`, "." and ".." left out.
+std::vector<std::string> names_in(int dir_fd) {
+  std::vector<std::string> names;
+  const int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0) return names;
+  DIR* stream = ::fdopendir(copy);
+  if (stream == nullptr) {
+    ::close(copy);
+    return names;
+  }
+  while (const dirent* entry = ::readdir(stream)) {
+    const std::string_view name = entry->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  ::closedir(stream);
+  return names;
+}
+
+// Deeper than this, a tree the run made is left (and said): the removal's own recursion and
+// descriptors stay bounded whatever the run built.
+constexpr int kMaxRemovedDepth = 64;
+
+// Removes the entry `name` of the directory open at `dir_fd` and everything beneath it, every
+// step relative to a descriptor: no symlink is followed, whatever the tree holds.
+bool remove_entry(int dir_fd, const std::string& name, int depth) {
+  struct stat info {};
+  if (::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) return true;
+  if (!S_ISDIR(info.st_mode)) return ::unlinkat(dir_fd, name.c_str(), 0) == 0;
+  if (depth >= kMaxRemovedDepth) return false;
+  const UniqueFd child(
+      ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (child.get() < 0) return false;
+  bool all = true;
+  for (const std::string& inner : names_in(child.get())) {
+    all = remove_entry(child.get(), inner, depth + 1) && all;
+  }
+  return all && ::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) == 0;
+}
+
+std::string last_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// Removes `path` and, for a directory, everything beneath it, following no symlink on the way to
+// it or inside it.
+void remove_tree(const std::string& path) {
+  const UniqueFd parent = open_directory_nofollow(parent_of(path));
+  if (parent.get() >= 0) (void)remove_entry(parent.get(), last_name(path), 0);
+}
+
+// Writes `bytes` at `path` with `mode`, through a new file renamed into place, both relative to
+// the parent opened without following a symlink.
 bool write_back(const std::string& path, const std::string& bytes, mode_t mode) {
-  const std::string temporary = parent_of(path) + "/.dsh-sandbox-restore";
-  remove_tree(temporary);
-  const UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                           mode & 07777));
+  const UniqueFd parent = open_directory_nofollow(parent_of(path));
+  if (parent.get() < 0) return false;
+  constexpr const char* kTemporary = ".dsh-sandbox-restore";
+  (void)remove_entry(parent.get(), kTemporary, 0);
+  const UniqueFd fd(::openat(parent.get(), kTemporary,
+                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777));
   if (fd.get() < 0) return false;
   const bool written =
       io::write_all(fd.get(), bytes) == bytes.size() && ::fchmod(fd.get(), mode & 07777) == 0;
-  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    ::unlink(temporary.c_str());
+  const std::string name = last_name(path);
+  if (!written || ::renameat(parent.get(), kTemporary, parent.get(), name.c_str()) != 0) {
+    ::unlinkat(parent.get(), kTemporary, 0);
     return false;
   }
   return true;
@@ -244,17 +304,31 @@ struct Settler {
   }
 
   void settle_git_dir(const SavedGitDir& dir) {
-    const auto now = lstat_of(dir.path);
-    if (!now || !parent_intact(dir.path)) return;
-    if (now->st_dev != dir.dev || now->st_ino != dir.ino) {
+    if (!lstat_of(dir.path) || !parent_intact(dir.path)) return;
+    // Listed and cleaned through one descriptor of the directory the path names now: a git
+    // directory the run replaced (by a symlink to elsewhere, or another directory) is left alone.
+    const UniqueFd fd = open_directory_nofollow(dir.path);
+    struct stat now {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &now) != 0 || now.st_dev != dir.dev ||
+        now.st_ino != dir.ino) {
       lines.push_back(fmt::format(
-          "the git directory {} was replaced by the run (the one it held was moved or removed)",
+          "the git directory {} was replaced by the run (the one it held was moved or removed); "
+          "nothing was removed there: read it before running git there",
           text::quoted(dir.path)));
+      return;
     }
-    for (const std::string& name : directory_names(dir.path)) {
+    for (const std::string& name : names_in(fd.get())) {
       if (dir.names.contains(name) || ordinary_git_name(name)) continue;
-      removed(join_path(dir.path, name),
-              "the run added it to a git directory, and git would read it");
+      if (remove_entry(fd.get(), name, 0)) {
+        lines.push_back(
+            fmt::format("removed {} (the run added it to a git directory, and git would read it)",
+                        text::quoted(join_path(dir.path, name))));
+      } else {
+        lines.push_back(
+            fmt::format("{} was added to a git directory by the run and could not be "
+                        "removed: read it before running git there",
+                        text::quoted(join_path(dir.path, name))));
+      }
     }
   }
 };

@@ -114,6 +114,26 @@ TEST_P(GitState, APlantedCommondirIsNotFollowed) {
       workspace_, {workspace_ + "/.git/commondir"});
 }
 
+// The run swaps a git directory for a symlink to a directory outside every writable root: the
+// check after the run cleans nothing through it. Checked from outside: the victim's files, which
+// no ordinary git name matches, are all still there.
+TEST_P(GitState, AGitDirectorySwappedForASymlinkSteersNoRemoval) {
+  const std::string victim = root_.mkdir("victim");
+  for (const char* name : {"passwd", "hosts", "keep"}) {
+    llrt::write_file(victim + "/" + name, name);
+  }
+  const RunResult result = run("mv nested/clone/.git nested/clone/.git-moved; ln -s " + victim +
+                               " nested/clone/.git; true");
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  for (const char* name : {"passwd", "hosts", "keep"}) {
+    EXPECT_TRUE(llrt::exists(victim + "/" + name)) << name << "\n" << result.describe();
+  }
+  // Landlock alone lets the run rename the directory (no mount pins it): the check saw the swap.
+  if (GetParam() == Backend::kLandlock) {
+    EXPECT_NE(result.err.find("was replaced by the run"), std::string::npos) << result.describe();
+  }
+}
+
 TEST_P(GitState, AConfigWorktreeIsNotPlantedWhereGitReadsOne) {
   git(workspace_, "config core.repositoryformatversion 1");
   git(workspace_, "config extensions.worktreeConfig true");

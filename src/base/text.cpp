@@ -17,17 +17,11 @@ std::string ascii_lower(std::string_view text) {
 }
 
 std::string quoted(std::string_view text) {
+  // inert()'s one rule, and a quote escaped too so that the field's end is unambiguous.
   std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20 || byte == 0x7f) {
-      out += fmt::format("\\x{:02x}", byte);
-    } else {
-      out += c;
-    }
+  for (const char c : inert(text)) {
+    if (c == '"') out += '\\';
+    out += c;
   }
   out += '"';
   return out;

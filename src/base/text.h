@@ -10,8 +10,8 @@ namespace dsh::sandbox::text {
 // ASCII lowercase; other bytes unchanged.
 std::string ascii_lower(std::string_view text);
 
-// `text` in double quotes with `"`, `\` and control bytes escaped, so a message can show any
-// bad input (NUL bytes, escape sequences) without corrupting the terminal or the log line.
+// `text` made inert (below) in double quotes, `"` escaped too, so a message can show any bad
+// input or any name a confined command chose without corrupting the terminal or the log line.
 std::string quoted(std::string_view text);
 
 // Text a confined command controls (a path, a host name, a record's operation), made inert

@@ -2,6 +2,7 @@
 // What the evidence surfaces say of a run's records: the kind of each refusal, the lines with
 // the command's text made inert, and advice that never widens more than the records show.
 #include "consumer/denials.h"
+#include "denial_record.h"
 
 #include <gtest/gtest.h>
 
@@ -10,14 +11,6 @@
 
 namespace dsh::sandbox::consumer {
 namespace {
-
-Denial record(std::string op, std::string rule, std::string path) {
-  Denial denial;
-  denial.op = std::move(op);
-  denial.rule = std::move(rule);
-  denial.path = std::move(path);
-  return denial;
-}
 
 SandboxFacts facts(std::vector<Denial> records, SandboxMode mode = SandboxMode::kWorkspaceWrite) {
   SandboxFacts sandbox{mode};

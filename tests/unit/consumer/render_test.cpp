@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The agent render.
 #include "consumer/render.h"
+#include "denial_record.h"
 
 #include <gtest/gtest.h>
 
@@ -101,14 +102,6 @@ TEST(RenderForAgent, ForgedMarkersStayInsideTheFenceAndTheTrueFactsFollowIt) {
   // After the one real closing line: only the sandbox's facts.
   EXPECT_EQ(text.substr(closing + close.size()), "[exit code: 3]");
   EXPECT_EQ(text.find(close, closing + 1), std::string::npos);
-}
-
-Denial record(std::string op, std::string rule, std::string path) {
-  Denial denial;
-  denial.op = std::move(op);
-  denial.rule = std::move(rule);
-  denial.path = std::move(path);
-  return denial;
 }
 
 RunOutcome refused(std::vector<Denial> records, SandboxMode mode = SandboxMode::kWorkspaceWrite) {

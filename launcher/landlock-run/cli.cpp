@@ -32,6 +32,14 @@ bool add_rw(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, true};
   return true;
 }
+bool add_note_read_only(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false, false, Note::kReadOnly};
+  return true;
+}
+bool add_note_unreadable(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false, false, Note::kUnreadable};
+  return true;
+}
 // Boolean switches are idempotent: repeating one asks for nothing new.
 bool set_deny_network(Options& o, const char*, int) { return o.deny_network = true; }
 bool set_private_netns(Options& o, const char*, int) { return o.private_netns = true; }
@@ -67,6 +75,8 @@ constexpr FlagSpec kFlags[] = {
     {"--deny-metadata", Arity::kFlag, set_deny_metadata},
     {"--scope-ipc", Arity::kFlag, set_scope_ipc},
     {"--evidence", Arity::kFlag, set_evidence},  // supervisor.h
+    {"--note-read-only", Arity::kPath, add_note_read_only},
+    {"--note-unreadable", Arity::kPath, add_note_unreadable},
     {"--status-fd", Arity::kNumber, set_status_fd},
 #if defined(LANDLOCK_RUN_TESTING)
     // Lowers the ABI used, so tests can pose as an older kernel. Only the test build
@@ -150,8 +160,8 @@ Options parse_args(int argc, const char* const* argv, Grant* grant_storage) {
 
 int format_usage_error(const Options& options, char* out, size_t size) {
   const char* arg = options.error_arg != nullptr ? options.error_arg : "";
-  const bool wants_path =
-      strcmp(arg, "--ro") == 0 || strcmp(arg, "--rw") == 0 || strcmp(arg, "--ro-try") == 0;
+  const FlagSpec* spec = find_flag(arg);
+  const bool wants_path = spec != nullptr && spec->arity == Arity::kPath;
   switch (options.error) {
     case UsageError::kProbeNotAlone:
       return snprintf(out, size, "usage error: %s takes no other arguments", arg);

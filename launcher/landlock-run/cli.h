@@ -2,7 +2,8 @@
 // The launcher's argument grammar, PURE (no I/O, no allocation), so a unit test and a fuzzer can
 // drive it. Grammar:
 //   landlock-run [--ro P]... [--rw P]... [--deny-network] [--deny-metadata] [--scope-ipc]
-//                [--evidence] [--status-fd N] [--allow-connect-port N] -- ARGV...
+//                [--evidence] [--status-fd N] [--allow-connect-port N]
+//                [--note-read-only P]... [--note-unreadable P]... -- ARGV...
 //   (the test build landlock-run-testing also takes [--max-abi N], a cap on the ABI used)
 //   landlock-run --probe        (sole argument)
 //   landlock-run --features     (sole argument; key=value capability lines, an extension)
@@ -26,6 +27,11 @@ enum class UsageError {
   kMissingCommand,   // "missing `-- <argv>...` command"
 };
 
+// --note-read-only and --note-unreadable (evidence only, with --evidence): a path an outer layer
+// or this launcher's own grants already keep read-only or unreadable. It grants nothing and
+// refuses nothing; the supervisor records the refusals the kernel makes there (supervisor.h).
+enum class Note { kNone, kReadOnly, kUnreadable };
+
 struct Grant {
   const char* path;
   bool read_write;
@@ -33,6 +39,7 @@ struct Grant {
   // grant of a missing path would grant nothing anyway; the caller lists a directory's entries,
   // and one may vanish before the launcher starts).
   bool if_exists = false;
+  Note note = Note::kNone;  // not a grant: a path the supervisor watches
 };
 
 struct Options {

@@ -168,7 +168,7 @@ int build_ruleset(const Options& options, int abi) {
   for (const bool read_write : kPasses) {
     for (size_t i = 0; i < options.grant_count; ++i) {
       const Grant& grant = options.grants[i];
-      if (grant.read_write != read_write) continue;
+      if (grant.note != Note::kNone || grant.read_write != read_write) continue;
       RuleStage stage = RuleStage::kOpen;
       const int rc = add_path_rule(ruleset, grant.path, attr.handled_access_fs, read_write, &stage);
       if (rc == -ENOENT && stage == RuleStage::kOpen && grant.if_exists) continue;
@@ -238,7 +238,7 @@ int run_features() {
   printf(
       "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
       "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
-      "cap_drop=1\nstatus_fd=1\nstatus_exec=1\nkernel_object_block=%d\n",
+      "cap_drop=1\nstatus_fd=1\nstatus_exec=1\nevidence_notes=1\nkernel_object_block=%d\n",
       abi, abi < 1 ? "none" : (is_partial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
       seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
       seccomp ? 1 : 0, seccomp ? 1 : 0);
@@ -317,18 +317,48 @@ int receive_fd(int socket) {
   _exit(128 + signal);
 }
 
-// The --rw grants, canonical (the supervisor compares resolved paths), allocated once.
-const char** canonical_roots(const Options& options, size_t* count) {
-  const char** roots =
+// A path's canonical name for the supervisor, which compares resolved paths: realpath, or for a
+// name that does not exist (a startup file kept from being created) its directory's realpath
+// and the name; as given when neither resolves. Allocated once, never freed (the launcher execs
+// or exits).
+const char* canonical_path(const char* path) {
+  if (char* canonical = realpath(path, nullptr); canonical != nullptr) return canonical;
+  const char* slash = strrchr(path, '/');
+  if (slash == nullptr || slash == path || slash[1] == '\0') return path;
+  char directory[4096];
+  const size_t length = static_cast<size_t>(slash - path);
+  if (length >= sizeof(directory)) return path;
+  memcpy(directory, path, length);
+  directory[length] = '\0';
+  char* parent = realpath(directory, nullptr);
+  if (parent == nullptr) return path;
+  const size_t size = strlen(parent) + strlen(slash) + 1;
+  char* joined = static_cast<char*>(malloc(size));
+  if (joined == nullptr) fail("out of memory");
+  snprintf(joined, size, "%s%s", strcmp(parent, "/") == 0 ? "" : parent, slash);
+  free(parent);
+  return joined;
+}
+
+// The canonical paths of the grants that `pick` selects (the --rw grants, or one kind of note),
+// allocated once.
+template <typename Pick>
+const char** canonical_paths(const Options& options, size_t* count, Pick pick) {
+  const char** paths =
       static_cast<const char**>(calloc(options.grant_count + 1, sizeof(const char*)));
-  if (roots == nullptr || fault("roots")) fail("out of memory");
+  if (paths == nullptr || fault("roots")) fail("out of memory");
   *count = 0;
   for (size_t i = 0; i < options.grant_count; ++i) {
-    if (!options.grants[i].read_write) continue;
-    char* canonical = realpath(options.grants[i].path, nullptr);
-    roots[(*count)++] = canonical != nullptr ? canonical : options.grants[i].path;
+    if (pick(options.grants[i])) paths[(*count)++] = canonical_path(options.grants[i].path);
   }
-  return roots;
+  return paths;
+}
+
+bool has_notes(const Options& options) {
+  for (size_t i = 0; i < options.grant_count; ++i) {
+    if (options.grants[i].note != Note::kNone) return true;
+  }
+  return false;
 }
 
 [[noreturn]] void exec_command(const Options& options, char* const* argv, int abi) {
@@ -384,8 +414,21 @@ int prepare_supervisor(const sigset_t& supervised) {
 // fork; the child drops capabilities, restricts itself, installs the notifying filter, hands the
 // listener to the parent and execs. The parent never runs anything of the command's.
 [[noreturn]] void run_supervised(const Options& options, char* const* argv, int abi, int ruleset) {
-  size_t root_count = 0;
-  const char** roots = canonical_roots(options, &root_count);
+  SupervisorConfig config{};
+  config.writable_roots = canonical_paths(options, &config.writable_root_count, [](const Grant& g) {
+    return g.note == Note::kNone && g.read_write;
+  });
+  config.read_only_notes =
+      canonical_paths(options, &config.read_only_note_count,
+                      [](const Grant& g) { return g.note == Note::kReadOnly; });
+  config.unreadable_notes =
+      canonical_paths(options, &config.unreadable_note_count,
+                      [](const Grant& g) { return g.note == Note::kUnreadable; });
+  // Reads are notified only when a refused read can be named: each open then costs a round trip.
+  config.filter = FilterChoice{
+      options.deny_network,  options.deny_metadata,           true, options.allow_connect_port >= 0,
+      options.private_netns, config.unreadable_note_count > 0};
+  config.status_fd = g_status_fd;
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0 || fault("socketpair")) {
     fail("cannot create the supervisor's socket: %s", strerror(fault_errno("socketpair", errno)));
@@ -413,9 +456,7 @@ int prepare_supervisor(const sigset_t& supervised) {
       fail("cannot drop capabilities: %s", strerror(fault("child-caps") ? EIO : -rc));
     }
     enforce(ruleset);
-    FilterChoice filter{options.deny_network, options.deny_metadata, true,
-                        options.allow_connect_port >= 0, options.private_netns};
-    const int listener = fault("filter") ? -EIO : install_notify_filter(filter);
+    const int listener = fault("filter") ? -EIO : install_notify_filter(config.filter);
     if (listener < 0) fail("seccomp filter error: %s", strerror(-listener));
     send_fd(sockets[1], listener);
     close(listener);
@@ -429,10 +470,6 @@ int prepare_supervisor(const sigset_t& supervised) {
   const int listener = receive_fd(sockets[0]);
   close(sockets[0]);
   if (listener < 0) await_failed_child(child);
-  const SupervisorConfig config{
-      FilterChoice{options.deny_network, options.deny_metadata, true,
-                   options.allow_connect_port >= 0, options.private_netns},
-      roots, root_count, g_status_fd};
   exit_like(supervise(listener, child, signal_fd, config));
 }
 
@@ -476,6 +513,9 @@ bool netns_holds_lo_alone() {
           "--private-netns: this network namespace has interfaces besides lo; it is not a "
           "private one (bwrap --unshare-net)");
     }
+  }
+  if (has_notes(options) && !options.evidence) {
+    fail("usage error: --note-read-only and --note-unreadable need --evidence");
   }
   set_no_new_privs();
   const int ruleset = build_ruleset(options, abi);

@@ -93,12 +93,14 @@ constexpr size_t kMaxRules =
     sizeof(kIoUringRules) / sizeof(SyscallRule) + sizeof(kNetworkRules) / sizeof(SyscallRule) +
     sizeof(kNetnsNetworkRules) / sizeof(SyscallRule) +
     sizeof(kMetadataRules) / sizeof(SyscallRule) + sizeof(kWriteIntentRules) / sizeof(SyscallRule) +
+    sizeof(kReadIntentRules) / sizeof(SyscallRule) +
     sizeof(kStreamNetworkRules) / sizeof(SyscallRule);
 constexpr size_t kMaxProgram =
     kPrologueLength + table_length(kTerminalRules) + table_length(kIpcRules) +
     table_length(kKeyringRules) + table_length(kNamespaceRules) + table_length(kIoUringRules) +
     table_length(kNetworkRules) + table_length(kNetnsNetworkRules) + table_length(kMetadataRules) +
-    table_length(kWriteIntentRules) + table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
+    table_length(kWriteIntentRules) + table_length(kReadIntentRules) +
+    table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
 // A leaf holds at most this many units (below), checked one after another.
@@ -347,6 +349,7 @@ int build(const FilterChoice& choice, Program* program) {
   if (choice.deny_metadata) rules.add(kMetadataRules);
   if (choice.stream_network_only) rules.add(kStreamNetworkRules);
   if (choice.notify) rules.add(kWriteIntentRules);
+  if (choice.notify && choice.notify_reads) rules.add(kReadIntentRules);
   rules.finish();
   program->tree(rules, 0, rules.units());
   return program->ok() ? 0 : -E2BIG;
@@ -403,6 +406,9 @@ const SyscallRule* matching_rule(const FilterChoice& choice, int nr,
     rule = find_in(kStreamNetworkRules, nr, args);
   }
   if (rule == nullptr && choice.notify) rule = find_in(kWriteIntentRules, nr, args);
+  if (rule == nullptr && choice.notify && choice.notify_reads) {
+    rule = find_in(kReadIntentRules, nr, args);
+  }
   return rule;
 }
 

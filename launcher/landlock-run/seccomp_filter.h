@@ -18,6 +18,9 @@ struct FilterChoice {
   bool stream_network_only = false;  // --allow-connect-port (net_allow.h)
   // --private-netns: with deny_network, kNetnsNetworkRules replace kNetworkRules.
   bool private_netns = false;
+  // With notify: every open is notified (kReadIntentRules), so that a refused read of a noted
+  // unreadable path is recorded (supervisor.h).
+  bool notify_reads = false;
 };
 
 // The largest program build_filter_bytes can produce, in bytes.

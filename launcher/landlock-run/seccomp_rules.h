@@ -250,4 +250,15 @@ inline constexpr SyscallRule kWriteIntentRules[] = {
     {__NR_bind, "bind", 0, ArgMatch::kAny, 0, 0},
 };
 
+// Evidence with unreadable paths noted (--note-unreadable): every open, whatever its flags, after
+// the write-intent rules on the same syscalls (those match first). Reads of a default secret or a
+// --deny-read path fail in the kernel's lookup or open, which no other call shows: the supervisor
+// lets each through and records the refused ones. openat2 is a write-intent rule already.
+inline constexpr SyscallRule kReadIntentRules[] = {
+#ifdef __NR_open
+    {__NR_open, "open(read)", 0, ArgMatch::kAny, 0, 0},
+#endif
+    {__NR_openat, "openat(read)", 0, ArgMatch::kAny, 0, 0},
+};
+
 }  // namespace landlock_run

@@ -134,13 +134,19 @@ struct TaskView {
   int root = -1;
   int start = -1;
   int links = 0;  // symbolic links followed, bounded as the kernel's MAXSYMLINKS
+  // The directory whose search a lookup was refused at (EACCES), when it was: the supervisor
+  // shares the command's mount namespace and credentials, so bwrap's mode-0000 tmpfs over an
+  // unreadable directory refuses both of them there.
+  int refused = -1;
+  bool shared_root = false;  // root is the supervisor's own, not this view's to close
 
   TaskView() = default;
   TaskView(const TaskView&) = delete;
   TaskView& operator=(const TaskView&) = delete;
   ~TaskView() {
-    if (root >= 0) close(root);
+    if (root >= 0 && !shared_root) close(root);
     if (start >= 0) close(start);
+    if (refused >= 0) close(refused);
   }
 };
 
@@ -165,6 +171,12 @@ bool same_inode(int a, int b) {
 void replace_fd(int* fd, int next) {
   if (*fd >= 0) close(*fd);
   *fd = next;
+}
+
+// Keeps `directory` as the place a lookup was refused when the call that failed on it did so
+// with EACCES (searching it needs the execute permission bwrap's masks take away).
+void note_refusal(TaskView& view, int directory) {
+  if (errno == EACCES) replace_fd(&view.refused, fcntl(directory, F_DUPFD_CLOEXEC, 0));
 }
 
 // The name the kernel gives the object `fd` holds, read from procfs. kFails for a directory
@@ -215,12 +227,17 @@ int walk_directory(TaskView& view, int from, const char* spelled) {
     if (strcmp(component, ".") == 0) continue;
     if (strcmp(component, "..") == 0) {
       if (!same_inode(current, view.root)) {
-        replace_fd(&current, openat(current, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        const int parent = openat(current, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (parent < 0) note_refusal(view, current);
+        replace_fd(&current, parent);
       }
       continue;
     }
     struct stat st;
-    if (fstatat(current, component, &st, AT_SYMLINK_NOFOLLOW) != 0) break;
+    if (fstatat(current, component, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      note_refusal(view, current);
+      break;
+    }
     if (!S_ISLNK(st.st_mode)) {
       replace_fd(&current,
                  openat(current, component, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -253,7 +270,11 @@ int open_directory(TaskView& view, int from, const char* spelled) {
   const int fd = static_cast<int>(syscall(__NR_openat2, from, spelled, &how, sizeof(how)));
   if (fd >= 0 && !on_procfs(fd)) return fd;
   if (fd >= 0) close(fd);
-  if (fd < 0 && errno != ELOOP && errno != EXDEV && errno != ENOSYS && errno != EAGAIN) return -1;
+  // EACCES: walked again to find the directory the search was refused at.
+  if (fd < 0 && errno != ELOOP && errno != EXDEV && errno != ENOSYS && errno != EAGAIN &&
+      errno != EACCES) {
+    return -1;
+  }
   return walk_directory(view, from, spelled);
 }
 
@@ -344,11 +365,36 @@ bool has_controlling_terminal(int pid) {
   return tty != 0;
 }
 
-bool writable(const SupervisorConfig& config, const char* path) {
-  for (size_t i = 0; i < config.writable_root_count; ++i) {
-    if (path_beneath(path, config.writable_roots[i])) return true;
+bool beneath_any(const char* path, const char* const* roots, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (path_beneath(path, roots[i])) return true;
   }
   return false;
+}
+
+bool writable(const SupervisorConfig& config, const char* path) {
+  return beneath_any(path, config.writable_roots, config.writable_root_count);
+}
+
+bool unreadable(const SupervisorConfig& config, const char* path) {
+  return beneath_any(path, config.unreadable_notes, config.unreadable_note_count);
+}
+
+// The rule of a noted path `path` lies beneath, or null: an unreadable one (a default secret, a
+// --deny-read path) or a read-only carve-out (a protected git file, a startup file, --deny-write).
+const char* noted_rule(const SupervisorConfig& config, const char* path) {
+  if (unreadable(config, path)) return "deny-read";
+  if (beneath_any(path, config.read_only_notes, config.read_only_note_count)) return "deny-write";
+  return nullptr;
+}
+
+// Whether a lookup that failed was refused at a directory beneath an unreadable noted path; its
+// name into `out`. That directory is the object the kernel refused: what the command spelled
+// after it was never looked up.
+bool refused_unreadable(const SupervisorConfig& config, const TaskView& view, char* out,
+                        size_t capacity) {
+  return view.refused >= 0 && fd_name(view.refused, out, capacity) == Resolution::kNamed &&
+         unreadable(config, out);
 }
 
 // One path argument of a notified call.
@@ -490,14 +536,16 @@ bool socket_path(int pid, uint64_t address, uint64_t length, char* out, size_t c
 
 // What a call named, captured while it is pending: the text as spelled (only ever resolved, never
 // recorded) and the task's lookup context. False when the text cannot be read.
+// `root`, when given, is the task's root already open (read_root); else /proc/PID/root is opened.
 bool capture(int pid, const unsigned long long* args, const PathArg& arg, bool socket_address,
-             char* spelled, TaskView* view) {
+             char* spelled, TaskView* view, int root = -1) {
   const bool read = socket_address ? socket_path(pid, args[arg.path_arg], args[arg.path_arg + 1],
                                                  spelled, kPathMax)
                                    : read_string(pid, args[arg.path_arg], spelled, kPathMax);
   if (!read) return false;
   view->pid = pid;
-  view->root = open_proc_entry(pid, "root");
+  view->shared_root = root >= 0;
+  view->root = root >= 0 ? root : open_proc_entry(pid, "root");
   if (spelled[0] == '/') return true;
   const int dirfd = arg.dirfd_arg < 0 ? kAtFdcwd : static_cast<int>(args[arg.dirfd_arg]);
   char entry[32];
@@ -642,9 +690,15 @@ bool still_valid(int listener, uint64_t id) {
   return notif_ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &value) == 0;
 }
 
-bool exists(const char* path) {
+// Whether `path` exists for the supervisor, which shares the command's mount namespace and
+// credentials: hidden when the lookup is refused (EACCES: a name in a directory bwrap masks with
+// a mode-0000 tmpfs), which the kernel refused the command as well, existing or not.
+enum class Presence { kPresent, kAbsent, kHidden };
+
+Presence presence(const char* path) {
   struct stat st;
-  return lstat(path, &st) == 0;
+  if (lstat(path, &st) == 0) return Presence::kPresent;
+  return errno == EACCES ? Presence::kHidden : Presence::kAbsent;
 }
 
 // A write-intent call's path, captured while it was pending, resolved after the kernel decided:
@@ -656,13 +710,40 @@ void check_write(const SupervisorConfig& config, Recorder& recorder, const char*
                  const char* spelled, bool follow_last, WriteCall::Exists must) {
   char resolved[kPathMax];
   if (resolve_in(view, spelled, follow_last, resolved, sizeof(resolved)) != Resolution::kNamed) {
+    if (refused_unreadable(config, view, resolved, sizeof(resolved))) {
+      recorder.record(op, "deny-read", view.pid, resolved);
+    }
     return;
   }
-  if (writable(config, resolved)) return;
+  // A noted path is refused whatever the writable roots: the outer layer keeps it.
+  const char* rule = noted_rule(config, resolved);
+  if (rule == nullptr && writable(config, resolved)) return;
   if (strcmp(resolved, "/dev/tty") == 0 && !has_controlling_terminal(view.pid)) return;
-  if (must == WriteCall::Exists::kMust && !exists(resolved)) return;
-  if (must == WriteCall::Exists::kMustNot && exists(resolved)) return;
-  recorder.record(op, "outside-writable-roots", view.pid, resolved);
+  const Presence found = presence(resolved);
+  if (must == WriteCall::Exists::kMust && found == Presence::kAbsent) return;
+  if (must == WriteCall::Exists::kMustNot && found == Presence::kPresent) return;
+  recorder.record(op, rule != nullptr ? rule : "outside-writable-roots", view.pid, resolved);
+}
+
+// A read-intent open (kReadIntentRules), resolved after the kernel decided: recorded when the
+// object lies beneath an unreadable noted path, or the lookup was refused at a directory beneath
+// one. O_PATH opens nothing for reading (Landlock checks no right for it), and a missing file
+// fails with ENOENT before any access check.
+void check_read(const SupervisorConfig& config, Recorder& recorder, TaskView& view,
+                const char* spelled, uint64_t flags) {
+  constexpr uint64_t kNoFollow = 0400000;
+  constexpr uint64_t kPathOnly = 010000000;
+  char resolved[kPathMax];
+  if (resolve_in(view, spelled, (flags & kNoFollow) == 0, resolved, sizeof(resolved)) !=
+      Resolution::kNamed) {
+    if (refused_unreadable(config, view, resolved, sizeof(resolved))) {
+      recorder.record("read", "deny-read", view.pid, resolved);
+    }
+    return;
+  }
+  if ((flags & kPathOnly) != 0 || !unreadable(config, resolved)) return;
+  if (presence(resolved) == Presence::kAbsent) return;
+  recorder.record("read", "deny-read", view.pid, resolved);
 }
 
 // The object a refused call names into `out`: its path resolved as the kernel resolves it, the
@@ -730,12 +811,48 @@ void handle_write(int listener, const SupervisorConfig& config, Recorder& record
   }
 }
 
+// The supervisor's own root, which is every supervised task's: none can change its root
+// (chroot needs CAP_SYS_CHROOT and pivot_root CAP_SYS_ADMIN, which the child dropped, and the
+// filter refuses the user namespace that would give them back). Opened once: reads are the
+// commonest notification, and a procfs lookup per call would be a large part of its cost.
+int read_root() {
+  static const int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  return root;
+}
+
+// A read-intent open: let through (Landlock and bwrap's masks decide), then checked against the
+// unreadable noted paths.
+void handle_read(int listener, const SupervisorConfig& config, Recorder& recorder,
+                 const seccomp_notif& notif) {
+  const int pid = static_cast<int>(notif.pid);
+  const unsigned long long* args = notif.data.args;
+  const bool at_form = notif.data.nr == __NR_openat;
+  char spelled[kPathMax];
+  TaskView view;
+  const bool have = capture(pid, args, at_form ? PathArg{0, 1} : PathArg{-1, 0}, false, spelled,
+                            &view, read_root());
+  const bool valid = still_valid(listener, notif.id);
+  respond(listener, notif.id, 0, true);
+  if (have && valid) check_read(config, recorder, view, spelled, args[at_form ? 2 : 1]);
+}
+
+bool is_read_intent(const SyscallRule& rule) {
+  for (const SyscallRule& r : kReadIntentRules) {
+    if (&r == &rule) return true;
+  }
+  return false;
+}
+
 void handle(int listener, const SupervisorConfig& config, Recorder& recorder,
             const seccomp_notif& notif) {
   const unsigned long long* args = notif.data.args;
   const SyscallRule* rule = matching_rule(config.filter, notif.data.nr, args);
   if (rule == nullptr) {  // not ours (never happens): let the kernel decide, as unfiltered
     respond(listener, notif.id, 0, true);
+    return;
+  }
+  if (is_read_intent(*rule)) {
+    handle_read(listener, config, recorder, notif);
     return;
   }
   if (rule->err == 0) {

@@ -10,7 +10,13 @@
 //   resolves it for the command's process (from its root, cwd or dirfd, symbolic links before
 //   "..", path_walk.h), lies outside every --rw grant. A record names that object, or
 //   kUnknownPath, never the text the command spelled. A race (a path changed after it was read)
-//   can only make a record wrong, never let a call through that Landlock refuses.
+//   can only make a record wrong, never let a call through that Landlock refuses;
+// - with --note-unreadable paths, every open (read-intent, kReadIntentRules): let through, plus
+//   a `read` record when the object lies beneath a noted path, or the lookup was refused at a
+//   directory beneath one (bwrap's mode-0000 tmpfs refuses the search);
+// - a write-intent call whose object lies beneath a --note-read-only or --note-unreadable path
+//   is recorded with rule deny-write or deny-read, writable root or not: the outer layer (bwrap's
+//   read-only binds and masks) or the launcher's own grants refuse it there.
 // Records go to the status fd as denial lines (denial_record.h), at most kMaxRecords, then one
 // "denials-dropped N" when the run ends. The parent forwards signals sent to it, waits for the
 // child and exits with its status. If the supervisor dies, every notified call fails with ENOSYS
@@ -31,6 +37,10 @@ struct SupervisorConfig {
   FilterChoice filter;
   const char* const* writable_roots;  // canonical absolute paths
   size_t writable_root_count;
+  const char* const* read_only_notes;  // canonical; --note-read-only
+  size_t read_only_note_count;
+  const char* const* unreadable_notes;  // canonical; --note-unreadable
+  size_t unreadable_note_count;
   int status_fd;  // -1: count only
 };
 

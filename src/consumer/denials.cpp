@@ -22,6 +22,12 @@ bool is_file_rule(const std::string& rule) {
   return rule == "outside-writable-roots" || rule == "read-only-mode";
 }
 
+// A path the policy keeps from every confined mode (a default secret, a --deny-read path, a
+// protected git or startup file, a --deny-write path): no wider confined mode lifts it.
+bool is_carve_out_rule(const std::string& rule) {
+  return rule == "deny-read" || rule == "deny-write";
+}
+
 // The directory that must be writable for the refused operation: the one the entry is created
 // in, written in or removed from. A writable root is a directory (the policy refuses a file), so
 // a write into an existing file needs its directory too.
@@ -173,7 +179,8 @@ bool wider_mode_could_help(const SandboxFacts& sandbox) {
   const auto& records = sandbox.denials.records;
   return records.empty() || std::any_of(records.begin(), records.end(), [](const Denial& d) {
            const DenialKind kind = denial_kind(d);
-           return kind != DenialKind::kNetwork && kind != DenialKind::kProcessBound;
+           return kind != DenialKind::kNetwork && kind != DenialKind::kProcessBound &&
+                  !is_carve_out_rule(d.rule);
          });
 }
 
@@ -246,6 +253,16 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
           "--network inherit, or --network allow:NAME,... naming what the command needs (the "
           "socket was refused before any name or address was known; a wider file mode does not "
           "help a network refusal)");
+    } else if (denial.rule == "deny-read") {
+      wider.push_back(fmt::format(
+          "none: {} is unreadable in every confined mode (a default secret or a --deny-read "
+          "path); read it outside the sandbox if you mean to",
+          text::inert(denial.path)));
+    } else if (denial.rule == "deny-write") {
+      wider.push_back(fmt::format(
+          "none: {} is read-only in every confined mode (git configuration and hooks, a startup "
+          "file, or a --deny-write path); change it outside the sandbox if you mean to",
+          text::inert(denial.path)));
     } else if (denial.rule == "kernel-object") {
       wider.push_back(fmt::format(
           "none: {} ({}) is refused in every confined mode; only danger-full-access allows it",

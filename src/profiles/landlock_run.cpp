@@ -74,6 +74,25 @@ std::vector<std::string> landlock_run_args(const RunNeeds& needs) {
   return args;
 }
 
+std::vector<std::string> landlock_note_args(const RunNeeds& needs, const SandboxPolicy& policy,
+                                            LandlockPlace place, const FsPlan& plan) {
+  std::vector<std::string> args;
+  if (!needs.status_channels || !needs.denial_evidence) return args;
+  const bool inside_bwrap = place == LandlockPlace::kInsideBwrap;
+  for (const PlannedPath& path : plan.unreadable) {
+    if (!inside_bwrap && landlock_host_writable(path.path, policy)) continue;
+    args.insert(args.end(), {"--note-unreadable", path.path});
+  }
+  if (!inside_bwrap) return args;
+  for (const PlannedPath& path : plan.read_only) {
+    args.insert(args.end(), {"--note-read-only", path.path});
+  }
+  for (const std::string& path : plan.startup_guarded) {
+    args.insert(args.end(), {"--note-read-only", path});
+  }
+  return args;
+}
+
 StatusChannel landlock_status_channel() {
   return {kLauncherStatusFd, RunnerLayer::kLandlockRun, StatusFormat::kLauncherLines};
 }

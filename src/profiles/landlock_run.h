@@ -50,6 +50,15 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
 // landlock-run has no --chdir: the spawner's working directory is the command's.
 std::vector<std::string> landlock_run_args(const RunNeeds& needs);
 
+// With denial evidence: the plan's paths that something already refuses, for the launcher's
+// supervisor to name those refusals (`--note-unreadable P`, `--note-read-only P`). Inside bwrap
+// every unreadable path (a mode-0000 tmpfs or a nodev /dev/null) and every read-only carve-out
+// and startup file (read-only binds); on the host only the unreadable paths the launcher's own
+// grants leave out: one inside a writable root is not refused there, and noting it would record
+// reads that succeed.
+std::vector<std::string> landlock_note_args(const RunNeeds& needs, const SandboxPolicy& policy,
+                                            LandlockPlace place, const FsPlan& plan);
+
 // The status channel landlock_run_args names.
 StatusChannel landlock_status_channel();
 

@@ -60,6 +60,15 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
   return facts;
 }
 
+// The launcher's grants and hardening, then the paths its supervisor names refusals at.
+Argv landlock_layer_args(const SandboxPolicy& policy, const LandlockFeatures& features,
+                         LandlockPlace place, const RunNeeds& needs, const FsPlan& plan) {
+  Argv args = landlock_args(policy, features, place, plan);
+  const Argv notes = landlock_note_args(needs, policy, place, plan);
+  args.insert(args.end(), notes.begin(), notes.end());
+  return args;
+}
+
 // Appends `runner run_args... args... --` to `out`.
 void append_runner(Argv& out, const std::string& runner, const Argv& run_args, const Argv& args) {
   out.push_back(runner);
@@ -109,16 +118,17 @@ void append_prefix(ConfinedArgv& out, const Selection& selection, const Runners&
       if (needs.status_channels) out.status_channels.push_back(bwrap_status_channel());
       if (allow_list) append_runner(out.argv, runners.netproxy, netproxy_bridge_args(), {});
       if (selection.landlock) {
-        append_runner(
-            out.argv, runners.landlock_run, landlock_run_args(needs),
-            landlock_args(policy, *selection.landlock, LandlockPlace::kInsideBwrap, plan));
+        append_runner(out.argv, runners.landlock_run, landlock_run_args(needs),
+                      landlock_layer_args(policy, *selection.landlock, LandlockPlace::kInsideBwrap,
+                                          needs, plan));
         if (needs.status_channels) out.status_channels.push_back(landlock_status_channel());
       }
       return;
     }
     case SandboxBackend::kLandlock:
       append_runner(out.argv, runners.landlock_run, landlock_run_args(needs),
-                    landlock_args(policy, selection.landlock.value(), LandlockPlace::kHost, plan));
+                    landlock_layer_args(policy, selection.landlock.value(), LandlockPlace::kHost,
+                                        needs, plan));
       if (needs.status_channels) out.status_channels.push_back(landlock_status_channel());
       return;
     case SandboxBackend::kSeatbelt:

@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <set>
+
 #include "local_harness.h"
 #include "must_run.h"
 
@@ -238,6 +241,55 @@ TEST_P(PathRules, ProjectEnvFilesCanBeMadeUnreadable) {
                                {"--deny-read", workspace_ + "/.env*"}, "read-only");
   EXPECT_NE(result.out.find("end"), std::string::npos) << result.describe();
   EXPECT_EQ(result.out.find(kSecret), std::string::npos) << result.describe();
+}
+
+// A refused read of a default secret or a --deny-read path, and a refused write of a protected
+// git file, is a denial with the kernel's record, the file marker and learn's word that no
+// confined mode lifts it; the files are unchanged, judged from outside.
+TEST_P(PathRules, RefusalsAtCarveOutsAreDenialsWithRecords) {
+  const std::string env_file = workspace_ + "/.env";
+  llrt::write_file(env_file, kSecret);
+  const RunResult json_run = run("cat " + secret_ + "; ls " + home_ + "/.ssh; cat " + env_file +
+                                     "; cat " + home_ + "/.ssh/absent; exit 1",
+                                 {"--json", "--deny-read", env_file}, "read-only");
+  const nlohmann::json object = parse_json(json_run.out);
+  EXPECT_TRUE(object["denied"].get<bool>()) << json_run.describe();
+  EXPECT_EQ(object["stdout"].get<std::string>().find(kSecret), std::string::npos);
+  std::set<std::string> read;
+  for (const nlohmann::json& denial : object["denials"]) {
+    EXPECT_EQ(denial["kind"], "file") << denial.dump();
+    if (denial["op"] == "read" && denial["rule"] == "deny-read") read.insert(denial["path"]);
+  }
+  std::set<std::string> expected = {secret_, home_ + "/.ssh", env_file};
+  // bwrap masks the directory (mode 0000): a missing name in it is refused too (EACCES), where
+  // Landlock's lookup finds nothing (ENOENT) and refuses nothing.
+  if (GetParam() != Backend::kLandlock) expected.insert(home_ + "/.ssh/absent");
+  EXPECT_EQ(read, expected) << object["denials"].dump();
+  // Without --json: the file marker, and learn says no confined mode lifts it.
+  const RunResult text = run("cat " + secret_, {"--learn"}, "read-only");
+  EXPECT_NE(text.err.find("[sandbox: file access denied under read-only mode]"), std::string::npos)
+      << text.describe();
+  EXPECT_NE(text.err.find("none: " + secret_ + " is unreadable in every confined mode"),
+            std::string::npos)
+      << text.describe();
+  EXPECT_EQ(text.err.find("--mode"), std::string::npos) << text.describe();
+  if (GetParam() == Backend::kLandlock) return;  // the carve-outs below are bwrap's binds
+  const std::string git = workspace_ + "/.git";
+  const std::string config_before = llrt::read_file(git + "/config");
+  const RunResult writes = run("cd " + workspace_ + "; echo x >> .git/config; echo y > " +
+                                   ".git/hooks/pre-commit; echo ok > fine; exit 1",
+                               {"--json"});
+  const nlohmann::json written = parse_json(writes.out);
+  EXPECT_TRUE(written["denied"].get<bool>()) << writes.describe();
+  std::set<std::string> protected_paths;
+  for (const nlohmann::json& denial : written["denials"]) {
+    if (denial["rule"] == "deny-write") protected_paths.insert(denial["path"]);
+  }
+  EXPECT_EQ(protected_paths, (std::set<std::string>{git + "/config", git + "/hooks/pre-commit"}))
+      << written["denials"].dump();
+  EXPECT_EQ(llrt::read_file(git + "/config"), config_before);
+  EXPECT_FALSE(std::filesystem::exists(git + "/hooks/pre-commit"));
+  EXPECT_EQ(llrt::read_file(workspace_ + "/fine"), "ok\n");
 }
 
 TEST_P(PathRules, ACommitBranchLocalFetchAndGcWorkAndTheirObjectsLand) {

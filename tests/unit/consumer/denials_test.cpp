@@ -91,6 +91,28 @@ TEST(Denials, TheRefusedDirectoryIsTheFixAndItsNameIsInert) {
                 "--mode danger-full-access (no sandbox: every file and the network)"});
 }
 
+// A carve-out (a default secret, --deny-read, a protected git or startup file, --deny-write) is
+// kept from every confined mode: learn says so, no mode or directory is proposed, no retry.
+TEST(Denials, ACarveOutIsLiftedByNoConfinedModeAndLearnSaysSo) {
+  const SandboxFacts read = facts({record("read", "deny-read", "/h/.ssh/id\x1b")});
+  const std::vector<std::string> changes = narrowest_changes(read, "/ws");
+  ASSERT_EQ(changes.size(), 1U);
+  EXPECT_TRUE(
+      changes[0].starts_with(R"(none: /h/.ssh/id\x1b is unreadable in every confined mode)"))
+      << changes[0];
+  EXPECT_FALSE(wider_mode_could_help(read));
+  EXPECT_FALSE(allow_write_fix(read, "/ws"));
+  const SandboxFacts write = facts({record("create", "deny-write", "/ws/.git/hooks/post-commit")});
+  EXPECT_TRUE(narrowest_changes(write, "/ws")[0].starts_with(
+      "none: /ws/.git/hooks/post-commit is read-only in every confined mode"));
+  EXPECT_FALSE(wider_mode_could_help(write));
+  EXPECT_FALSE(allow_write_fix(write, "/ws"));
+  // Beside a refusal a wider mode lifts, the mode still helps that one.
+  EXPECT_TRUE(wider_mode_could_help(
+      facts({record("read", "deny-read", "/h/.ssh"), record("create", "read-only-mode", "/ws/f")},
+            SandboxMode::kReadOnly)));
+}
+
 TEST(Denials, AllowWriteFixOnlyWhenFileRecordsAccountForEveryRefusal) {
   EXPECT_EQ(allow_write_fix(facts({record("create", "outside-writable-roots", "/o/f"),
                                    record("create", "outside-writable-roots", "/o/g")}),

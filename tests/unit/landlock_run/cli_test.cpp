@@ -80,6 +80,22 @@ TEST(LandlockRunCli, GrantsKeepArgvOrderAndKind) {
   EXPECT_EQ(parsed.options.command_index, 8);
 }
 
+// Notes grant nothing: they are kept apart from the grants by their kind, in argv order.
+TEST(LandlockRunCli, NotesAreKeptWithTheirKind) {
+  const Parsed parsed = parse({"--evidence", "--note-unreadable", "/h/.ssh", "--rw", "/ws",
+                               "--note-read-only", "/ws/.git/config", "--", "cmd"});
+  ASSERT_EQ(parsed.options.action, Action::kRun);
+  ASSERT_EQ(parsed.options.grant_count, 3U);
+  EXPECT_STREQ(parsed.options.grants[0].path, "/h/.ssh");
+  EXPECT_EQ(parsed.options.grants[0].note, Note::kUnreadable);
+  EXPECT_EQ(parsed.options.grants[1].note, Note::kNone);
+  EXPECT_TRUE(parsed.options.grants[1].read_write);
+  EXPECT_EQ(parsed.options.grants[2].note, Note::kReadOnly);
+  EXPECT_FALSE(parsed.options.grants[2].read_write);
+  EXPECT_EQ(usage_message({"--note-read-only"}), "usage error: --note-read-only requires a path");
+  EXPECT_EQ(usage_message({"--note-unreadable"}), "usage error: --note-unreadable requires a path");
+}
+
 TEST(LandlockRunCli, GrantConsumesDoubleDashAsPath) {
   const Parsed parsed = parse({"--ro", "--", "--", "cmd"});
   ASSERT_EQ(parsed.options.action, Action::kRun);

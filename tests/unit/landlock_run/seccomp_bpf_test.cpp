@@ -396,6 +396,38 @@ TEST_F(LandlockRunSeccomp, EveryTableRuleAppliesWithEveryChoice) {
   }
 }
 
+// With unreadable paths noted every open is a notification; without, reads pass in the filter
+// itself. A write-intent open matches its own rule first, and the supervisor tells them apart.
+TEST_F(LandlockRunSeccomp, ReadsAreNotifiedOnlyWithNotedUnreadablePaths) {
+  FilterChoice writes{};
+  writes.notify = true;
+  FilterChoice reads = writes;
+  reads.notify_reads = true;
+  const auto openat_call = [](std::uint64_t flags) {
+    seccomp_data data = call(__NR_openat, static_cast<std::uint64_t>(-100), 0x1000);
+    data.args[2] = flags;
+    return data;
+  };
+  for (const std::uint64_t flags : {0ULL, 04000000ULL /* O_DIRECTORY */, 010000000ULL}) {
+    EXPECT_EQ(verdict(writes, openat_call(flags)), kAllow) << flags;
+    EXPECT_EQ(verdict(reads, openat_call(flags)), SECCOMP_RET_USER_NOTIF) << flags;
+  }
+  EXPECT_EQ(verdict(writes, openat_call(01)), SECCOMP_RET_USER_NOTIF);
+  EXPECT_EQ(verdict(reads, call(__NR_open, 0x1000, 0)), SECCOMP_RET_USER_NOTIF);
+  const unsigned long long read_args[6] = {
+      static_cast<unsigned long long>(-100), 0x1000, 0, 0, 0, 0};
+  const unsigned long long write_args[6] = {
+      static_cast<unsigned long long>(-100), 0x1000, 01, 0, 0, 0};
+  EXPECT_EQ(matching_rule(writes, __NR_openat, read_args), nullptr);
+  ASSERT_NE(matching_rule(reads, __NR_openat, read_args), nullptr);
+  EXPECT_STREQ(matching_rule(reads, __NR_openat, read_args)->name, "openat(read)");
+  EXPECT_STREQ(matching_rule(reads, __NR_openat, write_args)->name, "openat(write)");
+  // Reads are a notification only: no choice without evidence adds them.
+  FilterChoice no_notify{};
+  no_notify.notify_reads = true;
+  EXPECT_EQ(verdict(no_notify, openat_call(0)), kAllow);
+}
+
 TEST_F(LandlockRunSeccomp, BuiltBytesAreTheExportedProgram) {
   for (const FilterChoice& choice : {none_, all_}) {
     std::vector<unsigned char> bytes(max_filter_bytes());

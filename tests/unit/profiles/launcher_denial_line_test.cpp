@@ -69,6 +69,28 @@ TEST(LauncherStatus, EvidenceIsAskedForWithStatusChannelsUnlessSwitchedOff) {
   EXPECT_TRUE(landlock_run_args({"", false, true}).empty());
 }
 
+// The supervisor is told where something already refuses: inside bwrap every unreadable path
+// and carve-out; on the host only the unreadable paths outside the writable roots (one inside is
+// readable there, and a note would record reads that succeed). Only with evidence.
+TEST(LauncherStatus, NotesNameWhatAlreadyRefusesOnlyWithEvidence) {
+  const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
+  FsPlan plan;
+  plan.unreadable = {{"/h/.ssh", true}, {"/ws/.env", false}};
+  plan.read_only = {{"/ws/.git/config", false}};
+  plan.startup_guarded = {"/ws/.bashrc"};
+  const RunNeeds evidence{"", true, true};
+  EXPECT_EQ(landlock_note_args(evidence, policy, LandlockPlace::kInsideBwrap, plan),
+            (std::vector<std::string>{"--note-unreadable", "/h/.ssh", "--note-unreadable",
+                                      "/ws/.env", "--note-read-only", "/ws/.git/config",
+                                      "--note-read-only", "/ws/.bashrc"}));
+  EXPECT_EQ(landlock_note_args(evidence, policy, LandlockPlace::kHost, plan),
+            (std::vector<std::string>{"--note-unreadable", "/h/.ssh"}));
+  EXPECT_TRUE(
+      landlock_note_args({"", true, false}, policy, LandlockPlace::kInsideBwrap, plan).empty());
+  EXPECT_TRUE(
+      landlock_note_args({"", false, true}, policy, LandlockPlace::kInsideBwrap, plan).empty());
+}
+
 TEST(SupervisorPaths, ComparesComponentWise) {
   EXPECT_TRUE(landlock_run::path_beneath("/a/b/c", "/a/b"));
   EXPECT_TRUE(landlock_run::path_beneath("/a/b", "/a/b"));

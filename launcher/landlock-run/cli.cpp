@@ -40,6 +40,14 @@ bool add_note_unreadable(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, false, false, Note::kUnreadable};
   return true;
 }
+bool add_guard_read_only(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false, false, Note::kReadOnly, true};
+  return true;
+}
+bool add_guard_unreadable(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false, false, Note::kUnreadable, true};
+  return true;
+}
 // Boolean switches are idempotent: repeating one asks for nothing new.
 bool set_deny_network(Options& o, const char*, int) { return o.deny_network = true; }
 bool set_private_netns(Options& o, const char*, int) { return o.private_netns = true; }
@@ -77,6 +85,8 @@ constexpr FlagSpec kFlags[] = {
     {"--evidence", Arity::kFlag, set_evidence},  // supervisor.h
     {"--note-read-only", Arity::kPath, add_note_read_only},
     {"--note-unreadable", Arity::kPath, add_note_unreadable},
+    {"--guard-read-only", Arity::kPath, add_guard_read_only},
+    {"--guard-unreadable", Arity::kPath, add_guard_unreadable},
     {"--status-fd", Arity::kNumber, set_status_fd},
 #if defined(LANDLOCK_RUN_TESTING)
     // Lowers the ABI used, so tests can pose as an older kernel. Only the test build

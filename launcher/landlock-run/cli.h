@@ -3,7 +3,8 @@
 // drive it. Grammar:
 //   landlock-run [--ro P]... [--rw P]... [--deny-network] [--deny-metadata] [--scope-ipc]
 //                [--evidence] [--status-fd N] [--allow-connect-port N]
-//                [--note-read-only P]... [--note-unreadable P]... -- ARGV...
+//                [--note-read-only P]... [--note-unreadable P]...
+//                [--guard-read-only P]... [--guard-unreadable P]... -- ARGV...
 //   (the test build landlock-run-testing also takes [--max-abi N], a cap on the ABI used)
 //   landlock-run --probe        (sole argument)
 //   landlock-run --features     (sole argument; key=value capability lines, an extension)
@@ -30,6 +31,8 @@ enum class UsageError {
 // --note-read-only and --note-unreadable (evidence only, with --evidence): a path an outer layer
 // or this launcher's own grants already keep read-only or unreadable. It grants nothing and
 // refuses nothing; the supervisor records the refusals the kernel makes there (supervisor.h).
+// --guard-read-only and --guard-unreadable: the same, for a path nothing else refuses (inside a
+// --rw grant, which Landlock cannot carve out): the supervisor refuses the calls there itself.
 enum class Note { kNone, kReadOnly, kUnreadable };
 
 struct Grant {
@@ -40,6 +43,7 @@ struct Grant {
   // and one may vanish before the launcher starts).
   bool if_exists = false;
   Note note = Note::kNone;  // not a grant: a path the supervisor watches
+  bool guard = false;       // and refuses (--guard-*)
 };
 
 struct Options {

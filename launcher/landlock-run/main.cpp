@@ -424,6 +424,12 @@ int prepare_supervisor(const sigset_t& supervised) {
   config.unreadable_notes =
       canonical_paths(options, &config.unreadable_note_count,
                       [](const Grant& g) { return g.note == Note::kUnreadable; });
+  config.guarded_read_only =
+      canonical_paths(options, &config.guarded_read_only_count,
+                      [](const Grant& g) { return g.guard && g.note == Note::kReadOnly; });
+  config.guarded_unreadable =
+      canonical_paths(options, &config.guarded_unreadable_count,
+                      [](const Grant& g) { return g.guard && g.note == Note::kUnreadable; });
   // Reads are notified only when a refused read can be named: each open then costs a round trip.
   config.filter = FilterChoice{
       options.deny_network,  options.deny_metadata,           true, options.allow_connect_port >= 0,
@@ -515,7 +521,7 @@ bool netns_holds_lo_alone() {
     }
   }
   if (has_notes(options) && !options.evidence) {
-    fail("usage error: --note-read-only and --note-unreadable need --evidence");
+    fail("usage error: --note-* and --guard-* need --evidence");
   }
   set_no_new_privs();
   const int ruleset = build_ruleset(options, abi);

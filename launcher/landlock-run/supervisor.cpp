@@ -39,6 +39,8 @@ constexpr size_t kPathMax = 4096;
 constexpr int kAtFdcwd = -100;
 constexpr int kAtRemovedir = 0x200;
 constexpr int kMaxLinks = 40;
+constexpr uint64_t kOpenNoFollow = 0400000;    // O_NOFOLLOW
+constexpr uint64_t kOpenPathOnly = 010000000;  // O_PATH
 
 // musl declares ioctl() with an int request, which the seccomp requests overflow: the raw call.
 long notif_ioctl(int fd, unsigned long request, void* arg) {
@@ -418,13 +420,12 @@ bool write_call(int nr, const unsigned long long* args, int pid, WriteCall* call
   constexpr uint64_t kCreate = 0100;
   constexpr uint64_t kTrunc = 01000;
   constexpr uint64_t kExcl = 0200;
-  constexpr uint64_t kNoFollow = 0400000;
   auto open_like = [&](uint64_t flags, int dirfd_arg, int path_arg) {
     if ((flags & (kWriteMode | kCreate | kTrunc)) == 0) return false;
     call->target = {dirfd_arg, path_arg};
     // O_CREAT | O_EXCL never follows a final link: it fails with EEXIST on one.
     call->follow_last =
-        (flags & kNoFollow) == 0 && (flags & (kCreate | kExcl)) != (kCreate | kExcl);
+        (flags & kOpenNoFollow) == 0 && (flags & (kCreate | kExcl)) != (kCreate | kExcl);
     if ((flags & kCreate) != 0) {
       call->op = "create";
       // An existing file opened for reading only: O_CREAT changes nothing.
@@ -562,6 +563,8 @@ bool capture(int pid, const unsigned long long* args, const PathArg& arg, bool s
 // opened (a task that made itself non-dumpable hides its /proc entries).
 Resolution resolve_in(TaskView& view, const char* spelled, bool follow_last, char* out,
                       size_t capacity) {
+  view.links = 0;  // a view may serve two lookups: the guard's, then the record's
+  replace_fd(&view.refused, -1);
   if (view.root < 0) return Resolution::kUnknown;
   if (spelled[0] != '/' && view.start < 0) return Resolution::kFails;  // no such descriptor
   return resolve_spelled(view, spelled, follow_last, out, capacity);
@@ -731,17 +734,15 @@ void check_write(const SupervisorConfig& config, Recorder& recorder, const char*
 // fails with ENOENT before any access check.
 void check_read(const SupervisorConfig& config, Recorder& recorder, TaskView& view,
                 const char* spelled, uint64_t flags) {
-  constexpr uint64_t kNoFollow = 0400000;
-  constexpr uint64_t kPathOnly = 010000000;
   char resolved[kPathMax];
-  if (resolve_in(view, spelled, (flags & kNoFollow) == 0, resolved, sizeof(resolved)) !=
+  if (resolve_in(view, spelled, (flags & kOpenNoFollow) == 0, resolved, sizeof(resolved)) !=
       Resolution::kNamed) {
     if (refused_unreadable(config, view, resolved, sizeof(resolved))) {
       recorder.record("read", "deny-read", view.pid, resolved);
     }
     return;
   }
-  if ((flags & kPathOnly) != 0 || !unreadable(config, resolved)) return;
+  if ((flags & kOpenPathOnly) != 0 || !unreadable(config, resolved)) return;
   if (presence(resolved) == Presence::kAbsent) return;
   recorder.record("read", "deny-read", view.pid, resolved);
 }
@@ -784,6 +785,32 @@ void describe_refused(int pid, const SyscallRule& rule, const RefusedCall& call,
   close(object);
 }
 
+// Whether `spelled`, resolved now while its call is pending, lies beneath one of `guards` (a
+// --guard-* path); its name into `out`.
+bool guarded(TaskView& view, const char* spelled, bool follow_last, const char* const* guards,
+             size_t count, char* out, size_t capacity) {
+  return count > 0 && resolve_in(view, spelled, follow_last, out, capacity) == Resolution::kNamed &&
+         beneath_any(out, guards, count);
+}
+
+// A write-intent call beneath a --guard-* path: refused here (EACCES, Landlock's answer) and
+// recorded. True when it was.
+bool refuse_guarded_write(int listener, const SupervisorConfig& config, Recorder& recorder,
+                          const seccomp_notif& notif, const char* op, TaskView& view,
+                          const char* spelled, bool follow_last) {
+  char resolved[kPathMax];
+  const bool read_only = guarded(view, spelled, follow_last, config.guarded_read_only,
+                                 config.guarded_read_only_count, resolved, sizeof(resolved));
+  if (!read_only && !guarded(view, spelled, follow_last, config.guarded_unreadable,
+                             config.guarded_unreadable_count, resolved, sizeof(resolved))) {
+    return false;
+  }
+  if (!still_valid(listener, notif.id)) return false;
+  respond(listener, notif.id, EACCES, false);
+  recorder.record(op, read_only ? "deny-write" : "deny-read", view.pid, resolved);
+  return true;
+}
+
 // A write-intent call: let through (Landlock decides), then checked against the writable roots.
 void handle_write(int listener, const SupervisorConfig& config, Recorder& recorder,
                   const seccomp_notif& notif) {
@@ -799,6 +826,12 @@ void handle_write(int listener, const SupervisorConfig& config, Recorder& record
       is_write && capture(pid, args, call.target, call.socket_address, target, &target_view);
   const bool have_source = is_write && call.source.path_arg >= 0 &&
                            capture(pid, args, call.source, false, source, &source_view);
+  if ((have_source && refuse_guarded_write(listener, config, recorder, notif, call.op, source_view,
+                                           source, false)) ||
+      (have_target && refuse_guarded_write(listener, config, recorder, notif, call.op, target_view,
+                                           target, call.follow_last))) {
+    return;
+  }
   // The memory read above belonged to this call only if the notification is still pending.
   const bool valid = still_valid(listener, notif.id);
   respond(listener, notif.id, 0, true);
@@ -831,9 +864,21 @@ void handle_read(int listener, const SupervisorConfig& config, Recorder& recorde
   TaskView view;
   const bool have = capture(pid, args, at_form ? PathArg{0, 1} : PathArg{-1, 0}, false, spelled,
                             &view, read_root());
+  const uint64_t flags = args[at_form ? 2 : 1];
+  char resolved[kPathMax];
+  // A read beneath a --guard-unreadable path: refused here, as Landlock would (O_PATH reads
+  // nothing, and Landlock checks no right for it).
+  if (have && (flags & kOpenPathOnly) == 0 &&
+      guarded(view, spelled, (flags & kOpenNoFollow) == 0, config.guarded_unreadable,
+              config.guarded_unreadable_count, resolved, sizeof(resolved)) &&
+      still_valid(listener, notif.id)) {
+    respond(listener, notif.id, EACCES, false);
+    recorder.record("read", "deny-read", pid, resolved);
+    return;
+  }
   const bool valid = still_valid(listener, notif.id);
   respond(listener, notif.id, 0, true);
-  if (have && valid) check_read(config, recorder, view, spelled, args[at_form ? 2 : 1]);
+  if (have && valid) check_read(config, recorder, view, spelled, flags);
 }
 
 bool is_read_intent(const SyscallRule& rule) {

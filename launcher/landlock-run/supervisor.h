@@ -16,7 +16,11 @@
 //   directory beneath one (bwrap's mode-0000 tmpfs refuses the search);
 // - a write-intent call whose object lies beneath a --note-read-only or --note-unreadable path
 //   is recorded with rule deny-write or deny-read, writable root or not: the outer layer (bwrap's
-//   read-only binds and masks) or the launcher's own grants refuse it there.
+//   read-only binds and masks) or the launcher's own grants refuse it there;
+// - beneath a --guard-* path (a carve-out inside a --rw grant, which Landlock cannot refuse), the
+//   call is resolved while it is pending and answered EACCES, with the same record. Best effort:
+//   a command that swaps a link on the way between that lookup and the kernel's gets through;
+//   the profile names those paths as ungoverned.
 // Records go to the status fd as denial lines (denial_record.h), at most kMaxRecords, then one
 // "denials-dropped N" when the run ends. The parent forwards signals sent to it, waits for the
 // child and exits with its status. If the supervisor dies, every notified call fails with ENOSYS
@@ -39,8 +43,13 @@ struct SupervisorConfig {
   size_t writable_root_count;
   const char* const* read_only_notes;  // canonical; --note-read-only
   size_t read_only_note_count;
-  const char* const* unreadable_notes;  // canonical; --note-unreadable
+  const char* const* unreadable_notes;  // canonical; --note-unreadable and --guard-unreadable
   size_t unreadable_note_count;
+  // canonical; --guard-*: noted paths (above) where the supervisor refuses calls itself
+  const char* const* guarded_read_only;
+  size_t guarded_read_only_count;
+  const char* const* guarded_unreadable;
+  size_t guarded_unreadable_count;
   int status_fd;  // -1: count only
 };
 

@@ -80,13 +80,14 @@ std::vector<std::string> landlock_note_args(const RunNeeds& needs, const Sandbox
   if (!needs.status_channels || !needs.denial_evidence) return args;
   const bool inside_bwrap = place == LandlockPlace::kInsideBwrap;
   for (const PlannedPath& path : plan.unreadable) {
-    if (!inside_bwrap && landlock_host_writable(path.path, policy)) continue;
-    args.insert(args.end(), {"--note-unreadable", path.path});
+    const bool guard = !inside_bwrap && landlock_host_writable(path.path, policy);
+    args.insert(args.end(), {guard ? "--guard-unreadable" : "--note-unreadable", path.path});
+  }
+  // Every carve-out lies inside a writable root (the plan keeps no other).
+  for (const PlannedPath& path : plan.read_only) {
+    args.insert(args.end(), {inside_bwrap ? "--note-read-only" : "--guard-read-only", path.path});
   }
   if (!inside_bwrap) return args;
-  for (const PlannedPath& path : plan.read_only) {
-    args.insert(args.end(), {"--note-read-only", path.path});
-  }
   for (const std::string& path : plan.startup_guarded) {
     args.insert(args.end(), {"--note-read-only", path});
   }
@@ -108,6 +109,13 @@ namespace {
 
 constexpr std::string_view kLandlockNotice =
     "landlock-run: partial enforcement (older Landlock ABI)";
+
+// With evidence the launcher's supervisor refuses the calls at such a path itself: the common
+// case is refused and recorded, but it is no boundary (a link swapped between its lookup and the
+// kernel's, or a hard link made in the run, gets through), so the path stays ungoverned.
+constexpr std::string_view kSupervisorGuard =
+    "; with evidence the launcher's supervisor refuses calls there, which a command swapping a "
+    "link or making a hard link can get around";
 
 }  // namespace
 
@@ -143,14 +151,14 @@ std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
     for (const PlannedPath& path : plan.read_only) {
       gaps.push_back(
           fmt::format("read-only carve-out {} inside a writable root (Landlock grants "
-                      "only add access)",
-                      path.path));
+                      "only add access{})",
+                      path.path, kSupervisorGuard));
     }
     for (const PlannedPath& path : plan.unreadable) {
       if (landlock_host_writable(path.path, policy)) {
         gaps.push_back(fmt::format(
-            "unreadable path {} inside a writable root (Landlock grants only add access)",
-            path.path));
+            "unreadable path {} inside a writable root (Landlock grants only add access{})",
+            path.path, kSupervisorGuard));
       }
     }
   }

@@ -51,11 +51,12 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
 std::vector<std::string> landlock_run_args(const RunNeeds& needs);
 
 // With denial evidence: the plan's paths that something already refuses, for the launcher's
-// supervisor to name those refusals (`--note-unreadable P`, `--note-read-only P`). Inside bwrap
+// supervisor to name those refusals (`--note-unreadable P`, `--note-read-only P`): inside bwrap
 // every unreadable path (a mode-0000 tmpfs or a nodev /dev/null) and every read-only carve-out
-// and startup file (read-only binds); on the host only the unreadable paths the launcher's own
-// grants leave out: one inside a writable root is not refused there, and noting it would record
-// reads that succeed.
+// and startup file (read-only binds); on the host the unreadable paths the launcher's own grants
+// leave out. On the host a carve-out or an unreadable path inside a writable root is refused by
+// nothing, so the supervisor refuses the calls there itself (`--guard-read-only P`,
+// `--guard-unreadable P`), best effort: they stay in ungoverned.
 std::vector<std::string> landlock_note_args(const RunNeeds& needs, const SandboxPolicy& policy,
                                             LandlockPlace place, const FsPlan& plan);
 

@@ -70,8 +70,9 @@ TEST(LauncherStatus, EvidenceIsAskedForWithStatusChannelsUnlessSwitchedOff) {
 }
 
 // The supervisor is told where something already refuses: inside bwrap every unreadable path
-// and carve-out; on the host only the unreadable paths outside the writable roots (one inside is
-// readable there, and a note would record reads that succeed). Only with evidence.
+// and carve-out; on the host the unreadable paths outside the writable roots, while a carve-out
+// or an unreadable path inside one, which nothing refuses there, is the supervisor's to refuse.
+// Only with evidence.
 TEST(LauncherStatus, NotesNameWhatAlreadyRefusesOnlyWithEvidence) {
   const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
   FsPlan plan;
@@ -84,7 +85,8 @@ TEST(LauncherStatus, NotesNameWhatAlreadyRefusesOnlyWithEvidence) {
                                       "/ws/.env", "--note-read-only", "/ws/.git/config",
                                       "--note-read-only", "/ws/.bashrc"}));
   EXPECT_EQ(landlock_note_args(evidence, policy, LandlockPlace::kHost, plan),
-            (std::vector<std::string>{"--note-unreadable", "/h/.ssh"}));
+            (std::vector<std::string>{"--note-unreadable", "/h/.ssh", "--guard-unreadable",
+                                      "/ws/.env", "--guard-read-only", "/ws/.git/config"}));
   EXPECT_TRUE(
       landlock_note_args({"", true, false}, policy, LandlockPlace::kInsideBwrap, plan).empty());
   EXPECT_TRUE(

@@ -54,6 +54,7 @@ bool set_private_netns(Options& o, const char*, int) { return o.private_netns = 
 bool set_deny_metadata(Options& o, const char*, int) { return o.deny_metadata = true; }
 bool set_scope_ipc(Options& o, const char*, int) { return o.scope_ipc = true; }
 bool set_evidence(Options& o, const char*, int) { return o.evidence = true; }
+bool set_contain_metadata(Options& o, const char*, int) { return o.contain_metadata = true; }
 // A second fd or cap would silently override the first: refuse rather than guess.
 bool set_status_fd(Options& o, const char*, int n) {
   if (o.status_fd >= 0) return false;
@@ -87,6 +88,7 @@ constexpr FlagSpec kFlags[] = {
     {"--note-unreadable", Arity::kPath, add_note_unreadable},
     {"--guard-read-only", Arity::kPath, add_guard_read_only},
     {"--guard-unreadable", Arity::kPath, add_guard_unreadable},
+    {"--contain-metadata", Arity::kFlag, set_contain_metadata},
     {"--status-fd", Arity::kNumber, set_status_fd},
 #if defined(LANDLOCK_RUN_TESTING)
     // Lowers the ABI used, so tests can pose as an older kernel. Only the test build

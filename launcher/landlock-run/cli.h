@@ -4,7 +4,8 @@
 //   landlock-run [--ro P]... [--rw P]... [--deny-network] [--deny-metadata] [--scope-ipc]
 //                [--evidence] [--status-fd N] [--allow-connect-port N]
 //                [--note-read-only P]... [--note-unreadable P]...
-//                [--guard-read-only P]... [--guard-unreadable P]... -- ARGV...
+//                [--guard-read-only P]... [--guard-unreadable P]... [--contain-metadata]
+//                -- ARGV...
 //   (the test build landlock-run-testing also takes [--max-abi N], a cap on the ABI used)
 //   landlock-run --probe        (sole argument)
 //   landlock-run --features     (sole argument; key=value capability lines, an extension)
@@ -56,7 +57,10 @@ struct Options {
   bool private_netns = false;  // --private-netns: the caller gave this run its own netns
   bool deny_metadata = false;
   bool scope_ipc = false;
-  bool evidence = false;        // fork a supervisor that records refusals on the status fd
+  bool evidence = false;  // fork a supervisor that records refusals on the status fd
+  // with evidence: the supervisor performs chmod, chown, utimes and xattr calls inside the --rw
+  // grants and refuses them outside (supervisor.h)
+  bool contain_metadata = false;
   int status_fd = -1;           // set as soon as parsed, so later usage errors can use it
   int max_abi = -1;             // test build only (--max-abi); -1 means "the kernel's ABI"
   int allow_connect_port = -1;  // --allow-connect-port N (net_allow.h); -1: not given

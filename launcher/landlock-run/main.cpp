@@ -238,7 +238,8 @@ int run_features() {
   printf(
       "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
       "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
-      "cap_drop=1\nstatus_fd=1\nstatus_exec=1\nevidence_notes=1\nkernel_object_block=%d\n",
+      "cap_drop=1\nstatus_fd=1\nstatus_exec=1\nevidence_notes=1\ncontain_metadata=1\nkernel_object_"
+      "block=%d\n",
       abi, abi < 1 ? "none" : (is_partial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
       seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
       seccomp ? 1 : 0, seccomp ? 1 : 0);
@@ -431,9 +432,13 @@ int prepare_supervisor(const sigset_t& supervised) {
       canonical_paths(options, &config.guarded_unreadable_count,
                       [](const Grant& g) { return g.guard && g.note == Note::kUnreadable; });
   // Reads are notified only when a refused read can be named: each open then costs a round trip.
-  config.filter = FilterChoice{
-      options.deny_network,  options.deny_metadata,           true, options.allow_connect_port >= 0,
-      options.private_netns, config.unreadable_note_count > 0};
+  config.filter.deny_network = options.deny_network;
+  config.filter.deny_metadata = options.deny_metadata;
+  config.filter.notify = true;
+  config.filter.stream_network_only = options.allow_connect_port >= 0;
+  config.filter.private_netns = options.private_netns;
+  config.filter.notify_reads = config.unreadable_note_count > 0;
+  config.filter.contain_metadata = options.contain_metadata;
   config.status_fd = g_status_fd;
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0 || fault("socketpair")) {
@@ -520,8 +525,8 @@ bool netns_holds_lo_alone() {
           "private one (bwrap --unshare-net)");
     }
   }
-  if (has_notes(options) && !options.evidence) {
-    fail("usage error: --note-* and --guard-* need --evidence");
+  if ((has_notes(options) || options.contain_metadata) && !options.evidence) {
+    fail("usage error: --note-*, --guard-* and --contain-metadata need --evidence");
   }
   set_no_new_privs();
   const int ruleset = build_ruleset(options, abi);

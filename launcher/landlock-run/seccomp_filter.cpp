@@ -90,7 +90,8 @@ constexpr size_t table_length(const SyscallRule (&table)[N]) {
 constexpr size_t kMaxRules =
     sizeof(kTerminalRules) / sizeof(SyscallRule) + sizeof(kIpcRules) / sizeof(SyscallRule) +
     sizeof(kKeyringRules) / sizeof(SyscallRule) + sizeof(kNamespaceRules) / sizeof(SyscallRule) +
-    sizeof(kIoUringRules) / sizeof(SyscallRule) + sizeof(kNetworkRules) / sizeof(SyscallRule) +
+    sizeof(kIoUringRules) / sizeof(SyscallRule) + sizeof(kSetIdRules) / sizeof(SyscallRule) +
+    sizeof(kOpenat2Rules) / sizeof(SyscallRule) + sizeof(kNetworkRules) / sizeof(SyscallRule) +
     sizeof(kNetnsNetworkRules) / sizeof(SyscallRule) +
     sizeof(kMetadataRules) / sizeof(SyscallRule) + sizeof(kWriteIntentRules) / sizeof(SyscallRule) +
     sizeof(kReadIntentRules) / sizeof(SyscallRule) +
@@ -98,7 +99,8 @@ constexpr size_t kMaxRules =
 constexpr size_t kMaxProgram =
     kPrologueLength + table_length(kTerminalRules) + table_length(kIpcRules) +
     table_length(kKeyringRules) + table_length(kNamespaceRules) + table_length(kIoUringRules) +
-    table_length(kNetworkRules) + table_length(kNetnsNetworkRules) + table_length(kMetadataRules) +
+    table_length(kSetIdRules) + table_length(kOpenat2Rules) + table_length(kNetworkRules) +
+    table_length(kNetnsNetworkRules) + table_length(kMetadataRules) +
     table_length(kWriteIntentRules) + table_length(kReadIntentRules) +
     table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
@@ -344,9 +346,13 @@ int build(const FilterChoice& choice, Program* program) {
   rules.add(kKeyringRules);
   rules.add(kNamespaceRules);
   rules.add(kIoUringRules);
+  rules.add(kSetIdRules);
+  if (!choice.notify) rules.add(kOpenat2Rules);
   if (choice.deny_network && choice.private_netns) rules.add(kNetnsNetworkRules);
   if (choice.deny_network && !choice.private_netns) rules.add(kNetworkRules);
-  if (choice.deny_metadata) rules.add(kMetadataRules);
+  if (choice.deny_metadata || (choice.notify && choice.contain_metadata)) {
+    rules.add(kMetadataRules);
+  }
   if (choice.stream_network_only) rules.add(kStreamNetworkRules);
   if (choice.notify) rules.add(kWriteIntentRules);
   if (choice.notify && choice.notify_reads) rules.add(kReadIntentRules);
@@ -397,11 +403,15 @@ const SyscallRule* matching_rule(const FilterChoice& choice, int nr,
   if (rule == nullptr) rule = find_in(kKeyringRules, nr, args);
   if (rule == nullptr) rule = find_in(kNamespaceRules, nr, args);
   if (rule == nullptr) rule = find_in(kIoUringRules, nr, args);
+  if (rule == nullptr) rule = find_in(kSetIdRules, nr, args);
+  if (rule == nullptr && !choice.notify) rule = find_in(kOpenat2Rules, nr, args);
   if (rule == nullptr && choice.deny_network) {
     rule = choice.private_netns ? find_in(kNetnsNetworkRules, nr, args)
                                 : find_in(kNetworkRules, nr, args);
   }
-  if (rule == nullptr && choice.deny_metadata) rule = find_in(kMetadataRules, nr, args);
+  if (rule == nullptr && (choice.deny_metadata || (choice.notify && choice.contain_metadata))) {
+    rule = find_in(kMetadataRules, nr, args);
+  }
   if (rule == nullptr && choice.stream_network_only) {
     rule = find_in(kStreamNetworkRules, nr, args);
   }

@@ -21,6 +21,9 @@ struct FilterChoice {
   // With notify: every open is notified (kReadIntentRules), so that a refused read of a noted
   // unreadable path is recorded (supervisor.h).
   bool notify_reads = false;
+  // With notify: the metadata calls (kMetadataRules) are notified for the supervisor to perform
+  // inside the writable roots and refuse outside them (--contain-metadata, supervisor.h).
+  bool contain_metadata = false;
 };
 
 // The largest program build_filter_bytes can produce, in bytes.

@@ -27,6 +27,9 @@
 #ifndef __NR_file_setattr  // Linux 6.17: sets fsxattr flags (FS_IOC_FSSETXATTR by path)
 #define __NR_file_setattr 469
 #endif
+#ifndef __NR_openat2  // Linux 5.6
+#define __NR_openat2 437
+#endif
 #ifndef __NR_clone3  // Linux 5.3
 #define __NR_clone3 435
 #endif
@@ -131,6 +134,33 @@ inline constexpr SyscallRule kMetadataRules[] = {
     {__NR_ioctl, "ioctl(FS_IOC_FSSETXATTR)", EPERM, ArgMatch::kLow32Equal, 1, kFsIocFssetxattr},
 };
 
+// Always installed: a set-user-ID or set-group-ID bit is never set from inside. A file the run
+// makes set-id in a writable root (or, as root on Landlock alone, anywhere it owns) runs with its
+// owner's privileges when anyone executes it later, outside the sandbox. The mode is a register
+// argument, so the filter reads it: chmod's and the creating calls' (O_CREAT's mode is kept as
+// given, umask aside). openat2 keeps its mode in memory: the evidence supervisor reads it, and
+// without evidence openat2 is refused whole (ENOSYS: callers fall back to openat).
+inline constexpr uint64_t kSetIdBits = 06000;
+inline constexpr SyscallRule kSetIdRules[] = {
+#ifdef __NR_chmod
+    {__NR_chmod, "chmod(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
+    {__NR_open, "open(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
+    {__NR_creat, "creat(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
+    {__NR_mkdir, "mkdir(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
+    {__NR_mknod, "mknod(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
+#endif
+    {__NR_fchmod, "fchmod(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
+    {__NR_fchmodat, "fchmodat(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
+    {__NR_fchmodat2, "fchmodat2(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
+    {__NR_openat, "openat(set-id)", EPERM, ArgMatch::kLow32AnySet, 3, kSetIdBits},
+    {__NR_mkdirat, "mkdirat(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
+    {__NR_mknodat, "mknodat(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
+};
+// Without evidence only: openat2's mode lies in memory no filter reads.
+inline constexpr SyscallRule kOpenat2Rules[] = {
+    {__NR_openat2, "openat2", ENOSYS, ArgMatch::kAny, 0, 0},
+};
+
 // Always installed: host kernel objects that no file permission guards. On the Landlock backend
 // the command shares the host's IPC namespace and its keyrings; bwrap gives a private IPC
 // namespace but keeps the caller's keyrings, so every Linux backend carries these rules (bwrap
@@ -218,9 +248,6 @@ inline constexpr SyscallRule kIoUringRules[] = {
 // notified whole. chmod, chown, utimes and xattrs are absent: Landlock does not govern them
 // (--deny-metadata refuses them through the rules above, and those are recorded).
 inline constexpr uint64_t kOpenWriteFlags = 01 | 02 | 0100 | 01000;
-#ifndef __NR_openat2  // Linux 5.6
-#define __NR_openat2 437
-#endif
 inline constexpr SyscallRule kWriteIntentRules[] = {
 #ifdef __NR_open  // legacy path forms exist on x86_64, not on arm64
     {__NR_open, "open(write)", 0, ArgMatch::kLow32AnySet, 1, kOpenWriteFlags},

@@ -14,8 +14,10 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "denial_record.h"
@@ -108,6 +110,14 @@ bool read_string(int pid, uint64_t address, char* out, size_t capacity) {
     have += static_cast<size_t>(n);
   }
   return false;
+}
+
+// `size` bytes at `address` in the task's memory.
+bool read_memory(int pid, uint64_t address, void* out, size_t size) {
+  iovec local{out, size};
+  iovec remote{reinterpret_cast<void*>(static_cast<uintptr_t>(address)), size};
+  return syscall(SYS_process_vm_readv, pid, &local, 1UL, &remote, 1UL, 0UL) ==
+         static_cast<long>(size);
 }
 
 // Linux 5.6 UAPI (linux/openat2.h), which Debian 12's musl build does not see: struct open_how and
@@ -468,11 +478,7 @@ bool write_call(int nr, const unsigned long long* args, int pid, WriteCall* call
       return open_like(args[2], 0, 1);
     case __NR_openat2: {
       uint64_t flags = 0;
-      iovec local{&flags, sizeof(flags)};
-      iovec remote{reinterpret_cast<void*>(static_cast<uintptr_t>(args[2])), sizeof(flags)};
-      if (syscall(SYS_process_vm_readv, pid, &local, 1UL, &remote, 1UL, 0UL) != sizeof(flags)) {
-        return false;
-      }
+      if (!read_memory(pid, args[2], &flags, sizeof(flags))) return false;
       return open_like(flags, 0, 1);
     }
     case __NR_mkdirat:
@@ -522,12 +528,7 @@ bool socket_path(int pid, uint64_t address, uint64_t length, char* out, size_t c
   if (address == 0 || length <= kFamilySize + 1) return false;
   const size_t size =
       length < sizeof(buffer) - 1 ? static_cast<size_t>(length) : sizeof(buffer) - 1;
-  iovec local{buffer, size};
-  iovec remote{reinterpret_cast<void*>(static_cast<uintptr_t>(address)), size};
-  if (syscall(SYS_process_vm_readv, pid, &local, 1UL, &remote, 1UL, 0UL) !=
-      static_cast<long>(size)) {
-    return false;
-  }
+  if (!read_memory(pid, address, buffer, size)) return false;
   uint16_t family = 0;
   memcpy(&family, buffer, sizeof(family));
   if (family != kAfUnixFamily || buffer[kFamilySize] == '\0') return false;
@@ -592,8 +593,26 @@ int nofollow_flags_arg(const char* name) {
   return -1;
 }
 
+// A set-id rule (seccomp_rules.h kSetIdRules): the call that would have set the bit, named by
+// its base name ("openat" of "openat(set-id)").
+RefusedCall set_id_call(const char* name) {
+  RefusedCall call;
+  const bool at_form = (strstr(name, "at(") != nullptr || strstr(name, "at2(") != nullptr) &&
+                       !starts_with(name, "creat(");
+  if (starts_with(name, "fchmod(")) {
+    call.fd_arg = 0;
+  } else {
+    call.arg = at_form ? PathArg{0, 1} : PathArg{-1, 0};
+  }
+  call.op = strstr(name, "chmod") != nullptr ? "chmod"
+            : starts_with(name, "mkdir")     ? "mkdir"
+                                             : "create";
+  return call;
+}
+
 RefusedCall refused_call(const SyscallRule& rule, const unsigned long long* args) {
   const char* name = rule.name;
+  if (strstr(name, "(set-id)") != nullptr) return set_id_call(name);
   RefusedCall call;
   if (starts_with(name, "ioctl")) call.op = "ioctl";
   if (starts_with(name, "shm") || starts_with(name, "msg") || starts_with(name, "sem") ||
@@ -652,6 +671,9 @@ const char* refused_rule(const SyscallRule& rule) {
   }
   for (const SyscallRule& r : kMetadataRules) {
     if (&r == &rule) return "metadata";
+  }
+  for (const SyscallRule& r : kSetIdRules) {
+    if (&r == &rule) return "set-id";
   }
   return "kernel-object";
 }
@@ -811,6 +833,27 @@ bool refuse_guarded_write(int listener, const SupervisorConfig& config, Recorder
   return true;
 }
 
+// openat2 creating a file with a set-id bit in its mode (struct open_how, which the filter cannot
+// read; kSetIdRules refuses the other creating calls itself): refused with EPERM and recorded.
+bool refuse_set_id_openat2(int listener, Recorder& recorder, const seccomp_notif& notif,
+                           TaskView& view, const char* spelled) {
+  constexpr uint64_t kCreating = 0100 | 020000000;  // O_CREAT, O_TMPFILE
+  OpenHow how{};
+  if (notif.data.nr != __NR_openat2 ||
+      !read_memory(view.pid, notif.data.args[2], &how, sizeof(how)) ||
+      (how.flags & kCreating) == 0 || (how.mode & kSetIdBits) == 0) {
+    return false;
+  }
+  char resolved[kPathMax];
+  if (resolve_in(view, spelled, false, resolved, sizeof(resolved)) != Resolution::kNamed) {
+    snprintf(resolved, sizeof(resolved), "%s", kUnknownPath);
+  }
+  if (!still_valid(listener, notif.id)) return false;
+  respond(listener, notif.id, EPERM, false);
+  recorder.record("create", "set-id", view.pid, resolved);
+  return true;
+}
+
 // A write-intent call: let through (Landlock decides), then checked against the writable roots.
 void handle_write(int listener, const SupervisorConfig& config, Recorder& recorder,
                   const seccomp_notif& notif) {
@@ -826,6 +869,7 @@ void handle_write(int listener, const SupervisorConfig& config, Recorder& record
       is_write && capture(pid, args, call.target, call.socket_address, target, &target_view);
   const bool have_source = is_write && call.source.path_arg >= 0 &&
                            capture(pid, args, call.source, false, source, &source_view);
+  if (have_target && refuse_set_id_openat2(listener, recorder, notif, target_view, target)) return;
   if ((have_source && refuse_guarded_write(listener, config, recorder, notif, call.op, source_view,
                                            source, false)) ||
       (have_target && refuse_guarded_write(listener, config, recorder, notif, call.op, target_view,
@@ -881,6 +925,206 @@ void handle_read(int listener, const SupervisorConfig& config, Recorder& recorde
   if (have && valid) check_read(config, recorder, view, spelled, flags);
 }
 
+// --contain-metadata: Landlock does not govern chmod, chown, utimes or extended attributes, so on
+// the host a command could change them on any file its uid owns (as root: the host's own files).
+// Each such call is performed here instead, on the object the supervisor itself opened (O_PATH)
+// and checked: beneath a writable root (and no carve-out) it is done and its result returned;
+// elsewhere it is refused with EPERM, as --deny-metadata refuses it, and recorded. Checking and
+// acting on one pinned object leaves no window for a link to be swapped in between. The calls the
+// supervisor does not perform (ioctl flags, file_setattr, the *xattrat forms) are refused.
+enum class MetaKind { kChmod, kChown, kUtime, kSetXattr, kRemoveXattr, kOther };
+
+struct MetaCall {
+  MetaKind kind = MetaKind::kOther;
+  int mode_arg = -1;   // chmod: the mode; chown: the uid (gid follows); xattr: the name
+  int times_arg = -1;  // utime family: the times, NULL for now
+  int flags_arg = -1;  // AT_SYMLINK_NOFOLLOW / AT_EMPTY_PATH
+  enum class Times { kNone, kUtimbuf, kTimeval, kTimespec } times = Times::kNone;
+};
+
+MetaCall meta_call(int nr) {
+  switch (nr) {
+#ifdef __NR_chmod
+    case __NR_chmod:
+      return {MetaKind::kChmod, 1};
+    case __NR_chown:
+    case __NR_lchown:
+      return {MetaKind::kChown, 1};
+    case __NR_utime:
+      return {MetaKind::kUtime, -1, 1, -1, MetaCall::Times::kUtimbuf};
+    case __NR_utimes:
+      return {MetaKind::kUtime, -1, 1, -1, MetaCall::Times::kTimeval};
+    case __NR_futimesat:
+      return {MetaKind::kUtime, -1, 2, -1, MetaCall::Times::kTimeval};
+#endif
+    case __NR_fchmod:
+      return {MetaKind::kChmod, 1};
+    case __NR_fchmodat:
+      return {MetaKind::kChmod, 2};
+    case __NR_fchmodat2:
+      return {MetaKind::kChmod, 2, -1, 3};
+    case __NR_fchown:
+      return {MetaKind::kChown, 1};
+    case __NR_fchownat:
+      return {MetaKind::kChown, 2, -1, 4};
+    case __NR_utimensat:
+      return {MetaKind::kUtime, -1, 2, 3, MetaCall::Times::kTimespec};
+    case __NR_setxattr:
+    case __NR_lsetxattr:
+    case __NR_fsetxattr:
+      return {MetaKind::kSetXattr, 1};
+    case __NR_removexattr:
+    case __NR_lremovexattr:
+    case __NR_fremovexattr:
+      return {MetaKind::kRemoveXattr, 1};
+    default:
+      return {};
+  }
+}
+
+// The object a metadata call names, opened O_PATH by the supervisor in the task's view: its path
+// (symbolic links followed as the call follows them), or the descriptor an fd form or an empty
+// path names. Returns the descriptor or -errno, the kernel's answer for a lookup that fails.
+int meta_object(int pid, const RefusedCall& call, const MetaCall& meta,
+                const unsigned long long* args) {
+  constexpr uint64_t kAtEmptyPath = 0x1000;
+  char spelled[kPathMax] = "";
+  TaskView view;
+  const bool named = call.arg.path_arg >= 0 && args[call.arg.path_arg] != 0;
+  if (named && !capture(pid, args, call.arg, false, spelled, &view, read_root())) return -EFAULT;
+  if (named && spelled[0] != '\0') {
+    const bool absolute = spelled[0] == '/';
+    const int from = absolute ? view.root : view.start;
+    if (from < 0) return -EBADF;
+    OpenHow how{static_cast<uint64_t>(O_PATH | O_CLOEXEC | (call.follow_last ? 0 : O_NOFOLLOW)), 0,
+                kResolveNoMagiclinks | (absolute ? kResolveInRoot : 0)};
+    const int fd = static_cast<int>(syscall(__NR_openat2, from, spelled, &how, sizeof(how)));
+    return fd >= 0 ? fd : -errno;
+  }
+  const bool empty_allowed =
+      !named || (meta.flags_arg >= 0 && (args[meta.flags_arg] & kAtEmptyPath) != 0);
+  if (!empty_allowed || call.fd_arg < 0) return -ENOENT;
+  const int dirfd = static_cast<int>(args[call.fd_arg]);
+  char entry[32];
+  if (dirfd == kAtFdcwd) {
+    snprintf(entry, sizeof(entry), "cwd");
+  } else {
+    snprintf(entry, sizeof(entry), "fd/%d", dirfd);
+  }
+  const int fd = open_proc_entry(pid, entry);
+  return fd >= 0 ? fd : -EBADF;
+}
+
+// Whether the supervisor may change the metadata of `object`: beneath a writable root and no
+// carve-out, or no path reaches it (a deleted file, a pipe, a socket, an anonymous inode).
+// `name` gets its name for a record.
+bool meta_allowed(const SupervisorConfig& config, int object, char* name, size_t capacity) {
+  struct stat st;
+  if (fstat(object, &st) == 0 && st.st_nlink == 0 && !S_ISDIR(st.st_mode)) return true;
+  char self[64];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", object);
+  const ssize_t n = readlink(self, name, capacity - 1);
+  if (n <= 0) return false;
+  name[n] = '\0';
+  if (name[0] != '/') return true;
+  return writable(config, name) && noted_rule(config, name) == nullptr;
+}
+
+// utime, utimes, futimesat and utimensat on `proc` (the object's /proc/self/fd link: utimensat
+// given a NULL path refuses an O_PATH descriptor), with the task's times converted to timespec.
+int perform_utime(int pid, const MetaCall& meta, const unsigned long long* args, const char* proc) {
+  const uint64_t address = args[meta.times_arg];
+  timespec times[2] = {};
+  if (address != 0) {
+    if (meta.times == MetaCall::Times::kTimespec) {
+      if (!read_memory(pid, address, times, sizeof(times))) return -EFAULT;
+    } else if (meta.times == MetaCall::Times::kTimeval) {
+      timeval given[2];
+      if (!read_memory(pid, address, given, sizeof(given))) return -EFAULT;
+      for (int i = 0; i < 2; ++i) {
+        if (given[i].tv_usec < 0 || given[i].tv_usec >= 1000000) return -EINVAL;
+        times[i] = {given[i].tv_sec, given[i].tv_usec * 1000};
+      }
+    } else {
+      long given[2];  // struct utimbuf: actime, modtime
+      if (!read_memory(pid, address, given, sizeof(given))) return -EFAULT;
+      times[0] = {given[0], 0};
+      times[1] = {given[1], 0};
+    }
+  }
+  return utimensat(AT_FDCWD, proc, address != 0 ? times : nullptr, 0) == 0 ? 0 : -errno;
+}
+
+// setxattr / removexattr and their l- and f- forms on `proc`, with the task's name and value.
+int perform_xattr(int pid, const MetaCall& meta, const unsigned long long* args, const char* proc) {
+  constexpr size_t kXattrSizeMax = 65536;  // XATTR_SIZE_MAX
+  char name[256];                          // XATTR_NAME_MAX 255 and its NUL
+  if (!read_string(pid, args[meta.mode_arg], name, sizeof(name))) return -ERANGE;
+  if (meta.kind == MetaKind::kRemoveXattr) return removexattr(proc, name) == 0 ? 0 : -errno;
+  const size_t size = static_cast<size_t>(args[meta.mode_arg + 2]);
+  if (size > kXattrSizeMax) return -E2BIG;
+  static char value[kXattrSizeMax];
+  if (size > 0 && !read_memory(pid, args[meta.mode_arg + 1], value, size)) return -EFAULT;
+  const int flags = static_cast<int>(args[meta.mode_arg + 3]);
+  return setxattr(proc, name, value, size, flags) == 0 ? 0 : -errno;
+}
+
+// Performs `meta` on `object` with the task's arguments. Returns 0 or -errno.
+int perform_meta(int pid, const MetaCall& meta, const unsigned long long* args, int object) {
+  char proc[64];
+  snprintf(proc, sizeof(proc), "/proc/self/fd/%d", object);
+  switch (meta.kind) {
+    case MetaKind::kChmod:
+      return fchmodat(AT_FDCWD, proc, static_cast<mode_t>(args[meta.mode_arg]), 0) == 0 ? 0
+                                                                                        : -errno;
+    case MetaKind::kChown:
+      return fchownat(object, "", static_cast<uid_t>(args[meta.mode_arg]),
+                      static_cast<gid_t>(args[meta.mode_arg + 1]), AT_EMPTY_PATH) == 0
+                 ? 0
+                 : -errno;
+    case MetaKind::kUtime:
+      return perform_utime(pid, meta, args, proc);
+    case MetaKind::kSetXattr:
+    case MetaKind::kRemoveXattr:
+      return perform_xattr(pid, meta, args, proc);
+    case MetaKind::kOther:
+      break;
+  }
+  return -EPERM;
+}
+
+void handle_metadata(int listener, const SupervisorConfig& config, Recorder& recorder,
+                     const seccomp_notif& notif, const SyscallRule& rule) {
+  const int pid = static_cast<int>(notif.pid);
+  const unsigned long long* args = notif.data.args;
+  const RefusedCall call = refused_call(rule, args);
+  const MetaCall meta = meta_call(notif.data.nr);
+  char name[kPathMax] = "";
+  int result = -EPERM;
+  bool refused = true;
+  if (meta.kind == MetaKind::kOther) {
+    describe_refused(pid, rule, call, args, name, sizeof(name));
+  } else if (const int object = meta_object(pid, call, meta, args); object < 0) {
+    result = object;  // the lookup's own failure: nothing was refused
+    refused = false;
+  } else {
+    refused = !meta_allowed(config, object, name, sizeof(name));
+    if (!refused) result = perform_meta(pid, meta, args, object);
+    close(object);
+  }
+  // The arguments read above were this call's only if it is still pending.
+  if (!still_valid(listener, notif.id)) return;
+  respond(listener, notif.id, -result, false);
+  if (refused) recorder.record(call.op, "metadata", pid, name);
+}
+
+bool is_metadata_rule(const SyscallRule& rule) {
+  for (const SyscallRule& r : kMetadataRules) {
+    if (&r == &rule) return true;
+  }
+  return false;
+}
+
 bool is_read_intent(const SyscallRule& rule) {
   for (const SyscallRule& r : kReadIntentRules) {
     if (&r == &rule) return true;
@@ -898,6 +1142,10 @@ void handle(int listener, const SupervisorConfig& config, Recorder& recorder,
   }
   if (is_read_intent(*rule)) {
     handle_read(listener, config, recorder, notif);
+    return;
+  }
+  if (config.filter.contain_metadata && !config.filter.deny_metadata && is_metadata_rule(*rule)) {
+    handle_metadata(listener, config, recorder, notif, *rule);
     return;
   }
   if (rule->err == 0) {

@@ -22,10 +22,11 @@ bool is_file_rule(const std::string& rule) {
   return rule == "outside-writable-roots" || rule == "read-only-mode";
 }
 
-// A path the policy keeps from every confined mode (a default secret, a --deny-read path, a
-// protected git or startup file, a --deny-write path): no wider confined mode lifts it.
+// What no wider confined mode lifts: a path the policy keeps from every confined mode (a default
+// secret, a --deny-read path, a protected git or startup file, a --deny-write path), and a
+// set-user-ID or set-group-ID bit, never set from inside.
 bool is_carve_out_rule(const std::string& rule) {
-  return rule == "deny-read" || rule == "deny-write";
+  return rule == "deny-read" || rule == "deny-write" || rule == "set-id";
 }
 
 // The directory that must be writable for the refused operation: the one the entry is created
@@ -124,7 +125,7 @@ DenialKind denial_kind(const Denial& denial) {
   if (denial.rule == "network-denied" || denial.rule == "network-not-allowed") {
     return DenialKind::kNetwork;
   }
-  if (denial.rule == "metadata") return DenialKind::kMetadata;
+  if (denial.rule == "metadata" || denial.rule == "set-id") return DenialKind::kMetadata;
   if (denial.rule == "kernel-object") return DenialKind::kKernelObject;
   if (denial.rule == "process-bound") return DenialKind::kProcessBound;
   return DenialKind::kFile;
@@ -243,10 +244,17 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
       } else if (std::find(allow.begin(), allow.end(), *host) == allow.end()) {
         allow.push_back(*host);
       }
-    } else if (is_file_rule(denial.rule)) {
+    } else if (is_file_rule(denial.rule) ||
+               (denial.rule == "metadata" && sandbox.mode != SandboxMode::kReadOnly)) {
+      // A metadata change under workspace-write lies outside the writable roots: the root that
+      // admits it, as for a write.
       file_change(sandbox, denial, workspace_root, paths, wider);
     } else if (denial.rule == "metadata") {
       wider.emplace_back("--mode workspace-write");  // read-only alone refuses chmod, chown, ...
+    } else if (denial.rule == "set-id") {
+      wider.push_back(fmt::format(
+          "none: a set-user-ID or set-group-ID bit ({} {}) is never set in a confined mode",
+          text::inert(denial.op), text::inert(denial.path)));
     } else if (denial.rule == "network-denied") {
       // The kernel refused the socket itself, before any name or address existed to record.
       wider.emplace_back(

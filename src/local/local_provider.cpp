@@ -521,6 +521,11 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
     if (const auto reason = profiles::landlock_startup_refusal(plan)) {
       throw SandboxUnavailableError::refused(policy.mode, *reason);
     }
+    const profiles::RunNeeds needs{request.workdir, request.status_channels,
+                                   request.denial_evidence};
+    if (const auto reason = profiles::landlock_metadata_refusal(policy, needs, ::geteuid() == 0)) {
+      throw SandboxUnavailableError::refused(policy.mode, *reason);
+    }
   }
   if (policy.network == NetworkPolicy::kAllowList &&
       ::access(s.runners.netproxy.c_str(), X_OK) != 0) {

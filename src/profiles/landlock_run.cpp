@@ -74,9 +74,21 @@ std::vector<std::string> landlock_run_args(const RunNeeds& needs) {
   return args;
 }
 
-std::vector<std::string> landlock_note_args(const RunNeeds& needs, const SandboxPolicy& policy,
-                                            LandlockPlace place, const FsPlan& plan) {
+bool landlock_contains_metadata(const RunNeeds& needs, const SandboxPolicy& policy,
+                                LandlockPlace place) {
+  return place == LandlockPlace::kHost && needs.denial_evidence &&
+         policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
+}
+
+std::vector<std::string> landlock_supervisor_args(const RunNeeds& needs,
+                                                  const SandboxPolicy& policy, LandlockPlace place,
+                                                  const FsPlan& plan) {
   std::vector<std::string> args;
+  if (landlock_contains_metadata(needs, policy, place)) {
+    // The supervisor is needed even where no status channel reads its records.
+    if (!needs.status_channels) args.emplace_back("--evidence");
+    args.emplace_back("--contain-metadata");
+  }
   if (!needs.status_channels || !needs.denial_evidence) return args;
   const bool inside_bwrap = place == LandlockPlace::kInsideBwrap;
   for (const PlannedPath& path : plan.unreadable) {
@@ -125,6 +137,20 @@ RunnerFailureRule landlock_failure_rule() {
           std::vector<std::string>{std::string(kLandlockNotice)}};
 }
 
+std::optional<std::string> landlock_metadata_refusal(const SandboxPolicy& policy,
+                                                     const RunNeeds& needs, bool root) {
+  if (!root || landlock_contains_metadata(needs, policy, LandlockPlace::kHost) ||
+      policy.mode != ConfinedSandboxMode::kWorkspaceWrite) {
+    return std::nullopt;
+  }
+  return std::string(
+      "as root on Landlock alone, workspace-write without evidence leaves chmod, chown, utimes "
+      "and extended attributes ungoverned: Landlock does not govern them, so the command could "
+      "change the mode of any host file root owns (chmod 666 /etc/shadow). Keep evidence on "
+      "(drop --no-evidence: the launcher's supervisor then performs those calls inside the "
+      "writable roots only), use bwrap, or run as an unprivileged user");
+}
+
 std::optional<std::string> landlock_startup_refusal(const FsPlan& plan) {
   if (plan.startup_guarded.empty()) return std::nullopt;
   return fmt::format(
@@ -143,7 +169,8 @@ std::optional<std::string> landlock_startup_refusal(const FsPlan& plan) {
 // "partially enforced", not which ABI, and offers none of the seccomp filters: its gaps are
 // named as that, never as an ABI it may not have.
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
-                                             const LandlockFeatures& features, const FsPlan& plan) {
+                                             const LandlockFeatures& features, const FsPlan& plan,
+                                             bool contains_metadata) {
   std::vector<std::string> gaps;
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
     // Every carve-out lies inside a writable root (the plan keeps no other), and an unreadable
@@ -172,11 +199,12 @@ std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
         "the file accesses this kernel's older Landlock ABI does not govern (file truncation "
         "below ABI 3, device ioctl below ABI 5; the launcher does not report which ABI)");
   }
-  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
+  if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite && !contains_metadata) {
     gaps.emplace_back(
         "file metadata outside the workspace: chmod, chown, utimes and extended attributes "
-        "(Landlock does not govern them)");
-  } else if (!features.deny_metadata) {
+        "(Landlock does not govern them, and without evidence the launcher's supervisor does "
+        "not perform them)");
+  } else if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite && !features.deny_metadata) {
     gaps.emplace_back(abi_known ? "file metadata: chmod, chown, utimes and extended attributes "
                                   "(Landlock does not govern them and seccomp is unavailable)"
                                 : "file metadata: chmod, chown, utimes and extended attributes "

@@ -56,9 +56,23 @@ std::vector<std::string> landlock_run_args(const RunNeeds& needs);
 // and startup file (read-only binds); on the host the unreadable paths the launcher's own grants
 // leave out. On the host a carve-out or an unreadable path inside a writable root is refused by
 // nothing, so the supervisor refuses the calls there itself (`--guard-read-only P`,
-// `--guard-unreadable P`), best effort: they stay in ungoverned.
-std::vector<std::string> landlock_note_args(const RunNeeds& needs, const SandboxPolicy& policy,
-                                            LandlockPlace place, const FsPlan& plan);
+// `--guard-unreadable P`), best effort: they stay in ungoverned. On the host under
+// workspace-write, with evidence asked for (status channels or not), `--contain-metadata`.
+std::vector<std::string> landlock_supervisor_args(const RunNeeds& needs,
+                                                  const SandboxPolicy& policy, LandlockPlace place,
+                                                  const FsPlan& plan);
+
+// Whether the launcher's supervisor performs chmod, chown, utimes and xattr calls inside the
+// writable roots and refuses them outside (--contain-metadata): on the host under
+// workspace-write, unless evidence is switched off. Landlock does not govern them; inside bwrap
+// the read-only root refuses them (EROFS), and under read-only --deny-metadata refuses them all.
+bool landlock_contains_metadata(const RunNeeds& needs, const SandboxPolicy& policy,
+                                LandlockPlace place);
+
+// Why Landlock alone cannot run this call for a root caller, or nullopt: workspace-write without
+// the supervisor leaves file metadata ungoverned, and root owns the host's files.
+std::optional<std::string> landlock_metadata_refusal(const SandboxPolicy& policy,
+                                                     const RunNeeds& needs, bool root);
 
 // The status channel landlock_run_args names.
 StatusChannel landlock_status_channel();
@@ -83,7 +97,8 @@ std::optional<std::string> landlock_startup_refusal(const FsPlan& plan);
 
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
                                              const LandlockFeatures& features,
-                                             const FsPlan& plan = {});
+                                             const FsPlan& plan = {},
+                                             bool contains_metadata = false);
 
 // What Landlock alone refuses besides under `plan`: listing the ancestors of unreadable paths.
 void append_plan_refusals(const FsPlan& plan, std::vector<std::string>& refused);

@@ -16,7 +16,7 @@ namespace {
 using Argv = std::vector<std::string>;
 
 ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
-                       const FsPlan& plan) {
+                       const RunNeeds& needs, const FsPlan& plan) {
   ConfinedArgv facts;
   facts.network = policy.network;
   switch (selection.backend) {
@@ -35,7 +35,9 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
     case SandboxBackend::kLandlock:
       facts.denial_signatures = {std::string(kLandlockDenial)};
       facts.runner_failure_rules = {landlock_failure_rule()};
-      facts.ungoverned = landlock_ungoverned(policy, selection.landlock.value(), plan);
+      facts.ungoverned =
+          landlock_ungoverned(policy, selection.landlock.value(), plan,
+                              landlock_contains_metadata(needs, policy, LandlockPlace::kHost));
       append_kernel_refusals(facts.refused);
       append_plan_refusals(plan, facts.refused);
       append_host_device_refusals(facts.refused);
@@ -64,8 +66,8 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
 Argv landlock_layer_args(const SandboxPolicy& policy, const LandlockFeatures& features,
                          LandlockPlace place, const RunNeeds& needs, const FsPlan& plan) {
   Argv args = landlock_args(policy, features, place, plan);
-  const Argv notes = landlock_note_args(needs, policy, place, plan);
-  args.insert(args.end(), notes.begin(), notes.end());
+  const Argv supervisor = landlock_supervisor_args(needs, policy, place, plan);
+  args.insert(args.end(), supervisor.begin(), supervisor.end());
   return args;
 }
 
@@ -213,7 +215,7 @@ ConfinedArgv wrap(const Selection& selection, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir,
                   const RunNeeds& needs, const FsPlan& plan) {
-  ConfinedArgv confined = facts_for(selection, policy, plan);
+  ConfinedArgv confined = facts_for(selection, policy, needs, plan);
   confined.argv.reserve(44 + argv.size());
   append_prefix(confined, selection, runners, policy, writable_roots, temp_dir, needs, plan);
   confined.argv.insert(confined.argv.end(), argv.begin(), argv.end());

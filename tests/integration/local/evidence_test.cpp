@@ -4,6 +4,7 @@
 // Every write is judged from outside: the file on the host is absent.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -245,6 +246,81 @@ TEST_P(Evidence, AnFdFormMetadataRefusalNamesTheDescriptorsFile) {
       run("python3 -c \"import os; os.fchmod(os.open('" + file + "', os.O_RDONLY), 0o600)\"",
           "read-only");
   EXPECT_TRUE(names(object, "chmod", file, "metadata")) << object["denials"].dump();
+}
+
+// File metadata under workspace-write, judged from outside. A file the caller owns outside the
+// writable roots keeps its mode and timestamps (bwrap's read-only root refuses with EROFS; on
+// Landlock alone, which does not govern metadata, the launcher's supervisor performs the call
+// inside the writable roots only and refuses it elsewhere, recorded), whatever the spelling: a
+// path, a link in the workspace that leads out, a descriptor. A set-id bit is never set, not
+// even in the workspace; the workspace's own changes land.
+TEST_P(Evidence, MetadataChangesLandInsideTheWritableRootsOnlyAndNeverSetId) {
+  TempDir outside;
+  const std::string target = outside / "owned";
+  llrt::write_file(target, "x");
+  ASSERT_EQ(::chmod(target.c_str(), 0644), 0);
+  struct stat before {};
+  ASSERT_EQ(::stat(target.c_str(), &before), 0);
+  llrt::write_file(workspace_ / "f", "x");
+  const std::string inside = workspace_ / "f";
+  // openat2 keeps the new file's mode in memory, where the supervisor reads it.
+  const std::string openat2 = outside / "openat2.py";
+  llrt::write_file(openat2,
+                   "import ctypes, os, struct, sys\n"
+                   "libc = ctypes.CDLL(None, use_errno=True)\n"
+                   "how = struct.pack('QQQ', os.O_CREAT | os.O_WRONLY, 0o4755, 0)\n"
+                   "fd = libc.syscall(437, -100, sys.argv[1].encode(), how, len(how))\n"
+                   "sys.exit(0 if fd >= 0 else ctypes.get_errno())\n");
+  const std::string suid = workspace_ / "suid";
+  const json object =
+      run("cd " + workspace_.path() + "; chmod 666 " + target + "; touch -d 2001-01-01 " + target +
+          "; ln -s " + target + " out; chmod 666 out; python3 -c \"import os; " +
+          "os.fchmod(os.open('" + target + "', os.O_RDONLY), 0o666)\"; chmod 600 f; " +
+          "touch -d 2001-01-01 f; chmod u+s f; chmod g+s f; python3 " + openat2 + " " + suid +
+          "; echo openat2=$?; exit 1");
+  struct stat after {};
+  ASSERT_EQ(::stat(target.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 07777, 0644U) << object["denials"].dump();
+  EXPECT_EQ(after.st_mtime, before.st_mtime);
+  struct stat changed {};
+  ASSERT_EQ(::stat(inside.c_str(), &changed), 0);
+  EXPECT_EQ(changed.st_mode & 07777, 0600U) << object.dump();
+  EXPECT_LT(changed.st_mtime, before.st_mtime - 24 * 3600 * 365);
+  EXPECT_TRUE(object["denied"].get<bool>()) << object.dump();
+  EXPECT_TRUE(names(object, "chmod", inside, "set-id")) << object["denials"].dump();
+  EXPECT_NE(object["stdout"].get<std::string>().find("openat2=1\n"), std::string::npos)
+      << object.dump();  // EPERM
+  EXPECT_FALSE(std::filesystem::exists(suid));
+  EXPECT_TRUE(names(object, "create", suid, "set-id")) << object["denials"].dump();
+  if (GetParam() == Backend::kLandlock) {
+    EXPECT_TRUE(names(object, "chmod", target, "metadata")) << object["denials"].dump();
+    EXPECT_TRUE(names(object, "utime", target, "metadata")) << object["denials"].dump();
+  }
+}
+
+// Without evidence nothing keeps metadata inside the writable roots on Landlock alone: a root
+// caller, who owns the host's files, is refused there with the reason; anyone else runs with the
+// gap named (partial).
+TEST(EvidenceLandlockAlone, WithoutEvidenceRootIsRefusedWorkspaceWrite) {
+  if (const std::string missing = missing_host_feature(); !missing.empty()) {
+    DSH_SKIP_OR_FAIL(missing);
+  }
+  TempDir config_dir;
+  TempDir workspace;
+  const std::string config = config_dir / "config.json";
+  llrt::write_file(config, R"({"bwrapPath": ")" + missing_bwrap_path() + R"("})");
+  const RunResult result =
+      run_cli({"run", "--json", "--no-evidence", "--mode", "workspace-write", "--workspace",
+               workspace.path(), "--config", config, "-c", "true"});
+  if (is_root()) {
+    EXPECT_FALSE(result.exited_with(0)) << result.describe();
+    EXPECT_NE(result.err.find("without evidence leaves chmod, chown, utimes"), std::string::npos)
+        << result.describe();
+    EXPECT_EQ(result.err.find("Runner failure"), std::string::npos) << result.describe();
+  } else {
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    EXPECT_EQ(parse_json(result.out)["enforcement"], "partial") << result.out;
+  }
 }
 
 // Switched off per call, the launcher runs as one process and the denial is read from stderr,

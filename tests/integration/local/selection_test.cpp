@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -50,14 +51,14 @@ void expect_landlock_usable(const nlohmann::json& probe) {
   const nlohmann::json& landlock = find(probe, "landlock");
   ASSERT_TRUE(landlock.is_object());
   EXPECT_EQ(landlock["usable"], true) << landlock.dump();
-  // The weakest of its modes: workspace-write leaves file metadata outside the workspace
-  // ungoverned, as confine says for that mode.
-  EXPECT_EQ(landlock["enforcement"], "partial") << landlock.dump();
+  // Both modes governed: under workspace-write the launcher's supervisor keeps file metadata
+  // inside the writable roots (Landlock does not govern it), as confine says for that mode.
+  EXPECT_EQ(landlock["enforcement"], "full") << landlock.dump();
   ASSERT_EQ(landlock["modes"].size(), 2U) << landlock.dump();
   EXPECT_EQ(landlock["modes"][0]["mode"], "read-only");
   EXPECT_EQ(landlock["modes"][0]["enforcement"], "full") << landlock.dump();
   EXPECT_EQ(landlock["modes"][1]["mode"], "workspace-write");
-  EXPECT_EQ(landlock["modes"][1]["enforcement"], "partial") << landlock.dump();
+  EXPECT_EQ(landlock["modes"][1]["enforcement"], "full") << landlock.dump();
   EXPECT_EQ(landlock["landlockAbi"], llrt::kernel_abi()) << landlock.dump();
   EXPECT_EQ(landlock["runner"], dir(dsh_sandbox()) + "/landlock-run") << landlock.dump();
 }
@@ -137,8 +138,8 @@ TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
   const BackendReport& landlock = summary.backends[1];
   EXPECT_TRUE(landlock.usable) << landlock.cause;
 
-  // The wrap's enforcement is the probe's verdict (read-only: full, metadata denied by seccomp);
-  // workspace-write is partial and says what it does not govern.
+  // The wrap's enforcement is the probe's verdict (read-only: full, metadata denied by seccomp;
+  // workspace-write: full, metadata performed by the launcher's supervisor inside the roots).
   TempDir workspace;
   auto lazy = make_provider(Backend::kLandlock);
   const ConfinedArgv read_only =
@@ -151,11 +152,13 @@ TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
   const ConfinedArgv workspace_write =
       confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kWorkspaceWrite, workspace.path());
   EXPECT_EQ(workspace_write.backend, "landlock");
-  EXPECT_EQ(workspace_write.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(workspace_write.enforcement, SandboxEnforcement::kFull);
   EXPECT_EQ(workspace_write.enforcement, landlock.modes[1].enforcement);
-  EXPECT_EQ(landlock.enforcement, SandboxEnforcement::kPartial);  // the weakest of its modes
-  ASSERT_FALSE(workspace_write.ungoverned.empty());
-  EXPECT_NE(workspace_write.ungoverned[0].find("metadata"), std::string::npos);
+  EXPECT_EQ(landlock.enforcement, SandboxEnforcement::kFull);  // the weakest of its modes
+  EXPECT_TRUE(workspace_write.ungoverned.empty());
+  EXPECT_NE(
+      std::find(workspace_write.argv.begin(), workspace_write.argv.end(), "--contain-metadata"),
+      workspace_write.argv.end());
   EXPECT_TRUE(spawn(workspace_write).exited_with(0)) << spawn(workspace_write).describe();
 }
 

@@ -113,6 +113,20 @@ TEST(Denials, ACarveOutIsLiftedByNoConfinedModeAndLearnSaysSo) {
             SandboxMode::kReadOnly)));
 }
 
+// A metadata change outside the writable roots under workspace-write is lifted by the root that
+// admits it; a set-id bit by nothing.
+TEST(Denials, MetadataOutsideTheRootsNamesTheDirectoryAndSetIdNothing) {
+  EXPECT_EQ(narrowest_changes(facts({record("chmod", "metadata", "/o/d/f")}), "/ws"),
+            std::vector<std::string>{"--allow-write /o/d"});
+  EXPECT_EQ(narrowest_changes(facts({record("chmod", "metadata", "/ws/f")}, SandboxMode::kReadOnly),
+                              "/ws"),
+            std::vector<std::string>{"--mode workspace-write"});
+  const SandboxFacts set_id = facts({record("chmod", "set-id", "/ws/f")});
+  EXPECT_EQ(denial_kind(set_id.denials.records[0]), DenialKind::kMetadata);
+  EXPECT_FALSE(wider_mode_could_help(set_id));
+  EXPECT_TRUE(narrowest_changes(set_id, "/ws")[0].starts_with("none: a set-user-ID"));
+}
+
 TEST(Denials, AllowWriteFixOnlyWhenFileRecordsAccountForEveryRefusal) {
   EXPECT_EQ(allow_write_fix(facts({record("create", "outside-writable-roots", "/o/f"),
                                    record("create", "outside-writable-roots", "/o/g")}),

@@ -92,6 +92,16 @@ TEST(LandlockRunCli, NotesAreKeptWithTheirKind) {
   EXPECT_TRUE(parsed.options.grants[1].read_write);
   EXPECT_EQ(parsed.options.grants[2].note, Note::kReadOnly);
   EXPECT_FALSE(parsed.options.grants[2].read_write);
+  const Parsed guards = parse({"--evidence", "--contain-metadata", "--guard-read-only", "/ws/.git",
+                               "--guard-unreadable", "/ws/.env", "--", "cmd"});
+  ASSERT_EQ(guards.options.action, Action::kRun);
+  EXPECT_TRUE(guards.options.contain_metadata);
+  ASSERT_EQ(guards.options.grant_count, 2U);
+  EXPECT_EQ(guards.options.grants[0].note, Note::kReadOnly);
+  EXPECT_TRUE(guards.options.grants[0].guard);
+  EXPECT_EQ(guards.options.grants[1].note, Note::kUnreadable);
+  EXPECT_TRUE(guards.options.grants[1].guard);
+  EXPECT_FALSE(parsed.options.grants[0].guard);
   EXPECT_EQ(usage_message({"--note-read-only"}), "usage error: --note-read-only requires a path");
   EXPECT_EQ(usage_message({"--note-unreadable"}), "usage error: --note-unreadable requires a path");
 }

@@ -73,24 +73,36 @@ TEST(LauncherStatus, EvidenceIsAskedForWithStatusChannelsUnlessSwitchedOff) {
 // and carve-out; on the host the unreadable paths outside the writable roots, while a carve-out
 // or an unreadable path inside one, which nothing refuses there, is the supervisor's to refuse.
 // Only with evidence.
-TEST(LauncherStatus, NotesNameWhatAlreadyRefusesOnlyWithEvidence) {
+TEST(LauncherStatus, SupervisorArgsNameWhatAlreadyRefusesOnlyWithEvidence) {
   const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
   FsPlan plan;
   plan.unreadable = {{"/h/.ssh", true}, {"/ws/.env", false}};
   plan.read_only = {{"/ws/.git/config", false}};
   plan.startup_guarded = {"/ws/.bashrc"};
   const RunNeeds evidence{"", true, true};
-  EXPECT_EQ(landlock_note_args(evidence, policy, LandlockPlace::kInsideBwrap, plan),
+  EXPECT_EQ(landlock_supervisor_args(evidence, policy, LandlockPlace::kInsideBwrap, plan),
             (std::vector<std::string>{"--note-unreadable", "/h/.ssh", "--note-unreadable",
                                       "/ws/.env", "--note-read-only", "/ws/.git/config",
                                       "--note-read-only", "/ws/.bashrc"}));
-  EXPECT_EQ(landlock_note_args(evidence, policy, LandlockPlace::kHost, plan),
-            (std::vector<std::string>{"--note-unreadable", "/h/.ssh", "--guard-unreadable",
-                                      "/ws/.env", "--guard-read-only", "/ws/.git/config"}));
+  EXPECT_EQ(landlock_supervisor_args(evidence, policy, LandlockPlace::kHost, plan),
+            (std::vector<std::string>{"--contain-metadata", "--note-unreadable", "/h/.ssh",
+                                      "--guard-unreadable", "/ws/.env", "--guard-read-only",
+                                      "/ws/.git/config"}));
+  // On the host the supervisor keeps file metadata inside the writable roots even where no
+  // status channel reads its records; without evidence nothing does, and root is refused.
+  EXPECT_EQ(landlock_supervisor_args({"", false, true}, policy, LandlockPlace::kHost, plan),
+            (std::vector<std::string>{"--evidence", "--contain-metadata"}));
   EXPECT_TRUE(
-      landlock_note_args({"", true, false}, policy, LandlockPlace::kInsideBwrap, plan).empty());
-  EXPECT_TRUE(
-      landlock_note_args({"", false, true}, policy, LandlockPlace::kInsideBwrap, plan).empty());
+      landlock_supervisor_args({"", true, false}, policy, LandlockPlace::kHost, plan).empty());
+  EXPECT_TRUE(landlock_metadata_refusal(policy, {"", true, false}, true).has_value());
+  EXPECT_FALSE(landlock_metadata_refusal(policy, {"", true, false}, false).has_value());
+  EXPECT_FALSE(landlock_metadata_refusal(policy, {"", false, true}, true).has_value());
+  const SandboxPolicy read_only{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
+  EXPECT_FALSE(landlock_metadata_refusal(read_only, {"", true, false}, true).has_value());
+  EXPECT_TRUE(landlock_supervisor_args({"", true, false}, policy, LandlockPlace::kInsideBwrap, plan)
+                  .empty());
+  EXPECT_TRUE(landlock_supervisor_args({"", false, true}, policy, LandlockPlace::kInsideBwrap, plan)
+                  .empty());
 }
 
 TEST(SupervisorPaths, ComparesComponentWise) {

@@ -228,11 +228,20 @@ TEST(Wrap, EveryLinuxBackendNamesWhatItRefuses) {
   EXPECT_TRUE(wrap_of({SandboxBackend::kSeatbelt, std::nullopt}, kRo).refused.empty());
 }
 
-TEST(Wrap, LandlockWorkspaceWriteIsPartialAndNamesFileMetadata) {
-  const ConfinedArgv confined = wrap_of({SandboxBackend::kLandlock, kAbi7}, kWw);
-  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
-  ASSERT_EQ(confined.ungoverned.size(), 1u);
-  EXPECT_EQ(confined.ungoverned[0].rfind("file metadata outside the workspace", 0), 0u);
+// File metadata is Landlock's gap under workspace-write: the launcher's supervisor performs those
+// calls inside the writable roots (--contain-metadata), unless evidence is switched off.
+TEST(Wrap, LandlockWorkspaceWriteNamesFileMetadataOnlyWithoutTheSupervisor) {
+  const ConfinedArgv supervised = wrap_of({SandboxBackend::kLandlock, kAbi7}, kWw);
+  EXPECT_EQ(supervised.enforcement, SandboxEnforcement::kFull);
+  EXPECT_TRUE(supervised.ungoverned.empty());
+  EXPECT_NE(std::find(supervised.argv.begin(), supervised.argv.end(), "--contain-metadata"),
+            supervised.argv.end());
+  const ConfinedArgv bare = wrap(Selection{SandboxBackend::kLandlock, kAbi7}, kRunners, kCommand,
+                                 kWw, {}, "/tmp/user", RunNeeds{"", false, false});
+  EXPECT_EQ(bare.enforcement, SandboxEnforcement::kPartial);
+  ASSERT_EQ(bare.ungoverned.size(), 1u);
+  EXPECT_EQ(bare.ungoverned[0].rfind("file metadata outside the workspace", 0), 0u);
+  EXPECT_EQ(std::find(bare.argv.begin(), bare.argv.end(), "--contain-metadata"), bare.argv.end());
 }
 
 TEST(Wrap, LandlockOnAnOlderAbiNamesWhatItCannotGovern) {

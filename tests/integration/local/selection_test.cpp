@@ -5,12 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 
 #include "dsh/sandbox/errors.h"
 #include "local_harness.h"
 #include "must_run.h"
+#include "profiles/bwrap.h"
 
 namespace dsh::local_it {
 namespace {
@@ -50,14 +52,18 @@ void expect_landlock_usable(const nlohmann::json& probe) {
   const nlohmann::json& landlock = find(probe, "landlock");
   ASSERT_TRUE(landlock.is_object());
   EXPECT_EQ(landlock["usable"], true) << landlock.dump();
-  // The weakest of its modes: workspace-write leaves file metadata outside the workspace
-  // ungoverned, as confine says for that mode.
-  EXPECT_EQ(landlock["enforcement"], "partial") << landlock.dump();
+  // The contract's reading is the launcher's verdict (full on this ABI); the strict reading is the
+  // weakest of its modes: workspace-write leaves file metadata outside the workspace ungoverned,
+  // as confine says for that mode.
+  EXPECT_EQ(landlock["enforcement"], "full") << landlock.dump();
+  EXPECT_EQ(landlock["strictEnforcement"], "partial") << landlock.dump();
   ASSERT_EQ(landlock["modes"].size(), 2U) << landlock.dump();
   EXPECT_EQ(landlock["modes"][0]["mode"], "read-only");
   EXPECT_EQ(landlock["modes"][0]["enforcement"], "full") << landlock.dump();
+  EXPECT_EQ(landlock["modes"][0]["strictEnforcement"], "full") << landlock.dump();
   EXPECT_EQ(landlock["modes"][1]["mode"], "workspace-write");
-  EXPECT_EQ(landlock["modes"][1]["enforcement"], "partial") << landlock.dump();
+  EXPECT_EQ(landlock["modes"][1]["enforcement"], "full") << landlock.dump();
+  EXPECT_EQ(landlock["modes"][1]["strictEnforcement"], "partial") << landlock.dump();
   EXPECT_EQ(landlock["landlockAbi"], llrt::kernel_abi()) << landlock.dump();
   EXPECT_EQ(landlock["runner"], dir(dsh_sandbox()) + "/landlock-run") << landlock.dump();
 }
@@ -137,8 +143,9 @@ TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
   const BackendReport& landlock = summary.backends[1];
   EXPECT_TRUE(landlock.usable) << landlock.cause;
 
-  // The wrap's enforcement is the probe's verdict (read-only: full, metadata denied by seccomp);
-  // workspace-write is partial and says what it does not govern.
+  // The wrap's enforcement is the probe's verdict in both modes; the strict reading is full under
+  // read-only (metadata denied by seccomp) and partial under workspace-write, which says what it
+  // does not govern.
   TempDir workspace;
   auto lazy = make_provider(Backend::kLandlock);
   const ConfinedArgv read_only =
@@ -151,9 +158,13 @@ TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
   const ConfinedArgv workspace_write =
       confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kWorkspaceWrite, workspace.path());
   EXPECT_EQ(workspace_write.backend, "landlock");
-  EXPECT_EQ(workspace_write.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(workspace_write.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(workspace_write.strict_enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(workspace_write.enforcement, landlock.modes[1].enforcement);
-  EXPECT_EQ(landlock.enforcement, SandboxEnforcement::kPartial);  // the weakest of its modes
+  EXPECT_EQ(workspace_write.strict_enforcement, landlock.modes[1].strict_enforcement);
+  EXPECT_EQ(landlock.enforcement, SandboxEnforcement::kFull);
+  // The weakest of its modes.
+  EXPECT_EQ(landlock.strict_enforcement, SandboxEnforcement::kPartial);
   ASSERT_FALSE(workspace_write.ungoverned.empty());
   EXPECT_NE(workspace_write.ungoverned[0].find("metadata"), std::string::npos);
   EXPECT_TRUE(spawn(workspace_write).exited_with(0)) << spawn(workspace_write).describe();
@@ -316,6 +327,68 @@ TEST_F(Selection, CliAloneWithoutLauncherAndWithoutBwrapExits125) {
   expect_one_line_diagnosis(landlock);
   EXPECT_EQ(landlock["runner"], launcher);
   expect_one_line_diagnosis(find(report, "bwrap"));
+}
+
+// bwrap alone runs behind dsh-seccomp-exec. A copy of the CLI with neither the launcher nor the
+// shim beside it: bwrap alone is unusable with the shim named as the cause and the fix, confine
+// refuses (exit 125, one line), and nothing runs.
+TEST_F(Selection, BwrapAloneWithoutItsExecShimIsUnusableAndNamesIt) {
+  const std::string cli = dir_ / "dsh-sandbox";
+  copy_program(dsh_sandbox(), cli);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  TempDir workspace;
+  const std::string marker = workspace / unique("marker");
+  const RunResult confine = run_cli(
+      {"confine", "--workspace", workspace.path(), "--", "/bin/sh", "-c", "printf ran > " + marker},
+      cli);
+  expect_one_cli_error_line(confine);
+  EXPECT_NE(confine.err.find("no sandbox backend is usable on this host"), std::string::npos)
+      << confine.err;
+  EXPECT_FALSE(llrt::exists(marker));
+
+  const RunResult json = run_cli({"probe", "--json"}, cli);
+  EXPECT_TRUE(json.exited_with(125)) << json.describe();
+  const nlohmann::json report = parse_json(json.out);
+  EXPECT_TRUE(report["selected"].is_null()) << json.out;
+  const nlohmann::json& bwrap = find(report, "bwrap");
+  expect_one_line_diagnosis(bwrap);
+  const std::string shim = dir_ / "dsh-seccomp-exec";
+  EXPECT_NE(bwrap["cause"].get<std::string>().find(shim + " cannot be started: No such file"),
+            std::string::npos)
+      << bwrap.dump();
+  EXPECT_NE(bwrap["fix"].get<std::string>().find("dsh-seccomp-exec"), std::string::npos);
+
+  // With the shim beside it, the same copy confines with bwrap alone, behind the shim.
+  copy_program(seccomp_exec(), shim);
+  const RunResult confined =
+      run_cli({"confine", "--workspace", workspace.path(), "--", "true"}, cli);
+  ASSERT_TRUE(confined.exited_with(0)) << confined.describe();
+  const nlohmann::json facts = parse_json(confined.out);
+  EXPECT_EQ(facts["backend"], "bwrap");
+  EXPECT_EQ(facts["argv"][0], shim);
+  EXPECT_EQ(facts["providedFds"], nlohmann::json::array());
+}
+
+// The shim puts exactly the program the library generates on the descriptor it is told, sealed
+// and at offset 0, and execs the program after `--` with it open.
+TEST_F(Selection, ExecShimOpensTheLaunchersFilterOnItsDescriptor) {
+  const RunResult read =
+      testing::execute({seccomp_exec(), "--seccomp-fd", "5", "--", "/bin/sh", "-c",
+                        "od -An -tx1 -v <&5 | tr -d ' \\n'; echo; if (echo x >&5) 2>/dev/null; "
+                        "then echo writable; fi"});
+  ASSERT_TRUE(read.exited_with(0)) << read.describe();
+  std::string expected;
+  for (const char byte : sandbox::profiles::bwrap_seccomp_program()) {
+    std::array<char, 3> hex{};
+    std::snprintf(hex.data(), hex.size(), "%02x",
+                  static_cast<unsigned>(static_cast<unsigned char>(byte)));
+    expected += hex.data();
+  }
+  EXPECT_EQ(read.out, expected + "\n");
+  const RunResult usage =
+      testing::execute({seccomp_exec(), "--seccomp-fd", "2", "--", "/bin/true"});
+  EXPECT_TRUE(usage.exited_with(125)) << usage.describe();
+  EXPECT_EQ(usage.err.rfind("dsh-seccomp-exec: ", 0), 0U) << usage.describe();
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ export interface StatusChannel { fd: number; format: string; layer: string; }
 
 export interface ConfinedArgv {
   argv: string[];
+  /** The contract's fact: the backend's verdict, as the reference computes it. */
   enforcement: SandboxEnforcement;
   denialSignatures: string[];
   runnerFailureRules: RunnerFailureRule[];
@@ -36,6 +37,8 @@ export interface ConfinedArgv {
   backend: string;
   layers: string[];
   ungoverned: string[];
+  /** The strict reading: 'partial' exactly when `ungoverned` is not empty (docs/contract.md). */
+  strictEnforcement: SandboxEnforcement;
   refused: string[];
   network: string;
   providedFds: unknown[];
@@ -56,6 +59,8 @@ export interface RunResult {
   network: string;
   backend: string | null;
   enforcement: SandboxEnforcement | null;
+  strictEnforcement: SandboxEnforcement | null;
+  ungoverned: string[];
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;

@@ -12,6 +12,7 @@
 #include "cli/invocation.h"
 #include "cli/network_config.h"
 #include "cli/path_rules.h"
+#include "cli/run_options.h"
 #include "cli/setup.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/local_provider.h"
@@ -41,15 +42,17 @@ nlohmann::json modes_json(const std::vector<ModeEnforcement>& modes) {
   for (const ModeEnforcement& mode : modes) {
     value.push_back({{"mode", wire_name(mode.mode)},
                      {"enforcement", wire_name(mode.enforcement)},
+                     {"strictEnforcement", wire_name(mode.strict_enforcement)},
                      {"ungoverned", mode.ungoverned}});
   }
   return value;
 }
 
-// One line per mode, then one per gap: what confine answers for that mode.
+// One line per mode, then one per gap: what confine answers for that mode, in the strict reading
+// a person is shown (its "partial" always followed by the gaps).
 void print_modes(const std::vector<ModeEnforcement>& modes, std::string_view indent) {
   for (const ModeEnforcement& mode : modes) {
-    fmt::print("{}{:<16} {}\n", indent, wire_name(mode.mode), wire_name(mode.enforcement));
+    fmt::print("{}{:<16} {}\n", indent, wire_name(mode.mode), wire_name(mode.strict_enforcement));
     for (const std::string& gap : mode.ungoverned) fmt::print("{}  ungoverned: {}\n", indent, gap);
   }
 }
@@ -61,6 +64,7 @@ nlohmann::json report_json(const BackendReport& report) {
                           {"usable", report.usable}};
   if (report.usable) {
     value["enforcement"] = wire_name(report.enforcement);
+    value["strictEnforcement"] = wire_name(report.strict_enforcement);
     value["modes"] = modes_json(report.modes);
   }
   if (report.backend == SandboxBackend::kLandlock && report.usable) {
@@ -80,7 +84,7 @@ void print_report(const BackendReport& report) {
       abi = fmt::format(" (Landlock ABI {})", report.landlock_abi);
     }
     fmt::print("{:<12} usable    {:<8} {}{}\n", backend_name(report.backend),
-               wire_name(report.enforcement), report.runner, abi);
+               wire_name(report.strict_enforcement), report.runner, abi);
     print_modes(report.modes, "  ");
     return;
   }
@@ -158,10 +162,11 @@ int confine(const Options& options) {
     fmt::print("{}\n", json::dump(printed).value());
     if (options.verbose) {
       fmt::print(stderr,
-                 "dsh-sandbox: mode {}: backend {} ({} enforcement), the first backend of this "
-                 "host's chain that works here (bwrap, then Landlock; `dsh-sandbox probe` shows "
-                 "each and why not)\n",
-                 wire_name(policy.mode), confined.backend, wire_name(confined.enforcement));
+                 "dsh-sandbox: mode {}: backend {} ({}), the first backend of this host's chain "
+                 "that works here (bwrap, then Landlock; `dsh-sandbox probe` shows each and why "
+                 "not)\n",
+                 wire_name(policy.mode), confined.backend,
+                 enforcement_text(confined.strict_enforcement, confined.ungoverned));
     }
     return 0;
   } catch (const SandboxError& error) {

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
@@ -91,10 +92,18 @@ std::string backend_explanation(const consumer::RunOutcome& outcome) {
     return fmt::format("mode {}: no backend; danger-full-access runs the command unconfined", mode);
   }
   return fmt::format(
-      "mode {}: backend {} ({} enforcement), the first backend of this host's chain that works "
-      "here (bwrap, then Landlock; `dsh-sandbox probe` shows each and why not)",
+      "mode {}: backend {} ({}), the first backend of this host's chain that works here (bwrap, "
+      "then Landlock; `dsh-sandbox probe` shows each and why not)",
       mode, outcome.sandbox.backend,
-      outcome.sandbox.enforcement ? wire_name(*outcome.sandbox.enforcement) : "unknown");
+      outcome.sandbox.strict_enforcement
+          ? enforcement_text(*outcome.sandbox.strict_enforcement, outcome.sandbox.ungoverned)
+          : "unknown enforcement");
+}
+
+std::string enforcement_text(SandboxEnforcement strict, std::span<const std::string> ungoverned) {
+  if (ungoverned.empty()) return fmt::format("{} enforcement", wire_name(strict));
+  return fmt::format("{} enforcement; ungoverned: {}", wire_name(strict),
+                     fmt::join(ungoverned, "; "));
 }
 
 }  // namespace dsh::sandbox::cli

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -45,5 +46,9 @@ class JsonLines {
 
 // For --verbose: "dsh-sandbox: backend bwrap+landlock (full) for workspace-write: ...".
 std::string backend_explanation(const consumer::RunOutcome& outcome);
+
+// What a person is shown of a run's enforcement: the strict reading, with the gaps when partial
+// ("partial enforcement; ungoverned: A; B"), never a bare "partial".
+std::string enforcement_text(SandboxEnforcement strict, std::span<const std::string> ungoverned);
 
 }  // namespace dsh::sandbox::cli

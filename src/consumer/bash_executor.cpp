@@ -264,6 +264,8 @@ std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandb
     process.spawn_error = std::move(report.workdir);
   }
   sandbox.enforcement = confined->enforcement;
+  sandbox.strict_enforcement = confined->strict_enforcement;
+  sandbox.ungoverned = confined->ungoverned;
   sandbox.backend = confined->backend;
   sandbox.layers = confined->layers;
   const bool classified = !report.failure && !report.exec_refused && !process.spawn_error;

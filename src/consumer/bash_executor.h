@@ -44,7 +44,10 @@ struct SandboxFacts {
   // The policy's network allow-list entries (empty without one): learn proposes them with the
   // refused names added.
   std::vector<std::string> network_allow;
-  std::optional<SandboxEnforcement> enforcement;
+  std::optional<SandboxEnforcement> enforcement;  // ConfinedArgv::enforcement, the contract's
+  // ConfinedArgv::strict_enforcement and ::ungoverned: the strict reading and its gaps.
+  std::optional<SandboxEnforcement> strict_enforcement;
+  std::vector<std::string> ungoverned;
   std::string backend;              // for JSON: the label of `layers`
   std::vector<RunnerLayer> layers;  // the runners that confined it, outermost first
   // What the check after a workspace-write run undid in the git state, or named (a repository

@@ -85,6 +85,8 @@ RunResult result_of(const consumer::RunOutcome& outcome) {
   result.stderr_truncated = outcome.err.truncated;
   result.backend = outcome.sandbox.backend;
   result.enforcement = outcome.sandbox.enforcement;
+  result.strict_enforcement = outcome.sandbox.strict_enforcement;
+  result.ungoverned = outcome.sandbox.ungoverned;
   result.duration = outcome.duration;
   result.exit_status = consumer::exit_status(outcome.status);
   return result;

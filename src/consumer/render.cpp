@@ -5,6 +5,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>  // sigabbrev_np (glibc 2.32, a GNU extension of string.h)
@@ -172,6 +173,10 @@ nlohmann::json result_json(const RunOutcome& given, int interrupted) {
       {"enforcement", outcome.sandbox.enforcement
                           ? nlohmann::json(wire_name(*outcome.sandbox.enforcement))
                           : nlohmann::json(nullptr)},
+      {"strictEnforcement", outcome.sandbox.strict_enforcement
+                                ? nlohmann::json(wire_name(*outcome.sandbox.strict_enforcement))
+                                : nlohmann::json(nullptr)},
+      {"ungoverned", outcome.sandbox.ungoverned},
       {"exitCode", optional_int(exit_code_of(outcome.status))},
       {"signal", signal ? nlohmann::json(signal_name(*signal)) : nlohmann::json(nullptr)},
       {"timedOut", std::holds_alternative<status::TimedOut>(outcome.status)},
@@ -194,9 +199,9 @@ std::optional<std::string> start_failure(const RunOutcome& outcome) {
   const auto* not_started = std::get_if<status::NotStarted>(&outcome.status);
   if (not_started == nullptr) return std::nullopt;
   // A workdir the caller could enter that bwrap cannot: only its own view hides it.
+  const std::vector<RunnerLayer>& layers = outcome.sandbox.layers;
   const bool hidden = not_started->stage == exec::SpawnStage::kWorkdir &&
-                      !outcome.sandbox.layers.empty() &&
-                      outcome.sandbox.layers.front() == RunnerLayer::kBwrap;
+                      std::find(layers.begin(), layers.end(), RunnerLayer::kBwrap) != layers.end();
   return fmt::format("cannot start the command: {}{}", not_started->message(),
                      hidden ? "; bwrap's view of the filesystem hides that directory (its own "
                               "/dev and /proc, and a private /tmp under workspace-write): run "

@@ -69,7 +69,8 @@ std::vector<ModeEnforcement> modes_from(
     const auto resolved = policy::effective_policy(placeholder, policy::process_path_context());
     ConfinedArgv confined = resolved ? confine_as(resolved.value().policy, resolved.value().plan)
                                      : confine_as(placeholder, profiles::FsPlan{});
-    modes.push_back({mode, confined.enforcement, std::move(confined.ungoverned)});
+    modes.push_back(
+        {mode, confined.enforcement, std::move(confined.ungoverned), confined.strict_enforcement});
   }
   return modes;
 }
@@ -116,9 +117,11 @@ std::vector<std::string> runner_command_files(std::span<const std::string> words
   return files;
 }
 
-SandboxEnforcement weakest(const std::vector<ModeEnforcement>& modes) {
-  const bool partial = std::any_of(modes.begin(), modes.end(), [](const ModeEnforcement& m) {
-    return m.enforcement == SandboxEnforcement::kPartial;
+// The weakest of the modes' readings: `reading` picks the contract's or the strict one.
+SandboxEnforcement weakest(const std::vector<ModeEnforcement>& modes,
+                           SandboxEnforcement ModeEnforcement::*reading) {
+  const bool partial = std::any_of(modes.begin(), modes.end(), [&](const ModeEnforcement& m) {
+    return m.*reading == SandboxEnforcement::kPartial;
   });
   return partial ? SandboxEnforcement::kPartial : SandboxEnforcement::kFull;
 }
@@ -232,6 +235,28 @@ struct LocalSandboxProvider::State {
     return chosen;
   }
 
+  // bwrap alone starts behind dsh-seccomp-exec (its seccomp program on a descriptor): without a
+  // trusted shim that works, bwrap alone is unusable, and `report` (bwrap's) says why.
+  bool admit_seccomp_exec(const profiles::Selection& chosen, BackendReport& report,
+                          std::span<const std::string> roots) {
+    if (chosen.backend != SandboxBackend::kBwrap || chosen.landlock) return true;
+    const std::string& shim = runners.seccomp_exec;
+    std::optional<std::string> cause;
+    if (const auto distrust = runner_distrust(shim, roots)) {
+      cause = fmt::format("{} cannot be trusted: {}", shim, *distrust);
+    } else if (!hooks.probe) {  // a test's fake probes decide what works in its world
+      ++probes;
+      cause = local::probe_seccomp_exec(shim, runners.bwrap, config.probe_timeout_ms);
+    }
+    if (!cause) return true;
+    report.usable = false;
+    report.cause =
+        fmt::format("Landlock is unusable, and bwrap alone loads its seccomp filter through {}: {}",
+                    shim, *cause);
+    report.fix = local::seccomp_exec_fix();
+    return false;
+  }
+
   std::optional<BackendReport> probe_if_in_chain(SandboxBackend backend,
                                                  std::span<const std::string> roots) {
     if (!in_chain(chain, backend)) return std::nullopt;
@@ -246,11 +271,11 @@ struct LocalSandboxProvider::State {
       return profiles::Selection{chain.front(), std::nullopt};
     }
     for (const SandboxBackend backend : chain) {
-      const BackendReport report = probe(backend, roots);
-      if (report.usable) {
-        return select(
-            report, [this, roots] { return probe_if_in_chain(SandboxBackend::kLandlock, roots); });
-      }
+      BackendReport report = probe(backend, roots);
+      if (!report.usable) continue;
+      const profiles::Selection chosen = select(
+          report, [this, roots] { return probe_if_in_chain(SandboxBackend::kLandlock, roots); });
+      if (admit_seccomp_exec(chosen, report, roots)) return chosen;
     }
     return std::nullopt;
   }
@@ -367,6 +392,9 @@ struct LocalSandboxProvider::State {
         require_trusted_runner(runners.bwrap, "bwrap runner", roots, mode);
         if (chosen.landlock) {
           require_trusted_runner(runners.landlock_run, "landlock-run launcher", roots, mode);
+        } else {
+          require_trusted_runner(runners.seccomp_exec, "seccomp exec shim of bwrap alone", roots,
+                                 mode);
         }
         return;
       case SandboxBackend::kLandlock:
@@ -570,11 +598,15 @@ ProbeSummary LocalSandboxProvider::probe_all() {
   // What selecting each usable backend would give, from the reports as probed (before their
   // enforcement becomes the weakest of their modes below).
   std::vector<std::optional<profiles::Selection>> selections;
-  for (const BackendReport& report : summary.backends) {
-    selections.push_back(report.usable
-                             ? std::optional(State::select(
-                                   report, [&] { return report_of(SandboxBackend::kLandlock); }))
-                             : std::nullopt);
+  for (BackendReport& report : summary.backends) {
+    if (!report.usable) {
+      selections.emplace_back(std::nullopt);
+      continue;
+    }
+    const profiles::Selection chosen =
+        State::select(report, [&] { return report_of(SandboxBackend::kLandlock); });
+    selections.push_back(s.admit_seccomp_exec(chosen, report, untrusted) ? std::optional(chosen)
+                                                                         : std::nullopt);
   }
   s.selection.reset();
   for (const std::optional<profiles::Selection>& selection : selections) {
@@ -588,7 +620,8 @@ ProbeSummary LocalSandboxProvider::probe_all() {
     if (!selections[i]) continue;
     BackendReport& report = summary.backends[i];
     report.modes = s.modes_of(*selections[i]);
-    report.enforcement = weakest(report.modes);
+    report.enforcement = weakest(report.modes, &ModeEnforcement::enforcement);
+    report.strict_enforcement = weakest(report.modes, &ModeEnforcement::strict_enforcement);
   }
   s.decided = true;
   summary.components.push_back(s.probe_netproxy(untrusted, s.selection));

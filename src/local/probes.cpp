@@ -209,14 +209,25 @@ profiles::LandlockFeatures landlock_features(const BackendReport& report) {
           report.landlock_abi >= 6, report.landlock_seccomp};
 }
 
-void probe_bwrap(BackendReport& report, double timeout_ms) {
-  report.probed = true;
+namespace {
+
+// `bwrap <read-only profile of /> [extra...] -- true`: the probe's sandbox.
+std::vector<std::string> bwrap_probe_argv(const std::string& bwrap,
+                                          const std::vector<std::string>& extra) {
   const SandboxPolicy root_read_only{ConfinedSandboxMode::kReadOnly, "/", std::nullopt};
-  std::vector<std::string> argv = {report.runner};
+  std::vector<std::string> argv = {bwrap};
   const std::vector<std::string> profile = profiles::bwrap_args(root_read_only);
   argv.insert(argv.end(), profile.begin(), profile.end());
+  argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {"--", trusted_true()});
-  const ProbeRun run = run_probe(argv, timeout_ms);
+  return argv;
+}
+
+}  // namespace
+
+void probe_bwrap(BackendReport& report, double timeout_ms) {
+  report.probed = true;
+  const ProbeRun run = run_probe(bwrap_probe_argv(report.runner, {}), timeout_ms);
   if (run.succeeded()) {
     report.usable = true;
     report.enforcement = SandboxEnforcement::kFull;
@@ -320,6 +331,35 @@ void probe_netproxy(ComponentReport& report, double timeout_ms) {
       fmt::format("{} failed to run a command: {}", report.runner,
                   said.empty() ? fmt::format("exit {}", run.exit_code.value_or(-1)) : said),
       fmt::format("{}; run {} -- /usr/bin/true by hand to see why", kReinstall, report.runner));
+}
+
+std::string seccomp_exec_fix() {
+  return "reinstall dsh-sandbox: dsh-seccomp-exec must sit beside landlock-run (cmake --install "
+         "and the .deb install it), or make Landlock usable so bwrap runs with landlock-run "
+         "inside";
+}
+
+std::optional<std::string> probe_seccomp_exec(const std::string& shim, const std::string& bwrap,
+                                              double timeout_ms) {
+  std::vector<std::string> argv = {shim};
+  const std::vector<std::string> shim_args = profiles::seccomp_exec_args();
+  argv.insert(argv.end(), shim_args.begin(), shim_args.end());
+  argv.emplace_back("--");
+  const std::vector<std::string> bwrap_argv =
+      bwrap_probe_argv(bwrap, profiles::bwrap_seccomp_args());
+  argv.insert(argv.end(), bwrap_argv.begin(), bwrap_argv.end());
+  const ProbeRun run = run_probe(argv, timeout_ms);
+  if (run.succeeded()) return std::nullopt;
+  if (run.spawn_error != 0) {
+    return fmt::format("{} cannot be started: {}", shim,
+                       std::generic_category().message(run.spawn_error));
+  }
+  if (run.timed_out) {
+    return fmt::format("{} did not finish its probe within {} ms", shim, timeout_ms);
+  }
+  const std::string said(text::first_line(run.err));
+  return fmt::format("{} did not start bwrap with its seccomp filter: {}", shim,
+                     said.empty() ? fmt::format("exit {}", run.exit_code.value_or(-1)) : said);
 }
 
 }  // namespace dsh::sandbox::local

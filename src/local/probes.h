@@ -72,4 +72,12 @@ void probe_windows_acl(BackendReport& report, const std::vector<std::string>& ru
 // The allow-list's proxy: `report.runner` started on `-- true`, which must exit 0.
 void probe_netproxy(ComponentReport& report, double timeout_ms);
 
+// bwrap alone's exec shim, as every bwrap-alone run starts it: `shim --seccomp-fd 5 -- bwrap
+// <read-only profile> --seccomp 5 -- true`, which must exit 0 (the shim opened the program and
+// bwrap loaded it). nullopt when it did, else why not, one line.
+std::optional<std::string> probe_seccomp_exec(const std::string& shim, const std::string& bwrap,
+                                              double timeout_ms);
+// What to do about an unusable shim, one line.
+std::string seccomp_exec_fix();
+
 }  // namespace dsh::sandbox::local

@@ -32,6 +32,10 @@ profiles::Runners locate_runners(const LocalSandboxConfig& config, const LocalSa
   // dsh-netproxy is installed beside the launcher.
   const std::string& launcher = runners.landlock_run;
   runners.netproxy = launcher.substr(0, launcher.rfind('/') + 1) + "dsh-netproxy";
+  // So is bwrap alone's exec shim, unless a test places it.
+  runners.seccomp_exec = hooks.seccomp_exec_path.empty()
+                             ? launcher.substr(0, launcher.rfind('/') + 1) + "dsh-seccomp-exec"
+                             : hooks.seccomp_exec_path;
   runners.windows_acl = hooks.windows_acl_runner;
   return runners;
 }

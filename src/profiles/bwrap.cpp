@@ -124,9 +124,14 @@ std::vector<std::string> bwrap_seccomp_args() {
   return {"--seccomp", std::to_string(kBwrapSeccompFd)};
 }
 
-ProvidedFd bwrap_seccomp_fd() {
-  return {kBwrapSeccompFd, bwrap_seccomp_program(),
-          "bwrap --seccomp: the seccomp program (struct sock_filter array)"};
+std::vector<std::string> seccomp_exec_args() {
+  return {"--seccomp-fd", std::to_string(kBwrapSeccompFd)};
+}
+
+RunnerFailureRule seccomp_exec_failure_rule() {
+  return {std::vector<int>{kSeccompExecFailureExit},
+          {std::string(kSeccompExecLinePrefix)},
+          std::nullopt};
 }
 
 namespace {

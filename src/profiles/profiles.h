@@ -32,6 +32,7 @@ struct Runners {
   std::string sandbox_exec = "/usr/bin/sandbox-exec";
   std::vector<std::string> windows_acl;  // the runner's argv prefix, e.g. [node, runner.js]
   std::string netproxy;                  // dsh-netproxy, for the network allow-list
+  std::string seccomp_exec;              // dsh-seccomp-exec, in front of bwrap alone
 };
 
 // The chain's verdict: which backend confines, and what landlock-run offers when it is used,

@@ -69,8 +69,10 @@ ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
                                     " (the documented runner profile has no path rules)");
     }
   }
-  confined.enforcement =
-      confined.ungoverned.empty() ? SandboxEnforcement::kFull : SandboxEnforcement::kPartial;
+  // The reference's rule: the operator asserts full. What the documented profile leaves out
+  // stays named in `ungoverned`, and the strict reading is partial then.
+  confined.enforcement = SandboxEnforcement::kFull;
+  confined.strict_enforcement = strict_reading(confined.enforcement, confined.ungoverned);
   // The mechanism is unknown, so both Linux dialects, never bare EPERM.
   confined.denial_signatures = {"read-only file system", "permission denied"};
   confined.runner_failure_rules = {

@@ -34,11 +34,12 @@ std::optional<std::string> runner_command_unsupported_reason(const SandboxPolicy
 std::optional<std::string> runner_command_startup_refusal(const FsPlan& plan,
                                                           bool accepts_hardening);
 
-// runner + profile + "--" + argv, layers [runner-command]. With `accepts_hardening` the profile
-// is bwrap's whole profile (bwrap_args: --unshare-ipc, --new-session, --cap-drop ALL,
-// --unshare-net under a denied network) and enforcement is full, the operator's assertion;
-// without it the documented profile, partial, naming runner_command_ungoverned() and the
-// plan's carve-outs and unreadable paths it cannot apply.
+// runner + profile + "--" + argv, layers [runner-command]; enforcement is full, the operator's
+// assertion (the reference's rule). With `accepts_hardening` the profile is bwrap's whole profile
+// (bwrap_args: --unshare-ipc, --new-session, --cap-drop ALL, --unshare-net under a denied
+// network) and the strict reading is full too; without it the documented profile, and the strict
+// reading is partial, naming runner_command_ungoverned() and the plan's carve-outs and
+// unreadable paths it cannot apply.
 ConfinedArgv wrap_runner_command(std::span<const std::string> runner_command,
                                  std::span<const std::string> failure_signatures,
                                  std::span<const std::string> argv, const SandboxPolicy& policy,

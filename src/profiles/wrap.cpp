@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The composer: a selected backend's layers, each from its runner's home, into one argv plus the
-// facts a consumer classifies with. Enforcement is derived from what is not governed, so
-// "partial" always comes with its reasons.
+// facts a consumer classifies with. `enforcement` is the contract's verdict per backend; the
+// strict reading is derived from what is not governed, so its "partial" always comes with its
+// reasons.
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -14,6 +16,22 @@ namespace dsh::sandbox::profiles {
 namespace {
 
 using Argv = std::vector<std::string>;
+
+// The reference's verdict: bwrap (with or without landlock-run inside, whose read-only binds
+// refuse every write outside the workspace) and Seatbelt are full when usable, Landlock is what
+// the launcher's --probe said (partial below the ABI it fully knows), windows-acl is partial.
+SandboxEnforcement contract_enforcement(const Selection& selection) {
+  switch (selection.backend) {
+    case SandboxBackend::kBwrap:
+    case SandboxBackend::kSeatbelt:
+      return SandboxEnforcement::kFull;
+    case SandboxBackend::kLandlock:
+      return selection.landlock.value().enforcement;
+    case SandboxBackend::kWindowsAcl:
+      return SandboxEnforcement::kPartial;
+  }
+  throw std::logic_error("unreachable variant in SandboxBackend");
+}
 
 ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
                        const RunNeeds& needs, const FsPlan& plan) {
@@ -28,7 +46,9 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
       // (a file the user may not read), and a signature must not claim those. The launcher's
       // evidence records stay the classifier where they are read (docs/evidence.md).
       facts.denial_signatures = {std::string(kBwrapDenial)};
-      facts.runner_failure_rules = {bwrap_failure_rule()};
+      // Outermost first: bwrap alone starts behind its exec shim.
+      if (!selection.landlock) facts.runner_failure_rules.push_back(seccomp_exec_failure_rule());
+      facts.runner_failure_rules.push_back(bwrap_failure_rule());
       if (selection.landlock) facts.runner_failure_rules.push_back(landlock_failure_rule());
       append_kernel_refusals(facts.refused);
       break;
@@ -57,8 +77,8 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
   }
   facts.layers = selection_layers(selection);
   facts.backend = backend_label(facts.layers);
-  facts.enforcement =
-      facts.ungoverned.empty() ? SandboxEnforcement::kFull : SandboxEnforcement::kPartial;
+  facts.enforcement = contract_enforcement(selection);
+  facts.strict_enforcement = strict_reading(facts.enforcement, facts.ungoverned);
   return facts;
 }
 
@@ -102,11 +122,12 @@ void append_prefix(ConfinedArgv& out, const Selection& selection, const Runners&
         }
       }
       if (!selection.landlock) {
-        // bwrap alone gets the launcher's always-on filter through a descriptor. In the layered
+        // bwrap alone gets the launcher's always-on filter through descriptor 5, which the exec
+        // shim in front of it opens: the argv needs nothing from its spawner. In the layered
         // default the inner launcher installs that same filter itself, so bwrap loads none.
         const Argv seccomp = bwrap_seccomp_args();
         args.insert(args.end(), seccomp.begin(), seccomp.end());
-        out.provided_fds.push_back(bwrap_seccomp_fd());
+        append_runner(out.argv, runners.seccomp_exec, {}, seccomp_exec_args());
       }
       // Defense in depth: inside bwrap's mount view, landlock-run adds IPC scoping, seccomp
       // hardening and its own capability drop. The read-only root shows it at its own path
@@ -155,7 +176,7 @@ std::vector<RunnerLayer> selection_layers(const Selection& selection) {
   switch (selection.backend) {
     case SandboxBackend::kBwrap:
       if (selection.landlock) return {RunnerLayer::kBwrap, RunnerLayer::kLandlockRun};
-      return {RunnerLayer::kBwrap};
+      return {RunnerLayer::kSeccompExec, RunnerLayer::kBwrap};
     case SandboxBackend::kLandlock:
       return {RunnerLayer::kLandlockRun};
     case SandboxBackend::kSeatbelt:
@@ -182,6 +203,9 @@ std::optional<std::string> unsupported_reason(const Selection& selection, const 
   // is refused, never silently dropped (the run would be weaker than its facts say).
   std::vector<const std::string*> chain;
   if (selection.backend == SandboxBackend::kBwrap) chain.push_back(&runners.bwrap);
+  if (selection.backend == SandboxBackend::kBwrap && !selection.landlock) {
+    chain.push_back(&runners.seccomp_exec);
+  }
   if (selection.landlock && (selection.backend == SandboxBackend::kBwrap ||
                              selection.backend == SandboxBackend::kLandlock)) {
     chain.push_back(&runners.landlock_run);
@@ -247,8 +271,18 @@ RunnerReport read_status_reports(const ConfinedArgv& confined, std::span<const s
           confined.layers.end() ||
       std::any_of(channels.begin(), channels.end(),
                   [](const StatusChannel& c) { return c.layer == RunnerLayer::kLandlockRun; });
+  const bool behind_shim = std::find(confined.layers.begin(), confined.layers.end(),
+                                     RunnerLayer::kSeccompExec) != confined.layers.end();
   for (std::size_t i = 0; i < count; ++i) {
     if (channels[i].format != StatusFormat::kBwrapJson) continue;
+    // The exec shim in front of bwrap alone has no channel: when it failed, bwrap never started
+    // (its channel holds no exit) and the shim's one line is on stderr, with exit 125.
+    if (behind_shim && status[i].find("\"exit-code\"") == std::string::npos) {
+      const std::array<RunnerFailureRule, 1> shim = {seccomp_exec_failure_rule()};
+      if (auto match = classify_runner_failure(exit_code, stderr_tail, shim)) {
+        return {std::move(match->detail), {}, {}};
+      }
+    }
     if (RunnerReport report = bwrap_status_report(status[i], stderr_tail, !launcher_inside);
         report != RunnerReport{}) {
       return report;

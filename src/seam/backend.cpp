@@ -35,14 +35,24 @@ std::string_view layer_name(RunnerLayer layer) {
       return "windows-acl";
     case RunnerLayer::kNetProxy:
       return "netproxy";
+    case RunnerLayer::kSeccompExec:
+      return "seccomp-exec";
   }
   throw std::logic_error("unreachable variant in RunnerLayer");
+}
+
+SandboxEnforcement strict_reading(SandboxEnforcement enforcement,
+                                  std::span<const std::string> ungoverned) {
+  return enforcement == SandboxEnforcement::kPartial || !ungoverned.empty()
+             ? SandboxEnforcement::kPartial
+             : SandboxEnforcement::kFull;
 }
 
 std::string backend_label(std::span<const RunnerLayer> layers) {
   std::string label;
   for (const RunnerLayer layer : layers) {
-    if (layer == RunnerLayer::kNetProxy) continue;  // a network runner, not a confinement layer
+    // A network runner and bwrap's exec shim confine nothing themselves.
+    if (layer == RunnerLayer::kNetProxy || layer == RunnerLayer::kSeccompExec) continue;
     if (!label.empty()) label += '+';
     // The launcher's backend is named for its mechanism, as probe and the verdict cache name it.
     label += layer == RunnerLayer::kLandlockRun ? std::string_view("landlock") : layer_name(layer);

@@ -150,6 +150,7 @@ json to_value(const ConfinedArgv& confined) {
               {"runnerFailureRules", std::move(rules)},
               {"backend", confined.backend},
               {"ungoverned", confined.ungoverned},
+              {"strictEnforcement", wire_name(confined.strict_enforcement)},
               {"network", wire_name(confined.network)},
               {"providedFds", std::move(fds)},
               {"refused", confined.refused},
@@ -228,7 +229,8 @@ std::optional<RunnerLayer> layer_named(const json& value) {
   if (!value.is_string()) return std::nullopt;
   for (const RunnerLayer layer :
        {RunnerLayer::kBwrap, RunnerLayer::kLandlockRun, RunnerLayer::kRunnerCommand,
-        RunnerLayer::kSeatbelt, RunnerLayer::kWindowsAcl, RunnerLayer::kNetProxy}) {
+        RunnerLayer::kSeatbelt, RunnerLayer::kWindowsAcl, RunnerLayer::kNetProxy,
+        RunnerLayer::kSeccompExec}) {
     if (value.get<std::string>() == layer_name(layer)) return layer;
   }
   return std::nullopt;
@@ -301,6 +303,19 @@ Result<ConfinedArgv> read_facts(const json& value, ConfinedArgv confined) {
     auto ungoverned = string_array(value, "ungoverned", kWhat);
     if (!ungoverned) return ungoverned.error();
     confined.ungoverned = std::move(ungoverned).value();
+  }
+  // Absent (the reference's document): the strict reading of what it does say.
+  confined.strict_enforcement = strict_reading(confined.enforcement, confined.ungoverned);
+  if (value.contains("strictEnforcement")) {
+    auto name = string_field(value, "strictEnforcement", kWhat);
+    if (!name) return name.error();
+    auto strict = parse_sandbox_enforcement(name.value());
+    if (!strict) return strict.error();
+    if (strict.value() != confined.strict_enforcement) {
+      return field_error(kWhat, "strictEnforcement",
+                         "must be partial exactly when enforcement is partial or ungoverned is "
+                         "not empty");
+    }
   }
   auto network = network_field(value, kWhat, NetworkPolicy::kInherit);
   if (!network) return network.error();

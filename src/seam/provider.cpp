@@ -119,6 +119,9 @@ ConfinedArgv SandboxProvider::confine(const ConfineRequest& request) {
         "the provider asked for descriptors that are not distinct numbers "
         ">= 3 named by its runner's arguments; refusing to run it");
   }
+  // The strict reading is what the answer's own facts say, whoever the provider: never a "full"
+  // beside a named gap.
+  confined.strict_enforcement = strict_reading(confined.enforcement, confined.ungoverned);
   return confined;
 }
 

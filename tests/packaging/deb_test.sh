@@ -27,7 +27,7 @@ grep -qx 'Package: dsh-sandbox' <<<"$fields" && grep -q '^Depends: .*bubblewrap'
   grep -q '^Depends: .*libidn2' <<<"$fields" ||
   { echo "deb_test: control fields: $fields" >&2; exit 1; }
 listing="$(dpkg-deb -c "$deb")"
-for file in ./usr/bin/dsh-sandbox ./usr/bin/landlock-run ./usr/bin/dsh-netproxy \
+for file in ./usr/bin/dsh-sandbox ./usr/bin/landlock-run ./usr/bin/dsh-netproxy ./usr/bin/dsh-seccomp-exec \
             ./usr/share/man/man1/dsh-sandbox.1 \
             ./usr/include/dsh/sandbox/executor.h ./usr/lib/cmake/dsh-sandbox/dsh-sandboxConfig.cmake; do
   grep -q " $file\$" <<<"$listing" || { echo "deb_test: $file missing from the package" >&2; exit 1; }

@@ -16,7 +16,7 @@ chmod 755 "$work"
 prefix="$work/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 check_installed_programs "$prefix/bin"
-for file in bin/dsh-sandbox bin/landlock-run bin/dsh-netproxy lib/libdsh-sandbox.a include/dsh/sandbox/executor.h \
+for file in bin/dsh-sandbox bin/landlock-run bin/dsh-netproxy bin/dsh-seccomp-exec lib/libdsh-sandbox.a include/dsh/sandbox/executor.h \
             lib/cmake/dsh-sandbox/dsh-sandboxConfig.cmake lib/pkgconfig/dsh-sandbox.pc \
             share/man/man1/dsh-sandbox.1 share/man/man1/landlock-run.1 \
             share/bash-completion/completions/dsh-sandbox share/zsh/vendor-completions/_dsh-sandbox \

@@ -43,9 +43,21 @@ struct ProvidedFd {
 // own runner (LocalSandboxConfig::runner_command).
 // "netproxy" is the network allow-list's proxy (docs/network.md): outermost when present, a
 // network runner rather than a confinement layer, so backend labels leave it out.
-enum class RunnerLayer { kBwrap, kLandlockRun, kRunnerCommand, kSeatbelt, kWindowsAcl, kNetProxy };
+// "seccomp-exec" is dsh-seccomp-exec, right before bwrap when bwrap confines alone: it opens
+// bwrap's seccomp program on the descriptor `--seccomp` names and execs bwrap; it confines
+// nothing itself, so backend labels leave it out too.
+enum class RunnerLayer {
+  kBwrap,
+  kLandlockRun,
+  kRunnerCommand,
+  kSeatbelt,
+  kWindowsAcl,
+  kNetProxy,
+  kSeccompExec
+};
 
-// "bwrap", "landlock-run", "runner-command", "seatbelt", "windows-acl", "netproxy".
+// "bwrap", "landlock-run", "runner-command", "seatbelt", "windows-acl", "netproxy",
+// "seccomp-exec".
 std::string_view layer_name(RunnerLayer layer);
 // The backend label of a layer list, as ConfinedArgv::backend spells it: "bwrap",
 // "bwrap+landlock", "landlock", "runner-command", "seatbelt", "windows-acl".
@@ -82,7 +94,9 @@ struct StatusChannel {
 struct ConfinedArgv {
   // Runner, profile arguments, "--", then the caller's exact argv: spawn this instead.
   std::vector<std::string> argv;
-  // What this host enforces, not what was requested.
+  // The contract's fact, as the reference computes it: the backend's verdict (bwrap, Seatbelt
+  // and an operator's runnerCommand full; Landlock the launcher's own --probe verdict; windows-acl
+  // partial). What this project finds beyond it is in `ungoverned` and `strict_enforcement`.
   SandboxEnforcement enforcement = SandboxEnforcement::kFull;
   // Case-insensitive stderr substrings this backend's denials produce (this backend only,
   // never a union across backends: a union claims denials this backend never produces).
@@ -92,8 +106,9 @@ struct ConfinedArgv {
   // Extensions beyond the reference's type (its consumers ignore them):
   // the backend that confines, e.g. "bwrap", "landlock", "bwrap+landlock", "seatbelt";
   std::string backend;
-  // what this backend does not govern of the mode's promise on this host; non-empty exactly
-  // when enforcement is partial, so "partial" is never a bare word;
+  // what this backend does not govern of the mode's promise on this host, as this project reads
+  // it (stricter than the reference: Landlock's metadata under workspace-write, a runnerCommand
+  // without the hardening); may be non-empty while `enforcement` is full;
   std::vector<std::string> ungoverned;
   // the network policy actually applied;
   NetworkPolicy network = NetworkPolicy::kInherit;
@@ -108,9 +123,17 @@ struct ConfinedArgv {
   // the status channels argv names (only when the request asked for them), each number at most
   // once and distinct from every provided descriptor's.
   std::vector<StatusChannel> status_channels;
+  // the strict reading of `enforcement`: partial exactly when `ungoverned` is non-empty (or
+  // `enforcement` is partial), so a strict "partial" is never a bare word; what a person is
+  // shown. Last, so aggregate initialisers of the fields above keep their meaning.
+  SandboxEnforcement strict_enforcement = SandboxEnforcement::kFull;
 
   bool operator==(const ConfinedArgv&) const = default;
 };
+
+// The strict reading of `enforcement` and `ungoverned`: partial when either says so.
+SandboxEnforcement strict_reading(SandboxEnforcement enforcement,
+                                  std::span<const std::string> ungoverned);
 
 struct RunnerFailureMatch {
   std::string detail;  // the first fatal stderr line, exactly as the runner wrote it

@@ -58,7 +58,11 @@ struct RunResult {
   bool stdout_truncated = false;
   bool stderr_truncated = false;
   std::string backend;  // e.g. "bwrap+landlock"; empty under danger-full-access
+  // The contract's enforcement (ConfinedArgv::enforcement), and the strict reading with what it
+  // finds ungoverned (ConfinedArgv::strict_enforcement, ::ungoverned); unset when unconfined.
   std::optional<SandboxEnforcement> enforcement;
+  std::optional<SandboxEnforcement> strict_enforcement;
+  std::vector<std::string> ungoverned;
   std::string not_started;     // kNotStarted: the refused program or workdir
   std::string runner_failure;  // kRunnerFailed: the runner's line
   std::chrono::milliseconds duration{0};

@@ -44,12 +44,15 @@ Result<void> validate_config(const LocalSandboxConfig& config);
 // in force.
 Result<LocalSandboxConfig> config_from_json(std::string_view text);
 
-// What confine would answer for one confined mode: the enforcement and what is not governed,
-// computed by the same composer confine uses (so probe and confine cannot disagree).
+// What confine would answer for one confined mode: the enforcement (the contract's and the strict
+// reading) and what is not governed, computed by the same composer confine uses (so probe and
+// confine cannot disagree).
 struct ModeEnforcement {
   ConfinedSandboxMode mode = ConfinedSandboxMode::kReadOnly;
-  SandboxEnforcement enforcement = SandboxEnforcement::kFull;
-  std::vector<std::string> ungoverned;  // empty exactly when enforcement is full
+  SandboxEnforcement enforcement = SandboxEnforcement::kFull;  // ConfinedArgv::enforcement
+  std::vector<std::string> ungoverned;
+  // ConfinedArgv::strict_enforcement: partial exactly when `ungoverned` is not empty.
+  SandboxEnforcement strict_enforcement = SandboxEnforcement::kFull;
 
   bool operator==(const ModeEnforcement&) const = default;
 };
@@ -67,8 +70,10 @@ struct BackendReport {
   std::string fix;                // what to do about it, one line
   // When usable: per confined mode, what confine would answer were this backend selected (bwrap
   // with landlock-run inside when the chain's Landlock is usable too). `enforcement` above is
-  // then the weakest of them: "full" only when every mode is.
+  // then the weakest of their contract readings ("full" only when every mode is), and
+  // `strict_enforcement` the weakest of their strict readings.
   std::vector<ModeEnforcement> modes;
+  SandboxEnforcement strict_enforcement = SandboxEnforcement::kPartial;
 };
 
 // A program a feature starts besides the backend's runners (the network allow-list's proxy
@@ -118,7 +123,10 @@ struct LocalSandboxHooks {
   // default: landlock-run beside /proc/self/exe (local::locate_runners); a caller that located
   // it already (the CLI, for its verdict store's key) passes it so it is located once.
   std::string launcher_path;
-  std::string sandbox_exec_path;                // default: /usr/bin/sandbox-exec
+  std::string sandbox_exec_path;  // default: /usr/bin/sandbox-exec
+  // bwrap alone's exec shim (it gives bwrap its seccomp program); default: dsh-seccomp-exec
+  // beside the launcher, where it is installed.
+  std::string seccomp_exec_path;
   std::vector<std::string> windows_acl_runner;  // default: none (unusable)
   std::string temp_dir;                         // default: user_temp_dir()
   // The roots earlier confined runs could write (the caller's record of writable roots: earlier

@@ -616,10 +616,12 @@ TEST_F(BashExecutorTest, ProvidedDescriptorHoldsExactlyItsBytesFromTheStart) {
   EXPECT_EQ(outcome.out.tail, "ran\n");
 }
 
-TEST_F(BashExecutorTest, RealBwrapAloneLoadsTheLaunchersFilterFromItsDescriptor) {
+TEST_F(BashExecutorTest, RealBwrapAloneLoadsTheLaunchersFilterThroughItsExecShim) {
   LocalSandboxHooks hooks;
-  // A launcher that does not exist, where no confined run could plant one: bwrap alone.
+  // A launcher that does not exist, where no confined run could plant one: bwrap alone, behind
+  // the exec shim that opens its seccomp program.
   hooks.launcher_path = "/nonexistent/dsh-consumer-it/landlock-run";
+  hooks.seccomp_exec_path = SECCOMP_EXEC_PATH;
   LocalSandboxProvider provider({}, hooks);
   SandboxBashExecutor executor(provider);
   // setarch -R asks personality(ADDR_NO_RANDOMIZE): refused by the filter, so the program fails.
@@ -629,6 +631,30 @@ TEST_F(BashExecutorTest, RealBwrapAloneLoadsTheLaunchersFilterFromItsDescriptor)
   EXPECT_NE(outcome.out.tail, "status=0\n") << outcome.err.tail;
   EXPECT_NE(outcome.err.tail.find("Operation not permitted"), std::string::npos)
       << outcome.err.tail;
+}
+
+// The exec shim has no status channel: when it fails, bwrap never wrote its exit, and the
+// shim's own line (exit 125) is the runner failure, named as it wrote it; nothing ran.
+TEST_F(BashExecutorTest, FailingExecShimOfBwrapAloneIsARunnerFailureNamingItsLine) {
+  LocalSandboxHooks hooks;
+  hooks.platform = "linux";
+  hooks.launcher_path = "/nonexistent/dsh-consumer-it/landlock-run";
+  hooks.seccomp_exec_path = write_script(dir_ / "dsh-seccomp-exec",
+                                         "echo 'dsh-seccomp-exec: memfd_create: boom' >&2\n"
+                                         "exit 125\n");
+  // bwrap usable, Landlock not: bwrap alone, behind the failing shim (fake probes never start it).
+  hooks.probe = [](BackendReport& report) {
+    report.usable = report.backend == SandboxBackend::kBwrap;
+    report.enforcement = SandboxEnforcement::kFull;
+  };
+  hooks.check_runner = [](const std::string&, std::span<const std::string>) -> Result<void> {
+    return {};
+  };
+  LocalSandboxProvider provider({}, hooks);
+  SandboxBashExecutor executor(provider);
+  expect_unavailable_naming(executor, spec("touch " + (dir_ / "marker")),
+                            "Runner failure: dsh-seccomp-exec: memfd_create: boom");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "marker"));
 }
 
 // One workdir rule for every consumer: none is the workspace root, a relative one is resolved

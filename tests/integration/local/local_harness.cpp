@@ -89,6 +89,8 @@ std::unique_ptr<sandbox::LocalSandboxProvider> make_provider(
   sandbox::LocalSandboxHooks hooks;
   hooks.launcher_path =
       backend == Backend::kBwrapOnly ? "/nonexistent/dsh-local-it/landlock-run" : llrt::launcher();
+  // bwrap alone's exec shim, which an install puts beside the launcher.
+  hooks.seccomp_exec_path = seccomp_exec();
   return std::make_unique<sandbox::LocalSandboxProvider>(config, hooks, std::move(store));
 }
 

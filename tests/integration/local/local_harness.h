@@ -32,6 +32,7 @@ using testing::RunResult;
 inline const char* dsh_sandbox() { return DSH_SANDBOX_PATH; }
 inline const char* deny_namespaces() { return DENY_NAMESPACES_PATH; }
 inline const char* kernel_objects_probe() { return KERNEL_OBJECTS_PATH; }
+inline const char* seccomp_exec() { return SECCOMP_EXEC_PATH; }
 
 // How the provider is made to choose: the host's natural chain (bwrap+landlock here), or with
 // bwrap made unusable by a missing path, which leaves Landlock, or with the launcher missing,

@@ -35,6 +35,8 @@ TEST_P(ProbeConfineParity, LibraryProbeAndConfineAgreeForEveryMode) {
     const ConfinedArgv confined = confine(*confiner, {"/bin/true"}, kModes[i], workspace_.path());
     EXPECT_EQ(summary.modes[i].mode, kModes[i]);
     EXPECT_EQ(summary.modes[i].enforcement, confined.enforcement) << mode_name(kModes[i]);
+    EXPECT_EQ(summary.modes[i].strict_enforcement, confined.strict_enforcement)
+        << mode_name(kModes[i]);
     EXPECT_EQ(summary.modes[i].ungoverned, confined.ungoverned) << mode_name(kModes[i]);
   }
   // The selected backend's own report says the same, and its enforcement is never stronger
@@ -47,6 +49,11 @@ TEST_P(ProbeConfineParity, LibraryProbeAndConfineAgreeForEveryMode) {
     });
     EXPECT_EQ(report.enforcement,
               partial ? SandboxEnforcement::kPartial : SandboxEnforcement::kFull);
+    const bool strictly_partial = std::any_of(
+        report.modes.begin(), report.modes.end(),
+        [](const auto& m) { return m.strict_enforcement == SandboxEnforcement::kPartial; });
+    EXPECT_EQ(report.strict_enforcement,
+              strictly_partial ? SandboxEnforcement::kPartial : SandboxEnforcement::kFull);
   }
 }
 
@@ -77,9 +84,10 @@ TEST_P(CliProbeConfineParity, CliProbeAndConfineAgreeForEveryMode) {
     const nlohmann::json& mode = report["modes"][i];
     EXPECT_EQ(mode["mode"], mode_name(kModes[i]));
     EXPECT_EQ(mode["enforcement"], confined["enforcement"]) << probe.out << confine.out;
+    EXPECT_EQ(mode["strictEnforcement"], confined["strictEnforcement"]) << probe.out << confine.out;
     EXPECT_EQ(mode["ungoverned"], confined["ungoverned"]) << probe.out << confine.out;
   }
-  // The text form names the same enforcement per mode.
+  // The text form, for a person, names the strict reading per mode.
   std::vector<std::string> text_args = {"probe"};
   text_args.insert(text_args.end(), config.begin(), config.end());
   const RunResult text = run_cli(text_args);
@@ -87,7 +95,7 @@ TEST_P(CliProbeConfineParity, CliProbeAndConfineAgreeForEveryMode) {
   for (std::size_t i = 0; i < 2; ++i) {
     const std::string line = "  " + mode_name(kModes[i]) +
                              std::string(17 - mode_name(kModes[i]).size(), ' ') +
-                             std::string(report["modes"][i]["enforcement"]) + "\n";
+                             std::string(report["modes"][i]["strictEnforcement"]) + "\n";
     EXPECT_NE(text.out.find("selected: " + expected_backend_name(GetParam()) + "\n" +
                             (i == 0 ? line : "")),
               std::string::npos)
@@ -130,8 +138,13 @@ TEST_F(RunnerCommandParity, ProbeAnswersForTheOperatorsRunnerAsConfineDoes) {
       ASSERT_TRUE(confine.exited_with(0)) << confine.describe();
       const nlohmann::json confined = parse_json(confine.out);
       EXPECT_EQ(report["modes"][i]["enforcement"], confined["enforcement"]) << hardening;
+      EXPECT_EQ(report["modes"][i]["strictEnforcement"], confined["strictEnforcement"])
+          << hardening;
       EXPECT_EQ(report["modes"][i]["ungoverned"], confined["ungoverned"]) << hardening;
-      EXPECT_EQ(confined["enforcement"], std::string(hardening) == "true" ? "full" : "partial");
+      // The operator's assertion is the contract's; the strict reading names what is missing.
+      EXPECT_EQ(confined["enforcement"], "full");
+      EXPECT_EQ(confined["strictEnforcement"],
+                std::string(hardening) == "true" ? "full" : "partial");
     }
   }
 }

@@ -118,9 +118,10 @@ class PathRules : public ::testing::TestWithParam<Backend> {
 TEST_P(PathRules, GitHooksAndConfigSurviveEveryWriteTrick) {
   const std::string git = workspace_ + "/.git";
   if (GetParam() == Backend::kLandlock) {
-    // Landlock's grants only add access: the carve-outs are named, and the run is partial.
+    // Landlock's grants only add access: the carve-outs are named, and the run is partial in
+    // the strict reading.
     const nlohmann::json confined = confine();
-    EXPECT_EQ(confined["enforcement"], "partial");
+    EXPECT_EQ(confined["strictEnforcement"], "partial");
     const std::string ungoverned = confined["ungoverned"].dump();
     EXPECT_NE(ungoverned.find(git + "/config"), std::string::npos) << ungoverned;
     EXPECT_NE(ungoverned.find(git + "/hooks"), std::string::npos) << ungoverned;
@@ -175,7 +176,7 @@ TEST_P(PathRules, AWorktreeGitFileAndItsCommonDirStayReadOnly) {
   if (GetParam() == Backend::kLandlock) {
     workspace_ = linked;
     const nlohmann::json confined = confine();
-    EXPECT_EQ(confined["enforcement"], "partial");
+    EXPECT_EQ(confined["strictEnforcement"], "partial");
     const std::string ungoverned = confined["ungoverned"].dump();
     EXPECT_NE(ungoverned.find(linked + "/.git"), std::string::npos) << ungoverned;
     return;

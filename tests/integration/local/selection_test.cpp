@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 
 #include "dsh/sandbox/errors.h"
 #include "local_harness.h"
 #include "must_run.h"
+#include "profiles/bwrap.h"
 
 namespace dsh::local_it {
 namespace {
@@ -51,14 +53,18 @@ void expect_landlock_usable(const nlohmann::json& probe) {
   const nlohmann::json& landlock = find(probe, "landlock");
   ASSERT_TRUE(landlock.is_object());
   EXPECT_EQ(landlock["usable"], true) << landlock.dump();
-  // Both modes governed: under workspace-write the launcher's supervisor keeps file metadata
-  // inside the writable roots (Landlock does not govern it), as confine says for that mode.
+  // Both readings full: the contract's is the launcher's verdict (full on this ABI), and under
+  // workspace-write the launcher's supervisor keeps file metadata inside the writable roots
+  // (Landlock does not govern it), so nothing is ungoverned, as confine says for that mode.
   EXPECT_EQ(landlock["enforcement"], "full") << landlock.dump();
+  EXPECT_EQ(landlock["strictEnforcement"], "full") << landlock.dump();
   ASSERT_EQ(landlock["modes"].size(), 2U) << landlock.dump();
   EXPECT_EQ(landlock["modes"][0]["mode"], "read-only");
   EXPECT_EQ(landlock["modes"][0]["enforcement"], "full") << landlock.dump();
+  EXPECT_EQ(landlock["modes"][0]["strictEnforcement"], "full") << landlock.dump();
   EXPECT_EQ(landlock["modes"][1]["mode"], "workspace-write");
   EXPECT_EQ(landlock["modes"][1]["enforcement"], "full") << landlock.dump();
+  EXPECT_EQ(landlock["modes"][1]["strictEnforcement"], "full") << landlock.dump();
   EXPECT_EQ(landlock["landlockAbi"], llrt::kernel_abi()) << landlock.dump();
   EXPECT_EQ(landlock["runner"], dir(dsh_sandbox()) + "/landlock-run") << landlock.dump();
 }
@@ -138,8 +144,9 @@ TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
   const BackendReport& landlock = summary.backends[1];
   EXPECT_TRUE(landlock.usable) << landlock.cause;
 
-  // The wrap's enforcement is the probe's verdict (read-only: full, metadata denied by seccomp;
-  // workspace-write: full, metadata performed by the launcher's supervisor inside the roots).
+  // The wrap's enforcement is the probe's verdict in both modes; the strict reading is full too:
+  // under read-only seccomp denies metadata, under workspace-write the launcher's supervisor
+  // performs it inside the writable roots only.
   TempDir workspace;
   auto lazy = make_provider(Backend::kLandlock);
   const ConfinedArgv read_only =
@@ -153,8 +160,11 @@ TEST_F(Selection, LibraryFallsToLandlockWhenBwrapIsMissing) {
       confine(*lazy, {"/bin/true"}, ConfinedSandboxMode::kWorkspaceWrite, workspace.path());
   EXPECT_EQ(workspace_write.backend, "landlock");
   EXPECT_EQ(workspace_write.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(workspace_write.strict_enforcement, SandboxEnforcement::kFull);
   EXPECT_EQ(workspace_write.enforcement, landlock.modes[1].enforcement);
-  EXPECT_EQ(landlock.enforcement, SandboxEnforcement::kFull);  // the weakest of its modes
+  EXPECT_EQ(workspace_write.strict_enforcement, landlock.modes[1].strict_enforcement);
+  EXPECT_EQ(landlock.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(landlock.strict_enforcement, SandboxEnforcement::kFull);  // the weakest of its modes
   EXPECT_TRUE(workspace_write.ungoverned.empty());
   EXPECT_NE(
       std::find(workspace_write.argv.begin(), workspace_write.argv.end(), "--contain-metadata"),
@@ -319,6 +329,68 @@ TEST_F(Selection, CliAloneWithoutLauncherAndWithoutBwrapExits125) {
   expect_one_line_diagnosis(landlock);
   EXPECT_EQ(landlock["runner"], launcher);
   expect_one_line_diagnosis(find(report, "bwrap"));
+}
+
+// bwrap alone runs behind dsh-seccomp-exec. A copy of the CLI with neither the launcher nor the
+// shim beside it: bwrap alone is unusable with the shim named as the cause and the fix, confine
+// refuses (exit 125, one line), and nothing runs.
+TEST_F(Selection, BwrapAloneWithoutItsExecShimIsUnusableAndNamesIt) {
+  const std::string cli = dir_ / "dsh-sandbox";
+  copy_program(dsh_sandbox(), cli);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  TempDir workspace;
+  const std::string marker = workspace / unique("marker");
+  const RunResult confine = run_cli(
+      {"confine", "--workspace", workspace.path(), "--", "/bin/sh", "-c", "printf ran > " + marker},
+      cli);
+  expect_one_cli_error_line(confine);
+  EXPECT_NE(confine.err.find("no sandbox backend is usable on this host"), std::string::npos)
+      << confine.err;
+  EXPECT_FALSE(llrt::exists(marker));
+
+  const RunResult json = run_cli({"probe", "--json"}, cli);
+  EXPECT_TRUE(json.exited_with(125)) << json.describe();
+  const nlohmann::json report = parse_json(json.out);
+  EXPECT_TRUE(report["selected"].is_null()) << json.out;
+  const nlohmann::json& bwrap = find(report, "bwrap");
+  expect_one_line_diagnosis(bwrap);
+  const std::string shim = dir_ / "dsh-seccomp-exec";
+  EXPECT_NE(bwrap["cause"].get<std::string>().find(shim + " cannot be started: No such file"),
+            std::string::npos)
+      << bwrap.dump();
+  EXPECT_NE(bwrap["fix"].get<std::string>().find("dsh-seccomp-exec"), std::string::npos);
+
+  // With the shim beside it, the same copy confines with bwrap alone, behind the shim.
+  copy_program(seccomp_exec(), shim);
+  const RunResult confined =
+      run_cli({"confine", "--workspace", workspace.path(), "--", "true"}, cli);
+  ASSERT_TRUE(confined.exited_with(0)) << confined.describe();
+  const nlohmann::json facts = parse_json(confined.out);
+  EXPECT_EQ(facts["backend"], "bwrap");
+  EXPECT_EQ(facts["argv"][0], shim);
+  EXPECT_EQ(facts["providedFds"], nlohmann::json::array());
+}
+
+// The shim puts exactly the program the library generates on the descriptor it is told, sealed
+// and at offset 0, and execs the program after `--` with it open.
+TEST_F(Selection, ExecShimOpensTheLaunchersFilterOnItsDescriptor) {
+  const RunResult read =
+      testing::execute({seccomp_exec(), "--seccomp-fd", "5", "--", "/bin/sh", "-c",
+                        "od -An -tx1 -v <&5 | tr -d ' \\n'; echo; if (echo x >&5) 2>/dev/null; "
+                        "then echo writable; fi"});
+  ASSERT_TRUE(read.exited_with(0)) << read.describe();
+  std::string expected;
+  for (const char byte : sandbox::profiles::bwrap_seccomp_program()) {
+    std::array<char, 3> hex{};
+    std::snprintf(hex.data(), hex.size(), "%02x",
+                  static_cast<unsigned>(static_cast<unsigned char>(byte)));
+    expected += hex.data();
+  }
+  EXPECT_EQ(read.out, expected + "\n");
+  const RunResult usage =
+      testing::execute({seccomp_exec(), "--seccomp-fd", "2", "--", "/bin/true"});
+  EXPECT_TRUE(usage.exited_with(125)) << usage.describe();
+  EXPECT_EQ(usage.err.rfind("dsh-seccomp-exec: ", 0), 0U) << usage.describe();
 }
 
 }  // namespace

@@ -222,7 +222,10 @@ TEST_P(StatusSwitch, RendersReportsAndExitsAsItsStatusSays) {
   result.status = c.status;
   result.sandbox.mode = SandboxMode::kWorkspaceWrite;
   result.sandbox.backend = "bwrap";
+  // Both readings: the contract's full, the strict one partial with its gap.
   result.sandbox.enforcement = SandboxEnforcement::kFull;
+  result.sandbox.strict_enforcement = SandboxEnforcement::kPartial;
+  result.sandbox.ungoverned = {"file metadata outside the workspace"};
   result.out.tail = "o";
   result.duration = std::chrono::milliseconds(7);
 
@@ -240,11 +243,15 @@ TEST_P(StatusSwitch, RendersReportsAndExitsAsItsStatusSays) {
   if (c.runner_failed) {  // the command did not run: no backend, no output, no duration
     EXPECT_EQ(json["backend"], nullptr);
     EXPECT_EQ(json["enforcement"], nullptr);
+    EXPECT_EQ(json["strictEnforcement"], nullptr);
+    EXPECT_EQ(json["ungoverned"], nlohmann::json::array());
     EXPECT_EQ(json["stdout"], "");
     EXPECT_EQ(json["durationMs"], 0);
   } else {
     EXPECT_EQ(json["backend"], "bwrap");
     EXPECT_EQ(json["enforcement"], "full");
+    EXPECT_EQ(json["strictEnforcement"], "partial");
+    EXPECT_EQ(json["ungoverned"], nlohmann::json::array({"file metadata outside the workspace"}));
     EXPECT_EQ(json["stdout"], "o");
     EXPECT_EQ(json["durationMs"], 7);
   }

@@ -83,7 +83,8 @@ TEST(LocalProviderRunnerCommand, WrapsWithTheBwrapProfileAndNeverProbes) {
                                    profiles::documented_bwrap_args(kRo),
                                    {"--"},
                                    kCommand}));
-  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);  // the operator's assertion
+  EXPECT_EQ(confined.strict_enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(confined.ungoverned, profiles::runner_command_ungoverned());
   EXPECT_EQ(confined.denial_signatures, (Argv{"read-only file system", "permission denied"}));
   EXPECT_EQ(confined.runner_failure_rules,
@@ -128,15 +129,42 @@ TEST(LocalProviderChain, BwrapUsableAloneGivesTheBwrapWrapExactly) {
   FakeProbes probes{{SandboxBackend::kBwrap}, {}};
   LocalSandboxProvider provider({}, linux_hooks(probes));
   const ConfinedArgv confined = provider.confine(kCommand, kRo);
-  ASSERT_FALSE(confined.argv.empty());
-  EXPECT_EQ(Argv(confined.argv.begin() + 1, confined.argv.end()),
+  ASSERT_GE(confined.argv.size(), 5U);
+  // Behind the exec shim installed beside the launcher, which opens the seccomp program.
+  EXPECT_EQ(Argv(confined.argv.begin(), confined.argv.begin() + 4),
+            (Argv{"/opt/dsh/dsh-seccomp-exec", "--seccomp-fd", "5", "--"}));
+  EXPECT_EQ(Argv(confined.argv.begin() + 5, confined.argv.end()),
             concat({profiles::bwrap_args(kRo), {"--seccomp", "5", "--"}, kCommand}));
-  ASSERT_EQ(confined.provided_fds.size(), 1U);
-  EXPECT_EQ(confined.provided_fds[0].content, profiles::bwrap_seccomp_program());
+  EXPECT_TRUE(confined.provided_fds.empty());
   EXPECT_EQ(confined.backend, "bwrap");
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
-  EXPECT_EQ(confined.runner_failure_rules,
-            (std::vector<RunnerFailureRule>{{std::nullopt, {"bwrap: "}, std::nullopt}}));
+  EXPECT_EQ(
+      confined.runner_failure_rules,
+      (std::vector<RunnerFailureRule>{{std::vector<int>{125}, {"dsh-seccomp-exec: "}, std::nullopt},
+                                      {std::nullopt, {"bwrap: "}, std::nullopt}}));
+}
+
+// Fail closed: an exec shim that fails the trust check makes bwrap alone unusable, with the
+// cause on bwrap's report, and nothing else is selected in its place.
+TEST(LocalProviderChain, BwrapAloneWithAnUntrustedExecShimIsUnusableAndNamed) {
+  FakeProbes probes{{SandboxBackend::kBwrap}, {}};
+  LocalSandboxHooks hooks = linux_hooks(probes);
+  hooks.seccomp_exec_path = "/opt/elsewhere/dsh-seccomp-exec";
+  hooks.check_runner = [](const std::string& runner, std::span<const std::string>) -> Result<void> {
+    if (runner == "/opt/elsewhere/dsh-seccomp-exec") return InvalidInput{"writable by others"};
+    return {};
+  };
+  LocalSandboxProvider provider({}, hooks);
+  EXPECT_THROW((void)provider.confine(kCommand, kRo), SandboxUnavailableError);
+  const ProbeSummary summary = LocalSandboxProvider({}, hooks).probe_all();
+  EXPECT_EQ(summary.selected, "");
+  ASSERT_EQ(summary.backends.size(), 2U);
+  EXPECT_FALSE(summary.backends[0].usable);
+  EXPECT_NE(summary.backends[0].cause.find("/opt/elsewhere/dsh-seccomp-exec cannot be trusted: "
+                                           "writable by others"),
+            std::string::npos)
+      << summary.backends[0].cause;
+  EXPECT_NE(summary.backends[0].fix.find("dsh-seccomp-exec"), std::string::npos);
 }
 
 TEST(LocalProviderChain, BwrapAndLandlockUsableLayerTheLauncherInsideBwrap) {
@@ -224,6 +252,7 @@ TEST(LocalProviderChain, TwoThreadsConfiningAtOnceProbeOnce) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     report.usable = true;
   };
+  hooks.check_runner = trust_every_runner;  // bwrap alone's exec shim exists nowhere here
   LocalSandboxProvider provider({}, hooks);
   std::thread first([&] { (void)provider.confine(kCommand, kRo); });
   std::thread second([&] { (void)provider.confine(kCommand, kRo); });
@@ -319,6 +348,9 @@ class LocalProviderFakeRunners : public ::testing::Test {
     hooks.launcher_path = write_script(dir_ / "landlock-run", launcher_body);
     hooks.check_runner = trust_every_runner;
     bwrap_ = write_script(dir_ / "bwrap", bwrap_body);
+    // bwrap alone's exec shim, beside the launcher: it runs what follows its "--".
+    write_script(dir_ / "dsh-seccomp-exec",
+                 "while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"");
     return hooks;
   }
   LocalSandboxConfig config(double timeout_ms = 5000) {
@@ -409,14 +441,18 @@ TEST_F(LocalProviderFakeRunners, ProbeTimeoutBoundsASlowLauncher) {
 TEST_F(LocalProviderFakeRunners, BwrapProbeRunsTheReadOnlyProfileOfTheRoot) {
   const std::string record = dir_ / "bwrap-args";
   LocalSandboxProvider provider(
-      config(), hooks_with("printf '%s\\n' \"$@\" > " + record + "; exit 0", "exit 125"));
+      config(), hooks_with("printf '%s\\n' \"$@\" '|' >> " + record + "; exit 0", "exit 125"));
   EXPECT_EQ(provider.confine(kCommand, kRo).backend, "bwrap");
   std::ifstream recorded(record);
   Argv seen;
   for (std::string line; std::getline(recorded, line);) seen.push_back(line);
   const SandboxPolicy root{ConfinedSandboxMode::kReadOnly, "/", std::nullopt};
-  // An absolute true(1), never one found through the caller's PATH or working directory.
-  EXPECT_EQ(seen, concat({profiles::bwrap_args(root), {"--", "/usr/bin/true"}}));
+  // An absolute true(1), never one found through the caller's PATH or working directory. With
+  // Landlock unusable, bwrap alone's exec shim is probed too: bwrap with its seccomp program.
+  EXPECT_EQ(seen, concat({profiles::bwrap_args(root),
+                          {"--", "/usr/bin/true", "|"},
+                          profiles::bwrap_args(root),
+                          {"--seccomp", "5", "--", "/usr/bin/true", "|"}}));
 }
 
 TEST_F(LocalProviderFakeRunners, SeatbeltFakeExitingZeroWrapsAndExitingOneFailsClosed) {

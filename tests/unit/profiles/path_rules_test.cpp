@@ -114,12 +114,14 @@ TEST(PathRulesLandlock, CarveOutsInsideWritableRootsAreNamedUngoverned) {
   EXPECT_NE(joined.find("read-only carve-out /ws/.git/hooks"), std::string::npos) << joined;
   EXPECT_NE(joined.find("unreadable path /ws/.env"), std::string::npos) << joined;
   EXPECT_EQ(joined.find("/home/u/.ssh"), std::string::npos) << joined;  // governed by grants
-  // Through the composer: the Landlock backend is partial, bwrap+landlock governs them.
+  // Through the composer: the Landlock backend is partial in the strict reading (full by the
+  // contract: the launcher's verdict), bwrap+landlock governs them.
   const Runners runners{"/usr/bin/bwrap", "/opt/landlock-run"};
   const Argv command = {"true"};
   const ConfinedArgv alone = wrap({SandboxBackend::kLandlock, features}, runners, command,
                                   workspace_write(), {}, "/tmp", {}, with_env);
-  EXPECT_EQ(alone.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(alone.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(alone.strict_enforcement, SandboxEnforcement::kPartial);
   const ConfinedArgv layered = wrap({SandboxBackend::kBwrap, features}, runners, command,
                                     workspace_write(), {}, "/tmp", {}, with_env);
   EXPECT_EQ(layered.enforcement, SandboxEnforcement::kFull);

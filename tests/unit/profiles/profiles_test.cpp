@@ -20,10 +20,9 @@ const SandboxPolicy kRo{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt,
 const SandboxPolicy kWw{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt,
                         NetworkPolicy::kInherit};
 const Argv kCommand = {"bash", "-c", "echo hi"};
-const Runners kRunners{"/usr/bin/bwrap",
-                       "/opt/dsh/landlock-run",
-                       "/usr/bin/sandbox-exec",
-                       {"node", "/opt/dsh/windows-acl-runner.js"}};
+const Runners kRunners{"/usr/bin/bwrap",        "/opt/dsh/landlock-run",
+                       "/usr/bin/sandbox-exec", {"node", "/opt/dsh/windows-acl-runner.js"},
+                       "/opt/dsh/dsh-netproxy", "/opt/dsh/dsh-seccomp-exec"};
 const LandlockFeatures kAbi7{SandboxEnforcement::kFull, 7, true, true, true};
 const LandlockFeatures kAbi4{SandboxEnforcement::kPartial, 4, true, false, true};
 const std::string kNotice = "landlock-run: partial enforcement (older Landlock ABI)";
@@ -146,24 +145,28 @@ TEST(WindowsAcl, AgentlessArgvNamesWorkspaceTempAndMode) {
             (Argv{"--workspace", "/ws", "--temp", "C:/Temp", "--mode", "workspace-write"}));
 }
 
-TEST(Wrap, BwrapAloneIsFullWithTheBwrapDialect) {
+TEST(Wrap, BwrapAloneRunsBehindItsExecShimAndIsFullWithTheBwrapDialect) {
   const ConfinedArgv confined = wrap_of({SandboxBackend::kBwrap, std::nullopt}, kRo);
-  Argv expected = {"/usr/bin/bwrap"};
+  // The shim opens the launcher's own always-on filter as descriptor 5 and execs bwrap, which
+  // reads it (--seccomp 5): the argv asks its spawner for nothing.
+  Argv expected = {"/opt/dsh/dsh-seccomp-exec", "--seccomp-fd", "5", "--", "/usr/bin/bwrap"};
   const Argv profile = bwrap_args(kRo);
   expected.insert(expected.end(), profile.begin(), profile.end());
   expected.insert(expected.end(), {"--seccomp", "5", "--", "bash", "-c", "echo hi"});
   EXPECT_EQ(confined.argv, expected);
-  // The descriptor bwrap reads its seccomp program from: the launcher's own always-on filter.
-  ASSERT_EQ(confined.provided_fds.size(), 1U);
-  EXPECT_EQ(confined.provided_fds[0].fd, kBwrapSeccompFd);
-  EXPECT_EQ(confined.provided_fds[0].content, bwrap_seccomp_program());
-  EXPECT_FALSE(confined.provided_fds[0].content.empty());
-  EXPECT_EQ(confined.provided_fds[0].content.size() % 8, 0U);  // struct sock_filter
+  EXPECT_TRUE(confined.provided_fds.empty());
+  EXPECT_FALSE(bwrap_seccomp_program().empty());
+  EXPECT_EQ(bwrap_seccomp_program().size() % 8, 0U);  // struct sock_filter
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(confined.strict_enforcement, SandboxEnforcement::kFull);
   EXPECT_TRUE(confined.ungoverned.empty());
   EXPECT_EQ(confined.denial_signatures, Argv{"read-only file system"});
-  EXPECT_EQ(confined.runner_failure_rules,
-            (std::vector<RunnerFailureRule>{{std::nullopt, {"bwrap: "}, std::nullopt}}));
+  EXPECT_EQ(
+      confined.runner_failure_rules,
+      (std::vector<RunnerFailureRule>{{std::vector<int>{125}, {"dsh-seccomp-exec: "}, std::nullopt},
+                                      {std::nullopt, {"bwrap: "}, std::nullopt}}));
+  EXPECT_EQ(confined.layers,
+            (std::vector<RunnerLayer>{RunnerLayer::kSeccompExec, RunnerLayer::kBwrap}));
   EXPECT_EQ(confined.backend, "bwrap");
 }
 
@@ -228,26 +231,35 @@ TEST(Wrap, EveryLinuxBackendNamesWhatItRefuses) {
   EXPECT_TRUE(wrap_of({SandboxBackend::kSeatbelt, std::nullopt}, kRo).refused.empty());
 }
 
-// File metadata is Landlock's gap under workspace-write: the launcher's supervisor performs those
-// calls inside the writable roots (--contain-metadata), unless evidence is switched off.
+// Both readings. The contract's enforcement is the launcher's verdict (full at ABI 7, as the
+// reference says). File metadata is Landlock's gap under workspace-write: the launcher's
+// supervisor performs those calls inside the writable roots (--contain-metadata), so the strict
+// reading is full too, unless evidence is switched off, when it is partial naming metadata.
 TEST(Wrap, LandlockWorkspaceWriteNamesFileMetadataOnlyWithoutTheSupervisor) {
   const ConfinedArgv supervised = wrap_of({SandboxBackend::kLandlock, kAbi7}, kWw);
   EXPECT_EQ(supervised.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(supervised.strict_enforcement, SandboxEnforcement::kFull);
   EXPECT_TRUE(supervised.ungoverned.empty());
   EXPECT_NE(std::find(supervised.argv.begin(), supervised.argv.end(), "--contain-metadata"),
             supervised.argv.end());
   const ConfinedArgv bare = wrap(Selection{SandboxBackend::kLandlock, kAbi7}, kRunners, kCommand,
                                  kWw, {}, "/tmp/user", RunNeeds{"", false, false});
-  EXPECT_EQ(bare.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(bare.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(bare.strict_enforcement, SandboxEnforcement::kPartial);
   ASSERT_EQ(bare.ungoverned.size(), 1u);
   EXPECT_EQ(bare.ungoverned[0].rfind("file metadata outside the workspace", 0), 0u);
   EXPECT_EQ(std::find(bare.argv.begin(), bare.argv.end(), "--contain-metadata"), bare.argv.end());
+  const ConfinedArgv read_only = wrap_of({SandboxBackend::kLandlock, kAbi7}, kRo);
+  EXPECT_EQ(read_only.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(read_only.strict_enforcement, SandboxEnforcement::kFull);
+  EXPECT_TRUE(read_only.ungoverned.empty());
 }
 
 TEST(Wrap, LandlockOnAnOlderAbiNamesWhatItCannotGovern) {
   const LandlockFeatures abi2{SandboxEnforcement::kPartial, 2, true, false, true};
   const ConfinedArgv confined = wrap_of({SandboxBackend::kLandlock, abi2}, kRo);
-  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);  // the launcher's verdict
+  EXPECT_EQ(confined.strict_enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(confined.ungoverned, (Argv{"file truncation (Landlock ABI < 3)",
                                        "ioctl on device files (Landlock ABI < 5)"}));
 }
@@ -255,7 +267,8 @@ TEST(Wrap, LandlockOnAnOlderAbiNamesWhatItCannotGovern) {
 TEST(Wrap, LandlockWithoutSeccompLeavesReadOnlyMetadataUngoverned) {
   const LandlockFeatures no_seccomp{SandboxEnforcement::kFull, 7, false, true, false};
   const ConfinedArgv confined = wrap_of({SandboxBackend::kLandlock, no_seccomp}, kRo);
-  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);  // the launcher's verdict
+  EXPECT_EQ(confined.strict_enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(index_of(confined.argv, {"--deny-metadata"}), -1);
 }
 
@@ -276,6 +289,7 @@ TEST(Wrap, WindowsAclIsAlwaysPartialWithTheAclDialect) {
             (Argv{"node", "/opt/dsh/windows-acl-runner.js", "--workspace", "/ws", "--temp",
                   "/tmp/user", "--mode", "read-only", "--", "bash", "-c", "echo hi"}));
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(confined.strict_enforcement, SandboxEnforcement::kPartial);
   EXPECT_FALSE(confined.ungoverned.empty());
   EXPECT_EQ(confined.denial_signatures,
             (Argv{"access is denied", "access to the path", "permission denied"}));
@@ -421,8 +435,10 @@ TEST(WrapRunnerCommand, RunnerGetsTheDocumentedProfileExactly) {
   EXPECT_EQ(ro.denial_signatures, (Argv{"read-only file system", "permission denied"}));
   EXPECT_EQ(ro.runner_failure_rules,
             (std::vector<RunnerFailureRule>{{std::nullopt, signatures, std::nullopt}}));
-  // Honest: what the hardening options would close is named, so the assertion is partial.
-  EXPECT_EQ(ro.enforcement, SandboxEnforcement::kPartial);
+  // The contract: the operator asserts full. Honest: what the hardening options would close is
+  // named, so the strict reading is partial.
+  EXPECT_EQ(ro.enforcement, SandboxEnforcement::kFull);
+  EXPECT_EQ(ro.strict_enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(ro.ungoverned, runner_command_ungoverned());
   EXPECT_EQ(ro.ungoverned.size(), 3U);
   EXPECT_EQ(runner_command_unsupported_reason(kRo, false), std::nullopt);
@@ -440,6 +456,7 @@ TEST(WrapRunnerCommand, HardeningOnlyWhenTheOperatorSaysTheRunnerAcceptsIt) {
   EXPECT_EQ(confined.argv, expected);
   EXPECT_NE(index_of(confined.argv, {"--cap-drop", "ALL"}), -1);
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);  // the operator's assertion
+  EXPECT_EQ(confined.strict_enforcement, SandboxEnforcement::kFull);
   EXPECT_TRUE(confined.ungoverned.empty());
   EXPECT_EQ(runner_command_unsupported_reason(with_network_denied(kRo), true), std::nullopt);
   const ConfinedArgv denied =
@@ -502,10 +519,18 @@ TEST(WrapWithRunNeeds, LayeredBwrapNamesBothChannelsAndEntersTheWorkdir) {
   EXPECT_TRUE(confined.provided_fds.empty());
 }
 
-TEST(WrapWithRunNeeds, BwrapAloneHasItsStatusChannelBesideTheSeccompDescriptor) {
+TEST(WrapWithRunNeeds, BwrapAloneHasItsStatusChannelBehindTheExecShim) {
   const ConfinedArgv confined = wrap(Selection{SandboxBackend::kBwrap, std::nullopt}, kRunners,
                                      kCommand, kRo, {}, "/tmp/user", kNeeds);
-  Argv expected = {"/usr/bin/bwrap", "--json-status-fd", "3", "--chdir", "/ws/sub"};
+  Argv expected = {"/opt/dsh/dsh-seccomp-exec",
+                   "--seccomp-fd",
+                   "5",
+                   "--",
+                   "/usr/bin/bwrap",
+                   "--json-status-fd",
+                   "3",
+                   "--chdir",
+                   "/ws/sub"};
   const Argv profile = bwrap_args(kRo);
   expected.insert(expected.end(), profile.begin(), profile.end());
   expected.insert(expected.end(), {"--seccomp", "5", "--", "bash", "-c", "echo hi"});
@@ -513,9 +538,9 @@ TEST(WrapWithRunNeeds, BwrapAloneHasItsStatusChannelBesideTheSeccompDescriptor) 
   EXPECT_EQ(confined.status_channels,
             (std::vector<StatusChannel>{
                 {kBwrapStatusFd, RunnerLayer::kBwrap, StatusFormat::kBwrapJson}}));
-  ASSERT_EQ(confined.provided_fds.size(), 1U);
-  EXPECT_EQ(confined.provided_fds[0].fd, kBwrapSeccompFd);
-  EXPECT_EQ(confined.layers, std::vector<RunnerLayer>{RunnerLayer::kBwrap});
+  EXPECT_TRUE(confined.provided_fds.empty());
+  EXPECT_EQ(confined.layers,
+            (std::vector<RunnerLayer>{RunnerLayer::kSeccompExec, RunnerLayer::kBwrap}));
 }
 
 TEST(WrapWithRunNeeds, TheWorkdirAloneGivesBwrapChdirWithoutChannels) {

@@ -16,14 +16,18 @@ using namespace std::string_literals;
 
 const std::string kNotice = "landlock-run: partial enforcement (older Landlock ABI)";
 
+// The contract's enforcement is full (the launcher's verdict), the strict reading partial.
 ConfinedArgv landlock_wrap() {
-  return {{"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "ls"},
-          SandboxEnforcement::kPartial,
-          {"permission denied"},
-          {RunnerFailureRule{std::vector<int>{125}, {"landlock-run: "}, std::vector{kNotice}}},
-          "landlock",
-          {"file metadata (chmod, chown, utimes, extended attributes)"},
-          NetworkPolicy::kDeny};
+  ConfinedArgv confined{
+      {"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "ls"},
+      SandboxEnforcement::kFull,
+      {"permission denied"},
+      {RunnerFailureRule{std::vector<int>{125}, {"landlock-run: "}, std::vector{kNotice}}},
+      "landlock",
+      {"file metadata (chmod, chown, utimes, extended attributes)"},
+      NetworkPolicy::kDeny};
+  confined.strict_enforcement = SandboxEnforcement::kPartial;
+  return confined;
 }
 
 TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
@@ -31,7 +35,7 @@ TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
   const json expected = {
       {"argv",
        {"/opt/dsh/landlock-run", "--ro", "/", "--rw", "/dev/null", "--", "bash", "-c", "ls"}},
-      {"enforcement", "partial"},
+      {"enforcement", "full"},
       {"denialSignatures", {"permission denied"}},
       {"runnerFailureRules",
        {{{"allowedExitCodes", {125}},
@@ -39,6 +43,7 @@ TEST(ConfinedArgvJson, UsesTheReferencesFieldNames) {
          {"informationalLines", {kNotice}}}}},
       {"backend", "landlock"},
       {"ungoverned", {"file metadata (chmod, chown, utimes, extended attributes)"}},
+      {"strictEnforcement", "partial"},
       {"network", "deny"},
       {"providedFds", json::array()},
       {"refused", json::array()},
@@ -183,6 +188,7 @@ TEST(ConfinedArgvJson, ReadsJsonWrittenByTheReferenceIgnoringUnknownFields) {
   EXPECT_EQ(parsed.value().runner_failure_rules.at(0).allowed_exit_codes, std::nullopt);
   EXPECT_EQ(parsed.value().backend, "");
   EXPECT_TRUE(parsed.value().ungoverned.empty());
+  EXPECT_EQ(parsed.value().strict_enforcement, SandboxEnforcement::kFull);
   EXPECT_EQ(parsed.value().network, NetworkPolicy::kInherit);
 }
 
@@ -208,6 +214,32 @@ TEST(ConfinedArgvJson, MalformedOrMistypedInputNamesTheProblem) {
   expect_error(
       R"({"argv":["x"],"enforcement":"full","denialSignatures":[],"runnerFailureRules":[{"fatalSignatures":["a"],"allowedExitCodes":["125"]}]})",
       "field \"allowedExitCodes\" must be an array of integer exit codes");
+}
+
+// Both readings on the wire: the contract's `enforcement`, and `strictEnforcement`, partial
+// exactly when `ungoverned` names a gap (or enforcement is partial). Absent, it is derived; a
+// document whose strict reading contradicts its own facts is refused.
+TEST(ConfinedArgvJson, StrictEnforcementIsDerivedFromTheFactsAndMustAgreeWithThem) {
+  const std::string head =
+      R"({"argv":["/r","--","ls"],"denialSignatures":[],"runnerFailureRules":[],)";
+  struct Case {
+    std::string facts;
+    SandboxEnforcement strict;
+  };
+  for (const Case& c :
+       {Case{R"("enforcement":"full","ungoverned":[])", SandboxEnforcement::kFull},
+        Case{R"("enforcement":"full","ungoverned":["x"])", SandboxEnforcement::kPartial},
+        Case{R"("enforcement":"partial")", SandboxEnforcement::kPartial}}) {
+    const Result<ConfinedArgv> parsed = confined_argv_from_json(head + c.facts + "}");
+    ASSERT_TRUE(parsed) << c.facts << ": " << parsed.error().message;
+    EXPECT_EQ(parsed.value().strict_enforcement, c.strict) << c.facts;
+    const json written = json::parse(to_json(parsed.value()).value());
+    EXPECT_EQ(written["strictEnforcement"], wire_name(c.strict)) << c.facts;
+  }
+  expect_error(head + R"("enforcement":"full","ungoverned":["x"],"strictEnforcement":"full"})",
+               "strictEnforcement");
+  expect_error(head + R"("enforcement":"full","strictEnforcement":"partial"})",
+               "strictEnforcement");
 }
 
 TEST(ConfinedArgvJson, InvalidUtf8IsRefusedRatherThanAltered) {

@@ -368,9 +368,11 @@ TEST_F(BashExecutorTest, TheSpawnedArgvIsExactlyTheOneConfineReturned) {
   const std::string path =
       runner("printf '%s\\n' \"$@\" > " + record + "; " + std::string(kPassThrough));
   Argv returned;
+  Argv handed;  // the command the provider was asked to confine
   ConfineRequest seen;
   FakeProvider provider([&](const ConfineRequest& request) {
     seen = request;
+    handed.assign(request.argv.begin(), request.argv.end());
     ConfinedArgv confined = wrap_with(path, request.argv);
     confined.argv.insert(confined.argv.begin() + 1, {"--flag", "value"});
     returned = confined.argv;
@@ -378,6 +380,7 @@ TEST_F(BashExecutorTest, TheSpawnedArgvIsExactlyTheOneConfineReturned) {
   });
   const RunOutcome outcome = SandboxBashExecutor(provider).run(spec("exit 0"));
   EXPECT_EQ(outcome.status, RunStatus(status::Exited{0})) << outcome.err.tail;
+  EXPECT_EQ(handed, (Argv{"/bin/sh", "-c", "exit 0"}));  // the spec's argv, no shell of ours
   EXPECT_TRUE(seen.status_channels);
   EXPECT_EQ(seen.workdir, dir_.path());
   std::ifstream recorded(record);

@@ -115,6 +115,19 @@ TEST_F(Bwrap, WorkspaceWriteLandsInsideOnlyAndTmpLeavesNothingOnTheHost) {
   std::remove(tmp.c_str());
 }
 
+// A workspace under /tmp: the private tmpfs is mounted before the workspace is bound, so the
+// workspace stays the host's directory on top of it, and a write inside lands on the host.
+TEST_F(Bwrap, AWorkspaceUnderTmpStaysBoundOverThePrivateTmpfs) {
+  TempDir under_tmp("/tmp");
+  const std::string inside = under_tmp / unique("inside");
+  const ConfinedArgv confined = confine(*provider_, bash("printf in > " + inside),
+                                        ConfinedSandboxMode::kWorkspaceWrite, under_tmp.path());
+  EXPECT_EQ(confined.backend, "bwrap+landlock");
+  const RunResult result = spawn(confined);
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(llrt::read_file(inside), "in");
+}
+
 // An install under /tmp (a CI checkout, an unpacked release): every confined mode can write
 // /tmp (Landlock grants the host's), so a command could replace the launcher or the CLI and the
 // next call would run the impostor unconfined. Library and CLI refuse, and nothing runs.

@@ -25,6 +25,18 @@ TEST(ResolveTimeout, DefaultsTo120SecondsAndCapsAt600) {
   EXPECT_EQ(resolve_timeout(250).value(), milliseconds(250));
 }
 
+// The reference's retention and kill defaults: a 64,000-byte tail per stream, a spill capped at
+// 64 MiB, SIGKILL 3000 ms after SIGTERM.
+TEST(RequestDefaults, AreTheReferencesCapsAndGrace) {
+  const Request request;
+  EXPECT_EQ(request.stdout_max_bytes, 64'000U);
+  EXPECT_EQ(request.stderr_max_bytes, 64'000U);
+  EXPECT_EQ(request.max_spill_bytes, std::uint64_t{64} * 1024 * 1024);
+  EXPECT_EQ(request.grace_ms, 3'000);
+  EXPECT_EQ(request.max_timeout_ms, 600'000);
+  EXPECT_FALSE(request.timeout_ms.has_value());  // resolve_timeout's 120 s applies
+}
+
 TEST(ResolveTimeout, NonPositiveOrNonFiniteIsAnErrorWithTheSpecText) {
   for (const double bad : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity(),
                            -std::numeric_limits<double>::infinity()}) {

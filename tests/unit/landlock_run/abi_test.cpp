@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ABI table, iterated over ABI 0..N+1 as rust-landlock's abi tests do.
+#include <sys/syscall.h>
+
 #include <gtest/gtest.h>
 
 #include "abi.h"
@@ -88,6 +90,16 @@ TEST(LandlockRunAbi, RuleRightsAreAlwaysHandledRights) {
 TEST(LandlockRunAbi, UapiLayoutsMatchTheKernel) {
   EXPECT_EQ(sizeof(PathBeneathAttr), 12U);
   EXPECT_EQ(sizeof(RulesetAttr), 24U);
+  // The local syscall numbers are the contract's, and the C library's where its headers know
+  // them (Linux 5.13 gave every architecture the same three).
+  EXPECT_EQ(kSysCreateRuleset, 444);
+  EXPECT_EQ(kSysAddRule, 445);
+  EXPECT_EQ(kSysRestrictSelf, 446);
+#ifdef SYS_landlock_create_ruleset
+  EXPECT_EQ(kSysCreateRuleset, SYS_landlock_create_ruleset);
+  EXPECT_EQ(kSysAddRule, SYS_landlock_add_rule);
+  EXPECT_EQ(kSysRestrictSelf, SYS_landlock_restrict_self);
+#endif
 }
 
 }  // namespace

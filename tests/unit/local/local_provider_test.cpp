@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -438,21 +440,51 @@ TEST_F(LocalProviderFakeRunners, ProbeTimeoutBoundsASlowLauncher) {
   EXPECT_THROW((void)hasty.confine(kCommand, kRo), SandboxUnavailableError);
 }
 
+// A fake runner's body that writes its arguments to `record`, one a line, and exits 0.
+std::string recording_runner(const std::string& record) {
+  return "printf '%s\\n' \"$@\" > " + record + "; exit 0";
+}
+
+// The arguments a recording_runner received.
+Argv recorded_args(const std::string& record) {
+  std::ifstream recorded(record);
+  Argv seen;
+  for (std::string line; std::getline(recorded, line);) seen.push_back(line);
+  return seen;
+}
+
 TEST_F(LocalProviderFakeRunners, BwrapProbeRunsTheReadOnlyProfileOfTheRoot) {
   const std::string record = dir_ / "bwrap-args";
   LocalSandboxProvider provider(
       config(), hooks_with("printf '%s\\n' \"$@\" '|' >> " + record + "; exit 0", "exit 125"));
   EXPECT_EQ(provider.confine(kCommand, kRo).backend, "bwrap");
-  std::ifstream recorded(record);
-  Argv seen;
-  for (std::string line; std::getline(recorded, line);) seen.push_back(line);
   const SandboxPolicy root{ConfinedSandboxMode::kReadOnly, "/", std::nullopt};
   // An absolute true(1), never one found through the caller's PATH or working directory. With
   // Landlock unusable, bwrap alone's exec shim is probed too: bwrap with its seccomp program.
-  EXPECT_EQ(seen, concat({profiles::bwrap_args(root),
-                          {"--", "/usr/bin/true", "|"},
-                          profiles::bwrap_args(root),
-                          {"--seccomp", "5", "--", "/usr/bin/true", "|"}}));
+  EXPECT_EQ(recorded_args(record), concat({profiles::bwrap_args(root),
+                                           {"--", "/usr/bin/true", "|"},
+                                           profiles::bwrap_args(root),
+                                           {"--seccomp", "5", "--", "/usr/bin/true", "|"}}));
+}
+
+// The reference's windows-acl probe: the runner prefix, then the temp directory as workspace and
+// temp, read-only, and `cmd /c exit 0`; passing, the backend is selected as partial; failing, the
+// chain goes on.
+TEST_F(LocalProviderFakeRunners, WindowsAclProbeRunsTheReferencesCommand) {
+  const std::string record = dir_ / "acl-args";
+  LocalSandboxHooks hooks = hooks_with(kFailingBwrap, "exit 125");
+  hooks.chain = std::vector{SandboxBackend::kWindowsAcl, SandboxBackend::kBwrap};
+  hooks.temp_dir = dir_.path();
+  hooks.windows_acl_runner = {write_script(dir_ / "acl-runner", recording_runner(record))};
+  LocalSandboxProvider passing(config(), hooks);
+  const ConfinedArgv confined = passing.confine(kCommand, kRo);
+  EXPECT_EQ(confined.backend, "windows-acl");
+  EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
+  EXPECT_EQ(recorded_args(record), (Argv{"--workspace", dir_.path(), "--temp", dir_.path(),
+                                         "--mode", "read-only", "--", "cmd", "/c", "exit", "0"}));
+  hooks.windows_acl_runner = {write_script(dir_ / "acl-runner-1", "exit 1")};
+  LocalSandboxProvider failing(config(), hooks);
+  EXPECT_THROW((void)failing.confine(kCommand, kRo), SandboxUnavailableError);
 }
 
 TEST_F(LocalProviderFakeRunners, SeatbeltFakeExitingZeroWrapsAndExitingOneFailsClosed) {
@@ -618,6 +650,27 @@ TEST(LocalProviderChain, WindowsAclWithNoRunnerIsUnavailableNeverAPathLookup) {
   } catch (const SandboxUnavailableError& error) {
     EXPECT_NE(error.refusal().value_or("").find("no windows-acl runner is configured"),
               std::string::npos);
+  }
+}
+
+// Policy travels with each call, never as provider state: one provider confines read-only, then
+// workspace-write, then read-only again, and each argv is its own call's.
+TEST(LocalProviderChain, EachCallIsConfinedUnderItsOwnPolicy) {
+  TempDir ws;
+  FakeProbes probes{{SandboxBackend::kBwrap}, {}};
+  LocalSandboxProvider provider({}, linux_hooks(probes));
+  const SandboxPolicy wide{ConfinedSandboxMode::kWorkspaceWrite, ws.path(), std::nullopt,
+                           NetworkPolicy::kInherit};
+  const ConfinedArgv first = provider.confine(kCommand, kRo);
+  const ConfinedArgv widened = provider.confine(kCommand, wide);
+  const ConfinedArgv again = provider.confine(kCommand, kRo);
+  EXPECT_EQ(again.argv, first.argv);
+  const std::string root = std::filesystem::canonical(ws.path()).string();
+  for (const Argv& mount : {Argv{"--bind", root, root}, Argv{"--tmpfs", "/tmp"}}) {
+    EXPECT_NE(std::search(widened.argv.begin(), widened.argv.end(), mount.begin(), mount.end()),
+              widened.argv.end());
+    EXPECT_EQ(std::search(first.argv.begin(), first.argv.end(), mount.begin(), mount.end()),
+              first.argv.end());
   }
 }
 

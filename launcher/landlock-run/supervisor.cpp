@@ -1016,18 +1016,21 @@ int meta_object(int pid, const RefusedCall& call, const MetaCall& meta,
 }
 
 // Whether the supervisor may change the metadata of `object`: beneath a writable root and no
-// carve-out, or no path reaches it (a deleted file, a pipe, a socket, an anonymous inode).
-// `name` gets its name for a record.
+// carve-out, or no path reaches it (a deleted file, a pipe, a socket, an anonymous inode). Never
+// a device node: the only one a grant names is the host's /dev/null (--rw /dev/null), and the
+// command cannot create one. `name` gets its name for a record.
 bool meta_allowed(const SupervisorConfig& config, int object, char* name, size_t capacity) {
   struct stat st;
-  if (fstat(object, &st) == 0 && st.st_nlink == 0 && !S_ISDIR(st.st_mode)) return true;
+  const bool known = fstat(object, &st) == 0;
+  const bool device = known && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode));
+  if (known && !device && st.st_nlink == 0 && !S_ISDIR(st.st_mode)) return true;
   char self[64];
   snprintf(self, sizeof(self), "/proc/self/fd/%d", object);
   const ssize_t n = readlink(self, name, capacity - 1);
   if (n <= 0) return false;
   name[n] = '\0';
-  if (name[0] != '/') return true;
-  return writable(config, name) && noted_rule(config, name) == nullptr;
+  if (name[0] != '/') return !device;
+  return !device && writable(config, name) && noted_rule(config, name) == nullptr;
 }
 
 // utime, utimes, futimesat and utimensat on `proc` (the object's /proc/self/fd link: utimensat

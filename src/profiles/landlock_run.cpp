@@ -236,7 +236,12 @@ void append_kernel_refusals(std::vector<std::string>& refused) {
        "user namespaces: unshare and clone with CLONE_NEWUSER and setns fail with EPERM, clone3 "
        "with ENOSYS (a new user namespace hands back every capability the sandbox dropped)",
        "personality beyond PER_LINUX, PER_LINUX32 and UNAME26 fails with EPERM (it would weaken "
-       "the memory layout of what the command executes, e.g. ADDR_NO_RANDOMIZE)"});
+       "the memory layout of what the command executes, e.g. ADDR_NO_RANDOMIZE)",
+       "io_uring: io_uring_setup, io_uring_enter and io_uring_register fail with EPERM (its "
+       "operations bypass the calls the sandbox watches; libuv and liburing fall back)",
+       "set-user-ID and set-group-ID bits: chmod and the creating calls with one in the mode fail "
+       "with EPERM (a set-id file left behind runs with its owner's privileges when anyone "
+       "executes it later; cp -p of a set-id file and chmod g+s fail)"});
 }
 
 void append_host_device_refusals(std::vector<std::string>& refused) {

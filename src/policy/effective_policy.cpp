@@ -421,7 +421,7 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
     for (const std::string& entry : policy.allow_write) {
       if (auto path = existing_canonical(entry)) walk_roots.push_back(*path);
     }
-    planner.protect_git_state(std::move(walk_roots));
+    if (context.git_state) planner.protect_git_state(std::move(walk_roots));
     for (const std::string& home : homes_reached(context, planner.writable_roots)) {
       for (const std::string_view file : home_startup_files()) {
         const std::string path = home + "/" + std::string(file);

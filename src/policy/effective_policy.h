@@ -43,6 +43,9 @@ struct PathContext {
   // from /etc/passwd, and /root (home_startup_files() is kept read-only under each, as under
   // `home`).
   std::vector<std::string> other_homes;
+  // Find the git state beneath the writable roots (a walk of their whole tree); false for a
+  // caller that needs only the roots themselves (the record of writable workspaces).
+  bool git_state = true;
 };
 
 // $HOME (when absolute), the process environment, the trusted state every process has (the

@@ -549,6 +549,31 @@ TEST_P(Jobs, ARunnerFailureShowsTheRunnersOwnCode) {
 // A user with no $XDG_RUNTIME_DIR (a container, CI) keeps jobs in /var/tmp/dsh-sandbox-jobs-UID,
 // made 0700 and this user's, no symlink: start, job-list, job-wait and job-output work end to end
 // as nobody. With $TMPDIR at /var/tmp (a root a confined run may write) that place is refused.
+// A workspace-write job plants what the person's git runs later (a commondir naming a config
+// with core.fsmonitor, a post-commit hook). When the job ends, its supervisor makes the check
+// `run` makes: a real, unconfined git status and commit afterwards run nothing planted (the
+// marker stays absent), and job-output and its JSON name what was undone.
+TEST_P(Jobs, WhatAJobPlantsForGitRunsNothingLater) {
+  const string marker = dir_ / "pwned";
+  ASSERT_TRUE(host_git(ws_, "init -q -b main .").exited_with(0));
+  ASSERT_TRUE(host_git(ws_, "commit -q --allow-empty -m init").exited_with(0));
+  const string handle =
+      start({"--mode", "workspace-write", "-c", "cd " + ws_ + "\n" + git_plant_script(marker)});
+  const string shown = ended(handle);
+  // Only a git outside may make the marker: one inside that obeyed the plant ran confined.
+  ::unlink(marker.c_str());
+  const CliResult after =
+      host_git(ws_, "status; git -C '" + ws_ + "' commit -q --allow-empty -m x");
+  EXPECT_FALSE(exists(marker)) << "the planted command ran outside:\n" << shown << after.describe();
+  EXPECT_FALSE(exists(ws_ + "/.git/commondir")) << shown;
+  EXPECT_FALSE(exists(ws_ + "/.git/hooks/post-commit")) << shown;
+  const string removed = "[git state: removed \"" + ws_ + "/.git/commondir\"";
+  EXPECT_NE(shown.find(removed), string::npos) << shown;
+  const nlohmann::json json = parse_json(cli({"job-output", "--json", handle}).out);
+  ASSERT_TRUE(json.contains("gitState")) << json.dump();
+  EXPECT_NE(json["gitState"].dump().find("/.git/commondir"), string::npos) << json.dump();
+}
+
 TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
   const auto as_nobody = [](const vector<string>& args, const vector<string>& env = {}) {
     vector<string> argv;

@@ -233,6 +233,7 @@ LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
   LocalSandboxConfig located = config;
   located.bwrap_path = runners.bwrap;
   hooks.earlier_writable_roots = std::move(earlier_roots);
+  hooks.private_state = local::private_state_directories();
   return LocalSandboxProvider(
       std::move(located), std::move(hooks),
       local::make_user_verdict_store(config, runners,

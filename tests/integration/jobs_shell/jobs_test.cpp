@@ -366,6 +366,28 @@ TEST_P(Jobs, LossyOutputNamesTheFullOutput) {
   EXPECT_EQ(info.st_size, 100001);
 }
 
+// One confined run cannot read another job's output: neither its files in the job store nor
+// its kept spill (a lossy job's full output). Each holds the job's line when read from outside;
+// a confined run in each mode that cats them gets none of it.
+TEST_P(Jobs, AnotherJobsOutputAndSpillAreUnreadableToAConfinedRun) {
+  const string secret = unique("JOB-OUTPUT-");
+  const string handle =
+      start({"-c", "head -c 100000 /dev/zero | tr '\\0' a; echo; echo " + secret});
+  const nlohmann::json shown = parse_json(wait(handle, {"--json"}).out);
+  ASSERT_EQ(shown["fullOutput"].size(), 1U) << shown.dump();
+  const string spill = shown["fullOutput"][0].get<string>();
+  const string stored = jobs_dir() + "/" + handle + "/stdout";
+  ASSERT_NE(read_file(spill).find(secret), string::npos) << spill;
+  ASSERT_NE(read_file(stored).find(secret), string::npos) << stored;
+  for (const string& mode : {"read-only", "workspace-write"}) {
+    vector<string> args = start_args({"--mode", mode, "-c", "cat " + spill + "; cat " + stored});
+    args.front() = "run";
+    const CliResult reader = cli(args);
+    EXPECT_FALSE(reader.exited_with(0)) << mode << ": " << reader.describe();
+    EXPECT_EQ(reader.out.find(secret), string::npos) << mode << ": " << reader.describe();
+  }
+}
+
 // The job's state is trusted: a confined run cannot write it, so it cannot plant a job or change
 // what job-output says about one; what the user's own processes could plant there (a symlink, a
 // file others may write) is refused, never followed.

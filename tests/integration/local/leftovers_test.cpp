@@ -274,8 +274,8 @@ TEST_P(Leftovers, AVerdictPlantedByAnEarlierRunCannotWeakenALaterCall) {
     script += "cat " + name + " > " + cache + "/" + name + "; cp " + name + " " + cache +
               "/verdict-0123456789abcdef.json\n";
     for (const string& root : {workspace_, earlier_}) {
-      script += "mkdir -p -m 700 " + root + "/dsh-sandbox; cp " + name + " " + root +
-                "/dsh-sandbox/\n";
+      script +=
+          "mkdir -p -m 700 " + root + "/dsh-sandbox; cp " + name + " " + root + "/dsh-sandbox/\n";
     }
   }
   plant(script + "true");
@@ -292,6 +292,30 @@ TEST_P(Leftovers, AVerdictPlantedByAnEarlierRunCannotWeakenALaterCall) {
     llrt::write_file(cache + "/" + name, weaker(bytes), 0600);
   }
   EXPECT_NE(facts("workspace-write"), before[1]) << "the planted verdict would not weaken a call";
+}
+
+// --deny-read hides a name, not a file: a second hard link elsewhere would stay readable. A file
+// with one, named or beneath a named directory, refuses the call before anything runs; the same
+// call without the second name runs, and the file stays unreadable.
+TEST_P(Leftovers, AnUnreadableFileWithASecondHardLinkRefusesTheCall) {
+  const string secret_dir = dir_.mkdir("secrets", 0755);
+  const string secret = secret_dir + "/key";
+  llrt::write_file(secret, "HARD-LINKED-SECRET\n", 0644);
+  const string link = workspace_ + "/innocent";
+  ASSERT_EQ(::link(secret.c_str(), link.c_str()), 0);
+  const string mark = marker("hard-link");
+  for (const string& denied : {secret, secret_dir}) {
+    SCOPED_TRACE(denied);
+    const RunResult result = run({"--deny-read", denied}, "cat " + link + "; touch " + mark);
+    expect_refused(result, secret, mark);
+    EXPECT_EQ(result.out.find("HARD-LINKED-SECRET"), string::npos);
+  }
+  ASSERT_EQ(::unlink(link.c_str()), 0);
+  const string ran = workspace_ + "/ran";
+  const RunResult alone = run({"--deny-read", secret_dir}, "cat " + secret + "; touch " + ran);
+  EXPECT_FALSE(alone.exited_with(125)) << alone.describe();
+  EXPECT_EQ(alone.out.find("HARD-LINKED-SECRET"), string::npos) << alone.describe();
+  EXPECT_TRUE(llrt::exists(ran)) << alone.describe();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Leftovers,

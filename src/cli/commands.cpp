@@ -18,6 +18,7 @@
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
+#include "local/probe_cache.h"
 #include "seam/json_codec.h"
 
 namespace dsh::sandbox::cli {
@@ -178,7 +179,10 @@ int probe(const Options& options) {
   try {
     // A probe confines nothing and has no workspace: the config is held to /tmp and $TMPDIR.
     const Setup setup = load_setup(options.config_path, untrusted_roots(""));
-    LocalSandboxProvider provider(setup.provider);  // a probe always probes: no cache
+    // A probe always probes (no cache); its modes carry the state every call hides.
+    LocalSandboxHooks hooks;
+    hooks.private_state = local::private_state_directories(false);
+    LocalSandboxProvider provider(setup.provider, std::move(hooks));
     const ProbeSummary summary = provider.probe_all();
     if (options.json) {
       // The path rules a call from here would have by default (this directory as workspace).

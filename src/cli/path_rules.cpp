@@ -11,6 +11,7 @@
 #include "base/text.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
+#include "local/probe_cache.h"
 #include "policy/effective_policy.h"
 
 namespace dsh::sandbox::cli {
@@ -96,6 +97,7 @@ nlohmann::json effective_policy_view(const SandboxPolicy& policy) {
   if (!validate_policy(policy)) return nullptr;
   policy::PathContext context = policy::process_path_context();
   context.create_missing = false;
+  context.private_state = local::private_state_directories(false);
   auto effective = policy::effective_policy(policy, context);
   if (!effective) return nullptr;
   return policy::effective_policy_json(effective.value());

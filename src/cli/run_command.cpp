@@ -503,7 +503,9 @@ int run(const Options& options) {
     const Setup setup = load_setup(run.config_path, call->untrusted);
     const Interrupts interrupts;
     SandboxExecutionPolicy policy = resolve_policy(options, run, setup, *call);
-    const nlohmann::json policy_view = run_policy_view(policy);
+    // Only a JSON result shows it, and it walks the writable roots for their git state.
+    const nlohmann::json policy_view =
+        run.json || run.json_lines ? run_policy_view(policy) : nlohmann::json();
     RunSpec spec = make_spec(run, *call, std::move(policy), interrupts);
     mode = spec.policy.mode;
     LocalSandboxProvider provider = call_provider(setup, *call);

@@ -91,6 +91,7 @@ std::vector<std::string> effective_extra_roots(const SandboxPolicy& policy) {
   if (!validate_policy(policy)) return {};
   policy::PathContext context = policy::process_path_context();
   context.trusted_state.push_back(local::user_cache_directory());
+  context.git_state = false;  // the roots are all this needs: the plan walks them for git
   auto effective = policy::effective_policy(policy, context);
   if (!effective) return {};
   return effective.value().policy.allow_write;
@@ -232,6 +233,7 @@ LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
   LocalSandboxConfig located = config;
   located.bwrap_path = runners.bwrap;
   hooks.earlier_writable_roots = std::move(earlier_roots);
+  hooks.private_state = local::private_state_directories();
   return LocalSandboxProvider(
       std::move(located), std::move(hooks),
       local::make_user_verdict_store(config, runners,

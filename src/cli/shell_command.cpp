@@ -21,6 +21,7 @@
 #include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
+#include "policy/git_guard.h"
 #include "shell/pty_shell.h"
 
 namespace dsh::sandbox::cli {
@@ -72,21 +73,31 @@ int shell(const Options& given, double timeout_seconds) {
     event.argv = run.argv;
     event.mode = policy.mode;
     event.workspace_root = policy.workspace_root;
+    std::optional<policy::GitGuard> git;
     if (const auto sandbox_policy = to_sandbox_policy(policy)) {
       LocalSandboxProvider provider = call_provider(setup, *call);
       ConfinedArgv confined;
+      // One walk of the writable roots for the plan and the git check taken before the shell.
+      const policy::GitWalkScope walk;
       try {
         confined = provider.confine(ConfineRequest{run.argv, *sandbox_policy, launch.workdir});
       } catch (const SandboxUnavailableError&) {
         provider.invalidate_verdict();
         throw;
       }
+      git = policy::GitGuard::for_run(policy);
       launch.argv = confined.argv;
       launch.provided = confined.provided_fds;
       event.backend = confined.backend;
       event.enforcement = std::string(wire_name(confined.enforcement));
     }
     const shell::ShellEnd end = shell::run_shell(launch, STDIN_FILENO, STDOUT_FILENO);
+    // After the session's whole tree is gone, as after run (each path is already quoted).
+    if (git) {
+      for (const std::string& line : git->settle()) {
+        fmt::print(stderr, "dsh-sandbox: git state: {}\n", line);
+      }
+    }
     // One line per shell, as per run: the shell has no evidence channel, so no denial is claimed.
     if (call->session) {
       event.exit_code = end.exit_code;

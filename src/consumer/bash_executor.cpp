@@ -97,6 +97,8 @@ struct Prepared {
   std::optional<ConfinedArgv> confined;  // absent under danger-full-access
   std::unique_ptr<StatusPipes> status;
   std::vector<UniqueFd> provided;  // the wrap's provided descriptors, open until the spawn
+  // The git state as it was before the run, to check after it (workspace-write only).
+  std::optional<policy::GitGuard> git;
 };
 
 // A sealed memfd at offset 0 holding `content`: what a runner reads a provided descriptor from.
@@ -129,6 +131,9 @@ std::string absolute_workdir(const RunSpec& spec) {
 // The confined argv is spawned exactly as confine() returned it: this only opens the
 // descriptors it names (provided memfds, status pipes).
 Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
+  // One walk of the writable roots serves both the plan inside confine() (which makes what it
+  // binds) and the guard taken after it; nothing runs in between.
+  const policy::GitWalkScope walk;
   Prepared prepared{spec.process, std::nullopt, nullptr};
   const std::string workdir = absolute_workdir(spec);
   prepared.request.workdir = workdir;
@@ -139,6 +144,7 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   }
   prepared.confined =
       provider.confine(ConfineRequest{spec.argv, *policy, workdir, true, spec.denial_evidence});
+  prepared.git = policy::GitGuard::for_run(spec.policy);
   prepared.request.argv = prepared.confined->argv;
   for (const ProvidedFd& wanted : prepared.confined->provided_fds) {
     prepared.provided.push_back(provided_descriptor(wanted));
@@ -365,11 +371,9 @@ RunOutcome outcome_of(exec::Completion completion, SandboxFacts sandbox,
 
 RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
   Prepared prepared = prepare(provider_, spec);
-  // Taken after confine() made what it binds, before anything runs (policy/git_guard.h).
-  const std::optional<policy::GitGuard> guard = policy::GitGuard::for_run(spec.policy);
   exec::Completion process = exec::run(prepared.request);
   SandboxFacts sandbox{spec.policy.mode};
-  if (guard) sandbox.git_undone = guard->settle();
+  if (prepared.git) sandbox.git_undone = prepared.git->settle();
   sandbox.workspace_root = spec.policy.workspace_root;
   sandbox.network_allow = spec.policy.network_allow.allow;
   std::optional<std::string> failure = runner_not_started(process.spawn_error, prepared);
@@ -398,15 +402,17 @@ BackgroundJob SandboxBashExecutor::start(const RunSpec& spec) {
     throw SandboxUnavailableError(*to_confined_mode(spec.policy.mode), *failure);
   }
   return {std::move(job), spec.policy.mode, std::move(prepared.confined),
-          std::move(prepared.status)};
+          std::move(prepared.status), std::move(prepared.git)};
 }
 
 BackgroundJob::BackgroundJob(exec::Job job, SandboxMode mode, std::optional<ConfinedArgv> confined,
-                             std::unique_ptr<StatusPipes> status)
+                             std::unique_ptr<StatusPipes> status,
+                             std::optional<policy::GitGuard> git)
     : job_(std::move(job)),
       mode_(mode),
       confined_(std::move(confined)),
-      status_(std::move(status)) {}
+      status_(std::move(status)),
+      git_(std::move(git)) {}
 BackgroundJob::BackgroundJob(BackgroundJob&&) noexcept = default;
 BackgroundJob& BackgroundJob::operator=(BackgroundJob&&) noexcept = default;
 BackgroundJob::~BackgroundJob() = default;
@@ -414,6 +420,7 @@ BackgroundJob::~BackgroundJob() = default;
 RunOutcome BackgroundJob::wait() {
   exec::Completion process = job_.wait();
   SandboxFacts sandbox{mode_};
+  if (git_) sandbox.git_undone = git_->settle();
   std::optional<std::string> failure = settle(process, sandbox, confined_, status_.get());
   return outcome_of(std::move(process), std::move(sandbox), std::move(failure));
 }

@@ -19,6 +19,7 @@
 #include "dsh/sandbox/denial.h"
 #include "dsh/sandbox/provider.h"
 #include "exec/exec.h"
+#include "policy/git_guard.h"
 
 namespace dsh::sandbox::consumer {
 
@@ -138,14 +139,15 @@ struct StatusPipes;  // the pipes of the wrap's status channels (bash_executor.c
 class BackgroundJob {
  public:
   BackgroundJob(exec::Job job, SandboxMode mode, std::optional<ConfinedArgv> confined,
-                std::unique_ptr<StatusPipes> status);
+                std::unique_ptr<StatusPipes> status, std::optional<policy::GitGuard> git);
   BackgroundJob(BackgroundJob&&) noexcept;
   BackgroundJob& operator=(BackgroundJob&&) noexcept;
   ~BackgroundJob();
 
   pid_t pid() const { return job_.pid(); }
   void kill() { job_.kill(); }
-  // Blocks until settled. A runner failure is a status (RunnerFailed), as in the foreground.
+  // Blocks until settled, then makes the check after a workspace-write run (git_undone), as
+  // run() does. A runner failure is a status (RunnerFailed), as in the foreground.
   RunOutcome wait();
 
  private:
@@ -153,6 +155,7 @@ class BackgroundJob {
   SandboxMode mode_;
   std::optional<ConfinedArgv> confined_;  // absent under danger-full-access
   std::unique_ptr<StatusPipes> status_;
+  std::optional<policy::GitGuard> git_;  // taken before the job started
 };
 
 class SandboxBashExecutor {

@@ -91,8 +91,12 @@ StreamOutput StreamCapture::finish() {
 
 std::string default_spill_root() { return "/var/tmp"; }
 
+std::string user_spill_path(const std::string& root) {
+  return root + "/dsh-sandbox-" + std::to_string(::geteuid());
+}
+
 std::string user_spill_dir(const std::string& root) {
-  const std::string dir = root + "/dsh-sandbox-" + std::to_string(::geteuid());
+  const std::string dir = user_spill_path(root);
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return "";
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return "";

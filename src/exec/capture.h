@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // One output stream of a command: a bounded in-memory tail plus, once the tail overflows, a
 // private spill file holding the full output up to a cap. Spill files
-// live in a per-user directory (<root>/dsh-sandbox-<uid>, 0700) that every mode of both
-// backends can read, so a path handed to an agent is one its next sandboxed command can open;
-// they are removed when the run ends unless the caller keeps them, and kept ones are bounded
+// live in a per-user directory (<root>/dsh-sandbox-<uid>, 0700) outside every sandbox's private
+// /tmp; the local provider makes that directory unreadable to confined runs (another run's output
+// is not a command's to read), so a path handed to an agent is for its caller to open; they are
+// removed when the run ends unless the caller keeps them, and kept ones are bounded
 // per user (the oldest removed first).
 #pragma once
 
@@ -48,6 +49,9 @@ class StreamCapture {
 // /var/tmp: /tmp is private inside bwrap's workspace-write, so a spill there is invisible to
 // the agent's next sandboxed command.
 std::string default_spill_root();
+
+// <root>/dsh-sandbox-<euid>, whether it exists or not.
+std::string user_spill_path(const std::string& root);
 
 // <root>/dsh-sandbox-<euid>, created 0700 when missing; "" unless it is a real directory (not
 // a link) owned by this user and closed to everyone else.

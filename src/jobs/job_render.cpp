@@ -114,6 +114,11 @@ std::string render_job_output(const JobView& job, bool escalation_advertised,
     if (escalation_advertised) text += escalation_hint_marker("command") + "\n";
   }
   if (job.timed_out_ms) text += fmt::format("[timed out after {}ms]\n", *job.timed_out_ms);
+  // What the person must know before their next git command there; the paths in each line are
+  // quoted already, and the line is made inert again as it comes from a file.
+  for (const std::string& line : job.git_undone) {
+    text += fmt::format("[git state: {}]\n", text::inert(line));
+  }
   text += status_line(job);
   return text;
 }
@@ -145,6 +150,7 @@ nlohmann::json job_json(std::string_view handle, const JobView& job) {
           {"stderr", job.err},
           {"lossy", job.lossy},
           {"fullOutput", job.full_output},
+          {"gitState", job.git_undone},
           {"exitStatus", job_exit_status(job)}};
 }
 

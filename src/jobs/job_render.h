@@ -37,6 +37,9 @@ struct JobView {
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::optional<long long> timed_out_ms;  // the job had a deadline and it passed
+  // What the check after a workspace-write job undid in the git state, or named, one line each
+  // (consumer::SandboxFacts::git_undone).
+  std::vector<std::string> git_undone;
 };
 
 // job-output's and job-wait's exit status for the job: 75 (EX_TEMPFAIL: ask again) while it

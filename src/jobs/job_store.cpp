@@ -254,7 +254,8 @@ std::string encode_outcome(const JobView& view) {
                         {"denied", view.denied},
                         {"exitCode", optional_json(view.exit_code)},
                         {"signal", optional_json(view.signal)},
-                        {"timedOutMs", optional_json(view.timed_out_ms)}}
+                        {"timedOutMs", optional_json(view.timed_out_ms)},
+                        {"gitState", view.git_undone}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -283,6 +284,8 @@ JobView decode_outcome(std::string_view text) {
     view.exit_code = optional_from<int>(value.at("exitCode"));
     view.signal = optional_from<int>(value.at("signal"));
     view.timed_out_ms = optional_from<long long>(value.at("timedOutMs"));
+    // Absent in records of earlier versions.
+    view.git_undone = value.value("gitState", std::vector<std::string>());
     return view;
   } catch (const nlohmann::json::exception& error) {
     refuse(fmt::format("malformed job outcome: {}", error.what()));

@@ -275,6 +275,7 @@ JobView view_of(const consumer::RunOutcome& outcome) {
              },
              outcome.status);
   view.denied = outcome.sandbox.denied && !view.runner_failed;
+  view.git_undone = outcome.sandbox.git_undone;
   return view;
 }
 

@@ -60,13 +60,16 @@ constexpr std::size_t kShebangBytes = 256;
 constexpr std::size_t kMaxRunnerFiles = 64;
 
 std::vector<ModeEnforcement> modes_from(
-    const std::function<ConfinedArgv(const SandboxPolicy&, const profiles::FsPlan&)>& confine_as) {
+    const std::function<ConfinedArgv(const SandboxPolicy&, const profiles::FsPlan&)>& confine_as,
+    const std::vector<std::string>& private_state) {
   std::vector<ModeEnforcement> modes;
   for (const ConfinedSandboxMode mode :
        {ConfinedSandboxMode::kReadOnly, ConfinedSandboxMode::kWorkspaceWrite}) {
     const SandboxPolicy placeholder{mode, "/nonexistent-probe-workspace", std::nullopt};
     // With the defaults a call gets (the unreadable secrets of this home), as confine has them.
-    const auto resolved = policy::effective_policy(placeholder, policy::process_path_context());
+    policy::PathContext context = policy::process_path_context();
+    context.private_state = private_state;
+    const auto resolved = policy::effective_policy(placeholder, context);
     ConfinedArgv confined = resolved ? confine_as(resolved.value().policy, resolved.value().plan)
                                      : confine_as(placeholder, profiles::FsPlan{});
     modes.push_back(
@@ -417,16 +420,20 @@ struct LocalSandboxProvider::State {
   // What confine answers per confined mode, through the composer confine itself calls: a pure
   // wrap of a placeholder command under a placeholder workspace (neither changes enforcement).
   std::vector<ModeEnforcement> modes_of(const profiles::Selection& chosen) const {
-    return modes_from([&](const SandboxPolicy& policy, const profiles::FsPlan& plan) {
-      return profiles::wrap(chosen, runners, kProbeCommand, policy, {}, temp_dir, {}, plan);
-    });
+    return modes_from(
+        [&](const SandboxPolicy& policy, const profiles::FsPlan& plan) {
+          return profiles::wrap(chosen, runners, kProbeCommand, policy, {}, temp_dir, {}, plan);
+        },
+        hooks.private_state);
   }
   std::vector<ModeEnforcement> modes_of_runner_command() const {
-    return modes_from([&](const SandboxPolicy& policy, const profiles::FsPlan& plan) {
-      return profiles::wrap_runner_command(config.runner_command, config.runner_failure_signatures,
-                                           kProbeCommand, policy, config.runner_accepts_hardening,
-                                           plan);
-    });
+    return modes_from(
+        [&](const SandboxPolicy& policy, const profiles::FsPlan& plan) {
+          return profiles::wrap_runner_command(config.runner_command,
+                                               config.runner_failure_signatures, kProbeCommand,
+                                               policy, config.runner_accepts_hardening, plan);
+        },
+        hooks.private_state);
   }
 
   std::optional<profiles::Selection> verdict(const SandboxPolicy& policy,
@@ -505,6 +512,8 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   // a later call that has none.
   context.trusted_state.push_back(local::fallback_jobs_base());
   refuse_workspace_over_jobs(policy);
+  // Other jobs' output and kept spills are the caller's, not the command's to read.
+  context.private_state = s.hooks.private_state;
   auto resolved = policy::effective_policy(policy, context);
   if (!resolved) throw InvalidSandboxInputError(resolved.error().message);
   policy = resolved.value().policy;

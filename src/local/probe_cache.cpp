@@ -21,9 +21,11 @@
 #include "base/io.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
+#include "exec/capture.h"
 #include "local/private_directory.h"
 #include "local/probes.h"
 #include "local/runners.h"
+#include "policy/host_paths.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox::local {
@@ -188,6 +190,19 @@ std::string user_cache_directory() {
 std::string fallback_jobs_base() {
   if (::geteuid() == 0) return {};
   return fmt::format("/var/tmp/dsh-sandbox-jobs-{}", ::geteuid());
+}
+
+std::vector<std::string> private_state_directories(bool create) {
+  std::vector<std::string> dirs;
+  std::string base = user_cache_directory();
+  if (base.empty()) base = fallback_jobs_base();
+  // Not made here: the cache and the job store make it only where their trust check passes
+  // (never inside a workspace); it exists after the first call that cached a verdict.
+  if (!base.empty() && policy::is_directory(base)) dirs.push_back(base);
+  const std::string spills = exec::user_spill_path(exec::default_spill_root());
+  if (create) (void)exec::user_spill_dir(exec::default_spill_root());
+  if (policy::is_directory(spills)) dirs.push_back(spills);
+  return dirs;
 }
 
 std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwrap,

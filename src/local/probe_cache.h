@@ -50,6 +50,14 @@ std::string user_cache_directory();
 // /var/tmp lets no other user rename or replace it. Empty for root (/run/dsh-sandbox).
 std::string fallback_jobs_base();
 
+// This user's sandbox state that a confined run must not read (LocalSandboxHooks::private_state):
+// the per-user cache directory (verdicts, the record, every job's output) or the jobs' place
+// without one, where it exists, and the spill directory (kept output). With `create`, the spill
+// directory is made (0700) when missing, so that a spill that comes later lands in a place already
+// hidden from a run that started before it; without, only what exists (a view that changes
+// nothing).
+std::vector<std::string> private_state_directories(bool create = true);
+
 // Everything that could change the verdict, as one string.
 std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwrap,
                         const std::string& launcher);

@@ -264,6 +264,45 @@ std::optional<std::string> covers_trusted_state(const std::vector<std::string>& 
   return std::nullopt;
 }
 
+// At most this many entries beneath one unreadable path are checked for hard links; a larger
+// tree is refused rather than hidden with a second name of one of its files left readable.
+constexpr std::size_t kMaxUnreadableEntries = 10000;
+
+// Why the unreadable `path` (canonical; `entry` as the policy spelled it) cannot be hidden, or
+// nullopt: a regular file at or beneath it has a second hard link. A bind over a path or a
+// Landlock rule hides a name, not the file: the other name, which may lie anywhere readable,
+// stays readable. Symlinks are not followed (their targets are checked where they are named).
+std::optional<std::string> hard_link_refusal(const std::string& entry, const std::string& path) {
+  std::vector<std::string> pending = {path};
+  std::size_t looked = 0;
+  while (!pending.empty()) {
+    const std::string current = std::move(pending.back());
+    pending.pop_back();
+    if (++looked > kMaxUnreadableEntries) {
+      return fmt::format(
+          "deny_read entry {} holds more than {} entries, too many to check each for a second "
+          "hard link (another name for a file stays readable whatever hides this one); name the "
+          "files or directories inside it to hide",
+          text::quoted(entry), kMaxUnreadableEntries);
+    }
+    const auto info = lstat_of(current);
+    if (!info) continue;
+    if (S_ISREG(info->st_mode) && info->st_nlink > 1) {
+      return fmt::format(
+          "deny_read entry {}: {} has {} hard links, and another name for it stays readable "
+          "whatever hides this one. Replace it with a copy (cp {} {}.copy && mv {}.copy {}) or "
+          "remove its other names, and run again",
+          text::quoted(entry), text::quoted(current), info->st_nlink, current, current, current,
+          current);
+    }
+    if (!S_ISDIR(info->st_mode)) continue;
+    for (const std::string& name : directory_names(current)) {
+      pending.push_back(join_path(current, name));
+    }
+  }
+  return std::nullopt;
+}
+
 // The home directories of /etc/passwd (absolute, not "/"), and /root.
 std::vector<std::string> passwd_homes() {
   std::vector<std::string> homes = {"/root"};
@@ -421,7 +460,7 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
     for (const std::string& entry : policy.allow_write) {
       if (auto path = existing_canonical(entry)) walk_roots.push_back(*path);
     }
-    planner.protect_git_state(std::move(walk_roots));
+    if (context.git_state) planner.protect_git_state(std::move(walk_roots));
     for (const std::string& home : homes_reached(context, planner.writable_roots)) {
       for (const std::string_view file : home_startup_files()) {
         const std::string path = home + "/" + std::string(file);
@@ -482,6 +521,7 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
       candidates.emplace_back(match, false);
     }
   }
+  for (const std::string& dir : context.private_state) candidates.emplace_back(dir, true);
   for (const auto& [candidate, is_default] : candidates) {
     if (!lstat_of(candidate)) continue;
     const auto path = existing_canonical(candidate);
@@ -499,6 +539,14 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
             "and unreadable. Drop one of them",
             text::quoted(candidate), text::quoted(root))};
       }
+    }
+    // The private state's files are made by this program alone (O_EXCL, in directories no
+    // confined run can write), so none has a name elsewhere, and a busy job store must not
+    // refuse every call.
+    const bool ours = std::find(context.private_state.begin(), context.private_state.end(),
+                                candidate) != context.private_state.end();
+    if (auto refused = ours ? std::nullopt : hard_link_refusal(candidate, *path)) {
+      return InvalidInput{*refused};
     }
     plan.unreadable.push_back({*path, is_directory(*path)});
     if (is_default) out.protected_paths.push_back(*path);

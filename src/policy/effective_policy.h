@@ -43,6 +43,13 @@ struct PathContext {
   // from /etc/passwd, and /root (home_startup_files() is kept read-only under each, as under
   // `home`).
   std::vector<std::string> other_homes;
+  // This user's own sandbox state that no confined run may read, made unreadable where it exists
+  // (shown under "protected"): the background jobs' directories, whose output files hold what
+  // another command printed, and the kept spills of earlier runs' output.
+  std::vector<std::string> private_state;
+  // Find the git state beneath the writable roots (a walk of their whole tree); false for a
+  // caller that needs only the roots themselves (the record of writable workspaces).
+  bool git_state = true;
 };
 
 // $HOME (when absolute), the process environment, the trusted state every process has (the

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The check after a confined run (git_guard.h). Every path it saved is canonical, and before it
-// touches one it checks that the path's parent still resolves to itself, and every removal and
-// write back is made relative to a directory descriptor opened one component at a time from /
-// without following a symlink: a run that replaced a directory on the way with a symlink cannot
-// steer a removal or a write elsewhere, nor can a confined job of another call that is still
-// running and swaps a directory while the check works.
+// The check after a confined run (git_guard.h). Every path it saved is canonical, and every look,
+// removal and write back is made relative to the descriptor of its parent directory, opened one
+// component at a time from / without following a symlink: a run that replaced a directory on the
+// way with a symlink cannot steer a removal or a write elsewhere, nor can a confined job of
+// another call that is still running and swaps a directory while the check works.
 #include "policy/git_guard.h"
 
 #include <dirent.h>
@@ -89,12 +88,6 @@ std::string parent_of(const std::string& path) {
   return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
 }
 
-// The path's parent still is the directory it was: no symlink was put on the way.
-bool parent_intact(const std::string& path) {
-  const std::string parent = parent_of(path);
-  return existing_canonical(parent) == parent;
-}
-
 std::optional<std::string> file_bytes(const std::string& path, const struct stat& info) {
   if (!S_ISREG(info.st_mode) || static_cast<std::size_t>(info.st_size) > kMaxSavedBytes) {
     return std::nullopt;
@@ -110,9 +103,11 @@ bool inert(std::string_view name) { return name.ends_with(".sample"); }
 // (husky's `_/husky.sh`): a few levels are kept.
 constexpr int kMaxSavedDepth = 4;
 
-SavedPath save(const std::string& path, int depth) {
+// `path` as it is now; `seen`, when given, is what the walk of this call saw of it a moment ago
+// (nothing ran in between): its lstat, a config's text, a hooks directory's entries.
+SavedPath save(const std::string& path, int depth, const GitState::Seen* seen = nullptr) {
   SavedPath saved{path};
-  const auto info = lstat_of(path);
+  const auto info = seen != nullptr ? std::optional<struct stat>(seen->info) : lstat_of(path);
   if (!info) return saved;
   saved.exists = true;
   saved.mode = info->st_mode;
@@ -120,9 +115,20 @@ SavedPath save(const std::string& path, int depth) {
   saved.ino = info->st_ino;
   saved.size = info->st_size;
   saved.mtime = info->st_mtim;
-  saved.bytes = file_bytes(path, *info);
+  // The walk's text stands for the file when it is all of it (a failed read left it empty).
+  const bool whole = seen != nullptr && seen->text && S_ISREG(info->st_mode) &&
+                     seen->text->size() == static_cast<std::size_t>(info->st_size) &&
+                     seen->text->size() <= kMaxSavedBytes;
+  saved.bytes = whole ? seen->text : file_bytes(path, *info);
   if (S_ISDIR(info->st_mode) && depth < kMaxSavedDepth) {
-    for (const std::string& name : directory_names(path)) {
+    std::vector<std::string> names;
+    if (seen != nullptr && seen->names) {
+      names = *seen->names;
+      std::sort(names.begin(), names.end());
+    } else {
+      names = directory_names(path);
+    }
+    for (const std::string& name : names) {
       if (inert(name)) continue;
       saved.children.push_back(save(join_path(path, name), depth + 1));
     }
@@ -130,41 +136,22 @@ SavedPath save(const std::string& path, int depth) {
   return saved;
 }
 
-// `path`, a directory, opened one component at a time from / with O_NOFOLLOW: the descriptor is
-// the directory the path names now, reached through no symlink (-1 otherwise).
-UniqueFd open_directory_nofollow(const std::string& path) {
-  UniqueFd dir(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  std::size_t start = 1;
-  while (dir.get() >= 0 && start < path.size()) {
-    std::size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    const std::string name = path.substr(start, end - start);
-    start = end + 1;
-    if (name.empty()) continue;
-    dir = UniqueFd(
-        ::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  }
-  return dir;
-}
-
-// The entries of the directory open at `dir_fd`, "." and ".." left out.
+// The entries of the directory open at `dir_fd`, "." and ".." left out: getdents64(2) (glibc
+// 2.30) on the descriptor itself, rewound first, so a listing costs no descriptor of its own.
 std::vector<std::string> names_in(int dir_fd) {
   std::vector<std::string> names;
-  const int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (copy < 0) return names;
-  DIR* stream = ::fdopendir(copy);
-  if (stream == nullptr) {
-    ::close(copy);
-    return names;
+  if (::lseek(dir_fd, 0, SEEK_SET) != 0) return names;
+  alignas(dirent64) std::array<char, 16384> buffer{};
+  for (;;) {
+    const ssize_t filled = ::getdents64(dir_fd, buffer.data(), buffer.size());
+    if (filled <= 0) return names;
+    for (std::size_t at = 0; at < static_cast<std::size_t>(filled);) {
+      const auto* entry = reinterpret_cast<const dirent64*>(buffer.data() + at);
+      const std::string_view name = entry->d_name;
+      if (name != "." && name != "..") names.emplace_back(name);
+      at += entry->d_reclen;
+    }
   }
-  // readdir(3) is safe on a stream no other thread holds (this one is local), which is all POSIX
-  // leaves unspecified.
-  while (const dirent* entry = ::readdir(stream)) {  // NOLINT(concurrency-mt-unsafe)
-    const std::string_view name = entry->d_name;
-    if (name != "." && name != "..") names.emplace_back(name);
-  }
-  ::closedir(stream);
-  return names;
 }
 
 // Deeper than this, a tree the run made is left (and said): the removal's own recursion and
@@ -190,60 +177,111 @@ bool remove_entry(int dir_fd, const std::string& name, int depth) {
 
 std::string last_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
-// Removes `path` and, for a directory, everything beneath it, following no symlink on the way to
-// it or inside it.
-void remove_tree(const std::string& path) {
-  const UniqueFd parent = open_directory_nofollow(parent_of(path));
-  if (parent.get() >= 0) (void)remove_entry(parent.get(), last_name(path), 0);
-}
-
-// Writes `bytes` at `path` with `mode`, through a new file renamed into place, both relative to
-// the parent opened without following a symlink.
-bool write_back(const std::string& path, const std::string& bytes, mode_t mode) {
-  const UniqueFd parent = open_directory_nofollow(parent_of(path));
-  if (parent.get() < 0) return false;
+// Writes `bytes` as `name` with `mode` in the directory open at `parent`, through a new file
+// renamed into place.
+bool write_back(int parent, const std::string& name, const std::string& bytes, mode_t mode) {
   constexpr const char* kTemporary = ".dsh-sandbox-restore";
-  (void)remove_entry(parent.get(), kTemporary, 0);
-  const UniqueFd fd(::openat(parent.get(), kTemporary,
+  (void)remove_entry(parent, kTemporary, 0);
+  const UniqueFd fd(::openat(parent, kTemporary,
                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777));
   if (fd.get() < 0) return false;
   const bool written =
       io::write_all(fd.get(), bytes) == bytes.size() && ::fchmod(fd.get(), mode & 07777) == 0;
-  const std::string name = last_name(path);
-  if (!written || ::renameat(parent.get(), kTemporary, parent.get(), name.c_str()) != 0) {
-    ::unlinkat(parent.get(), kTemporary, 0);
+  if (!written || ::renameat(parent, kTemporary, parent, name.c_str()) != 0) {
+    ::unlinkat(parent, kTemporary, 0);
     return false;
   }
   return true;
 }
 
-bool same_file(const SavedPath& saved, const struct stat& now) {
+// Directories opened one component at a time from / with O_NOFOLLOW: each descriptor is the
+// directory its path names now, reached through no symlink. The chain of the last path asked
+// for stays open, and the next path starts from its deepest ancestor there: taken in sorted
+// order, 200 repositories cost a few openat calls each, and at most one path's depth of
+// descriptors is open at once. A descriptor stays valid while later calls ask for paths
+// beneath it.
+class OpenDirectories {
+ public:
+  // The directory `path` (canonical), or -1 when a component is missing, not a directory, or a
+  // symlink.
+  int get(const std::string& path) {
+    while (!chain_.empty() && !is_beneath(path, chain_.back().first)) chain_.pop_back();
+    if (chain_.empty()) {
+      UniqueFd root(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (root.get() < 0) return -1;
+      chain_.emplace_back("/", std::move(root));
+    }
+    const std::string& reached = chain_.back().first;
+    std::size_t start = reached == "/" ? 1 : reached.size() + 1;
+    while (start < path.size()) {
+      const std::size_t end = std::min(path.find('/', start), path.size());
+      const std::string name = path.substr(start, end - start);
+      UniqueFd next(::openat(chain_.back().second.get(), name.c_str(),
+                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (next.get() < 0) return -1;
+      chain_.emplace_back(path.substr(0, end), std::move(next));
+      start = end + 1;
+    }
+    return chain_.back().second.get();
+  }
+
+  // `path` and what lies beneath it are being removed or made again: opened anew when asked.
+  void forget(const std::string& path) {
+    while (!chain_.empty() && is_beneath(chain_.back().first, path)) chain_.pop_back();
+  }
+
+ private:
+  std::vector<std::pair<std::string, UniqueFd>> chain_;
+};
+
+bool same_file(const SavedPath& saved, const struct stat& now, int parent) {
   if ((now.st_mode & S_IFMT) != (saved.mode & S_IFMT)) return false;
   if (S_ISLNK(now.st_mode)) return now.st_ino == saved.ino && now.st_dev == saved.dev;
   if (now.st_mode != saved.mode) return false;
-  if (saved.bytes) return read_small(saved.path) == *saved.bytes;
+  if (saved.bytes) return read_small_at(parent, last_name(saved.path)) == *saved.bytes;
   // A directory (its entries are compared one by one), or a file too large to keep.
   return S_ISDIR(now.st_mode) ||
          (now.st_ino == saved.ino && now.st_size == saved.size &&
           now.st_mtim.tv_sec == saved.mtime.tv_sec && now.st_mtim.tv_nsec == saved.mtime.tv_nsec);
 }
 
+// Every path the check touches is reached through `dirs`: its parent opened without following
+// a symlink, and every look, removal and write back made relative to that descriptor.
 struct Settler {
   std::vector<std::string> lines;
+  OpenDirectories dirs;
 
-  void removed(const std::string& path, std::string_view why) {
-    remove_tree(path);
-    lines.push_back(fmt::format("removed {} ({})", text::quoted(path), why));
+  std::optional<struct stat> stat_at(int parent, const std::string& path) const {
+    struct stat info {};
+    if (::fstatat(parent, last_name(path).c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+      return std::nullopt;
+    }
+    return info;
+  }
+
+  // Removes `path` and, for a directory, everything beneath it.
+  bool remove_tree(int parent, const std::string& path) {
+    dirs.forget(path);
+    return remove_entry(parent, last_name(path), 0);
+  }
+
+  void removed(int parent, const std::string& path, std::string_view why) {
+    if (remove_tree(parent, path)) {
+      lines.push_back(fmt::format("removed {} ({})", text::quoted(path), why));
+    } else {
+      lines.push_back(fmt::format("{} ({}) could not be removed: read it before running git there",
+                                  text::quoted(path), why));
+    }
   }
 
   // A saved regular file (or a missing one) as it was.
-  void settle_file(const SavedPath& saved) {
-    const auto now = lstat_of(saved.path);
+  void settle_file(int parent, const SavedPath& saved) {
+    const auto now = stat_at(parent, saved.path);
     if (!saved.exists) {
-      if (now) removed(saved.path, "the run created it, and git would read it");
+      if (now) removed(parent, saved.path, "the run created it, and git would read it");
       return;
     }
-    if (now && same_file(saved, *now)) return;
+    if (now && same_file(saved, *now, parent)) return;
     if (!saved.bytes) {
       lines.push_back(
           fmt::format("{} was changed by the run and is too large to put back; read it "
@@ -251,8 +289,8 @@ struct Settler {
                       text::quoted(saved.path)));
       return;
     }
-    if (now && S_ISDIR(now->st_mode)) remove_tree(saved.path);
-    if (write_back(saved.path, *saved.bytes, saved.mode)) {
+    if (now && S_ISDIR(now->st_mode)) remove_tree(parent, saved.path);
+    if (write_back(parent, last_name(saved.path), *saved.bytes, saved.mode)) {
       lines.push_back(fmt::format("put back {} (the run changed it)", text::quoted(saved.path)));
     } else {
       lines.push_back(
@@ -262,66 +300,78 @@ struct Settler {
     }
   }
 
-  void settle_directory(const SavedPath& saved) {
-    const auto now = lstat_of(saved.path);
+  void settle_directory(int parent, const SavedPath& saved) {
+    const auto now = stat_at(parent, saved.path);
     if (!now || !S_ISDIR(now->st_mode)) {
-      if (now) remove_tree(saved.path);
-      if (::mkdir(saved.path.c_str(), saved.mode & 07777) != 0) {
+      if (now) remove_tree(parent, saved.path);
+      dirs.forget(saved.path);
+      if (::mkdirat(parent, last_name(saved.path).c_str(), saved.mode & 07777) != 0) {
         lines.push_back(fmt::format("{} was replaced by the run and could not be made again",
                                     text::quoted(saved.path)));
         return;
       }
       lines.push_back(fmt::format("made {} again (the run replaced it)", text::quoted(saved.path)));
     }
+    const int dir = dirs.get(saved.path);
+    if (dir < 0) {
+      lines.push_back(
+          fmt::format("{} could not be opened after the run; read it before running "
+                      "git there",
+                      text::quoted(saved.path)));
+      return;
+    }
     std::set<std::string> known;
     for (const SavedPath& child : saved.children) {
-      known.insert(child.path);
-      settle_entry(child);
+      known.insert(last_name(child.path));
+      settle_entry(dir, child);
     }
-    for (const std::string& name : directory_names(saved.path)) {
-      const std::string child = join_path(saved.path, name);
-      if (!inert(name) && !known.contains(child)) {
-        removed(child, "the run added it, and git would run or read it");
+    for (const std::string& name : names_in(dir)) {
+      if (!inert(name) && !known.contains(name)) {
+        removed(dir, join_path(saved.path, name), "the run added it, and git would run or read it");
       }
     }
   }
 
-  void settle_entry(const SavedPath& saved) {
+  void settle_entry(int parent, const SavedPath& saved) {
     if (saved.exists && S_ISDIR(saved.mode)) {
-      settle_directory(saved);
+      settle_directory(parent, saved);
     } else {
-      settle_file(saved);
+      settle_file(parent, saved);
     }
   }
 
   void settle(const SavedPath& saved) {
-    if (!parent_intact(saved.path)) {
+    const int parent = dirs.get(parent_of(saved.path));
+    if (parent < 0) {
       lines.push_back(fmt::format(
           "the directory holding {} was replaced by the run; nothing was put back there: read it "
           "before running git there",
           text::quoted(saved.path)));
       return;
     }
-    settle_entry(saved);
+    settle_entry(parent, saved);
   }
 
   void settle_git_dir(const SavedGitDir& dir) {
-    if (!lstat_of(dir.path) || !parent_intact(dir.path)) return;
     // Listed and cleaned through one descriptor of the directory the path names now: a git
     // directory the run replaced (by a symlink to elsewhere, or another directory) is left alone.
-    const UniqueFd fd = open_directory_nofollow(dir.path);
+    const int fd = dirs.get(dir.path);
+    if (fd < 0) {
+      // Gone with its parent, or gone itself (a run may remove a repository): nothing to clean.
+      const int parent = dirs.get(parent_of(dir.path));
+      if (parent < 0 || !stat_at(parent, dir.path)) return;
+    }
     struct stat now {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &now) != 0 || now.st_dev != dir.dev ||
-        now.st_ino != dir.ino) {
+    if (fd < 0 || ::fstat(fd, &now) != 0 || now.st_dev != dir.dev || now.st_ino != dir.ino) {
       lines.push_back(fmt::format(
           "the git directory {} was replaced by the run (the one it held was moved or removed); "
           "nothing was removed there: read it before running git there",
           text::quoted(dir.path)));
       return;
     }
-    for (const std::string& name : names_in(fd.get())) {
+    for (const std::string& name : names_in(fd)) {
       if (dir.names.contains(name) || ordinary_git_name(name)) continue;
-      if (remove_entry(fd.get(), name, 0)) {
+      if (remove_entry(fd, name, 0)) {
         lines.push_back(
             fmt::format("removed {} (the run added it to a git directory, and git would read it)",
                         text::quoted(join_path(dir.path, name))));
@@ -366,7 +416,8 @@ GitGuard GitGuard::before(GitStateContext context, const std::vector<std::string
   paths.insert(paths.end(), state.guarded_read_only.begin(), state.guarded_read_only.end());
   for (const std::string& path : paths) {
     if (beneath_any(path, context.writable_roots) && !beneath_any(path, lifted)) {
-      guard.saved_.push_back(save(path, 0));
+      const auto seen = state.seen.find(path);
+      guard.saved_.push_back(save(path, 0, seen == state.seen.end() ? nullptr : &seen->second));
     }
   }
   for (const std::string& dir : git_dirs_of(state)) {
@@ -377,6 +428,10 @@ GitGuard GitGuard::before(GitStateContext context, const std::vector<std::string
     guard.git_dirs_.push_back({dir, info->st_dev, info->st_ino, {names.begin(), names.end()}});
     guard.known_.insert(dir);
   }
+  // In path order, the check after the run reopens only what two neighbours do not share.
+  const auto by_path = [](const auto& a, const auto& b) { return a.path < b.path; };
+  std::sort(guard.saved_.begin(), guard.saved_.end(), by_path);
+  std::sort(guard.git_dirs_.begin(), guard.git_dirs_.end(), by_path);
   guard.context_ = std::move(context);
   return guard;
 }
@@ -399,14 +454,24 @@ std::optional<GitGuard> GitGuard::for_run(const SandboxExecutionPolicy& policy) 
 
 std::vector<std::string> GitGuard::settle() const {
   Settler settler;
-  for (const SavedGitDir& dir : git_dirs_) settler.settle_git_dir(dir);
-  for (const SavedPath& saved : saved_) settler.settle(saved);
-  for (const std::string& dir : git_dirs_of(git_state(context_))) {
-    if (known_.contains(dir)) continue;
+  // Both lists in path order, merged: a repository's git directory and its saved files are
+  // reached through the same open directories.
+  std::size_t dir = 0;
+  std::size_t path = 0;
+  while (dir < git_dirs_.size() || path < saved_.size()) {
+    if (path == saved_.size() ||
+        (dir < git_dirs_.size() && git_dirs_[dir].path <= saved_[path].path)) {
+      settler.settle_git_dir(git_dirs_[dir++]);
+    } else {
+      settler.settle(saved_[path++]);
+    }
+  }
+  for (const std::string& made : git_directories(context_)) {
+    if (known_.contains(made)) continue;
     settler.lines.push_back(
         fmt::format("the run created the git directory {}: its config and hooks are the "
                     "command's; read them before running git there",
-                    text::quoted(dir)));
+                    text::quoted(made)));
   }
   return settler.lines;
 }

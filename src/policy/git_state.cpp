@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -92,6 +93,17 @@ struct GitWalk {
   bool global = false;
   // Whether the repository being read is bound (kMaxBoundGitDirs) or left to the check after.
   bool bound = true;
+  // Only the git directories are looked for (git_directories): no config is read, nothing made.
+  bool discover = false;
+  std::vector<std::string> found;
+  // Each config file's text, read once per walk (a repository's is asked for three times).
+  std::map<std::string, std::string> texts;
+
+  const std::string& text_of(const std::string& path) {
+    const auto kept = texts.find(path);
+    if (kept != texts.end()) return kept->second;
+    return texts.emplace(path, read_small(path)).first->second;
+  }
 
   bool under_writable(const std::string& path) const {
     return std::any_of(context.writable_roots.begin(), context.writable_roots.end(),
@@ -101,12 +113,20 @@ struct GitWalk {
   // A repository's state is listed wherever it lies (the plan binds only what a writable root
   // holds); what a global config names, only inside a writable root.
   void protect(const std::string& path) {
-    if (!lstat_of(path) || (global && !under_writable(path))) return;
+    if (discover || (global && !under_writable(path))) return;
+    const auto info = lstat_of(path);
+    if (!info) return;
     (bound ? state.read_only : state.guarded_read_only).push_back(path);
+    state.seen[path].info = *info;
   }
 
   void pin(const std::string& dir) {
-    if (under_writable(dir)) (bound ? state.pinned : state.guarded_git_dirs).push_back(dir);
+    if (!under_writable(dir)) return;
+    if (discover) {
+      found.push_back(dir);
+    } else {
+      (bound ? state.pinned : state.guarded_git_dirs).push_back(dir);
+    }
   }
 
   void fail(std::string message) {
@@ -126,7 +146,7 @@ struct GitWalk {
           text::quoted(path)));
       return std::nullopt;
     }
-    if (!context.create_missing) return std::nullopt;
+    if (!context.create_missing || discover) return std::nullopt;
     std::vector<std::string> missing;
     std::string ancestor = lexically_normalize(path);
     while (!lstat_of(ancestor) && ancestor != "/") {
@@ -159,7 +179,8 @@ struct GitWalk {
   void protect_config(const std::string& file, int depth) {
     if (depth > kMaxIncludeDepth || !seen_configs.insert(file).second) return;
     protect(file);
-    const std::string text = read_small(file);
+    const std::string& text = text_of(file);
+    if (const auto seen = state.seen.find(file); seen != state.seen.end()) seen->second.text = text;
     std::vector<std::string> targets = git_config_values(text, "include", "path");
     const std::vector<std::string> conditional = git_config_values(text, "includeif", "path");
     targets.insert(targets.end(), conditional.begin(), conditional.end());
@@ -180,11 +201,16 @@ struct GitWalk {
     const std::string hooks = gitdir + "/hooks";
     // A missing hooks directory would be creatable inside the pinned git directory: it is made
     // empty, as git init makes it, where the directory is a repository's (it has a config).
-    if (!lstat_of(hooks) && lstat_of(gitdir + "/config")) existing_or_created(hooks, true);
     protect(hooks);
+    if (!state.seen.contains(hooks) && lstat_of(gitdir + "/config")) {
+      if (existing_or_created(hooks, true)) protect(hooks);
+    }
+    const auto seen = state.seen.find(hooks);
+    std::vector<std::string> names;
     // A hook with a second name elsewhere could be rewritten through it. A sample is never run:
     // git runs only the exact hook name.
     for (const auto& [name, type] : entries_of(hooks)) {
+      names.push_back(name);
       if (name.ends_with(".sample")) continue;
       const std::string hook = join_path(hooks, name);
       const auto info = lstat_of(hook);
@@ -195,11 +221,12 @@ struct GitWalk {
             text::quoted(hook), info->st_nlink));
       }
     }
+    if (seen != state.seen.end()) seen->second.names = std::move(names);
   }
 
-  bool reads_worktree_config(const std::string& config_file) const {
+  bool reads_worktree_config(const std::string& config_file) {
     const std::vector<std::string> values =
-        git_config_values(read_small(config_file), "extensions", "worktreeconfig");
+        git_config_values(text_of(config_file), "extensions", "worktreeconfig");
     return !values.empty() && is_true(values.back());
   }
 
@@ -245,14 +272,22 @@ struct GitWalk {
     if (depth > kMaxModuleDepth || !seen_git_dirs.insert(gitdir).second) return;
     pin(gitdir);
     const std::string config = gitdir + "/config";
-    protect_config(config, 0);
-    // git honours commondir whenever it exists: it names where config and hooks are read.
-    protect(gitdir + "/commondir");
-    protect_worktree_config(gitdir, config);
-    protect_hooks(gitdir);
+    if (!discover) {
+      protect_config(config, 0);
+      // git honours commondir whenever it exists: it names where config and hooks are read.
+      protect(gitdir + "/commondir");
+      protect_worktree_config(gitdir, config);
+      protect_hooks(gitdir);
+    }
     protect_modules(gitdir + "/modules", depth);
     for (const auto& [name, type] : entries_of(gitdir + "/worktrees")) {
-      if (type == DT_DIR) protect_worktree_admin(join_path(gitdir + "/worktrees", name), config);
+      if (type != DT_DIR) continue;
+      const std::string admin = join_path(gitdir + "/worktrees", name);
+      if (discover) {
+        pin(admin);
+      } else {
+        protect_worktree_admin(admin, config);
+      }
     }
   }
 
@@ -277,7 +312,7 @@ struct GitWalk {
     const auto gitdir = existing_canonical(target);
     if (!gitdir) return {};
     std::vector<std::string> dirs = {*gitdir};
-    const std::string common = trim(read_small(*gitdir + "/commondir"));
+    const std::string common = trim(text_of(*gitdir + "/commondir"));
     if (!common.empty()) {
       const auto common_dir =
           existing_canonical(common.starts_with('/') ? common : *gitdir + "/" + common);
@@ -289,13 +324,14 @@ struct GitWalk {
   void protect_repository(const std::string& root) {
     const std::vector<std::string> gitdirs = git_dirs_of(root);
     for (const std::string& gitdir : gitdirs) protect_git_dir(gitdir, 0);
+    if (discover) return;
     // A relative core.hooksPath is taken from the worktree's top level; a missing one is made
     // (husky's .husky before npm install), so it is a read-only empty directory, not a creatable
     // name.
     std::vector<std::string> relative = relative_hooks_paths;
     for (const std::string& gitdir : gitdirs) {
       for (const std::string& value :
-           git_config_values(read_small(gitdir + "/config"), "core", "hookspath")) {
+           git_config_values(text_of(gitdir + "/config"), "core", "hookspath")) {
         if (!value.empty() && !value.starts_with('/') && !value.starts_with('~')) {
           relative.push_back(value);
         }
@@ -361,7 +397,7 @@ struct GitWalk {
     global = true;
     for (const std::string& file : files) {
       protect_config(file, 0);
-      for (const std::string& value : git_config_values(read_small(file), "core", "hookspath")) {
+      for (const std::string& value : git_config_values(text_of(file), "core", "hookspath")) {
         if (!value.empty() && !value.starts_with('/') && !value.starts_with('~')) {
           relative_hooks_paths.push_back(value);
         }
@@ -398,10 +434,54 @@ std::vector<std::string> git_config_values(const std::string& text, std::string_
 }
 
 GitState git_state(const GitStateContext& context) {
+  if (const GitState* kept = GitWalkScope::find(context)) return *kept;
   GitWalk walk{context, {}, {}, {}, {}, 0};
   walk.protect_global_configs();
   for (const std::string& root : context.walk_roots) walk.walk(root);
+  GitWalkScope::keep(context, walk.state);
   return std::move(walk.state);
+}
+
+std::vector<std::string> git_directories(const GitStateContext& context) {
+  GitWalk walk{context, {}, {}, {}, {}, 0};
+  walk.discover = true;
+  for (const std::string& root : context.walk_roots) walk.walk(root);
+  return std::move(walk.found);
+}
+
+namespace {
+
+// The innermost open scope of this thread: the kept walks live no longer than it does.
+thread_local GitWalkScope* open_scope = nullptr;
+
+bool covers(const std::vector<std::string>& kept, const std::vector<std::string>& wanted) {
+  return std::all_of(wanted.begin(), wanted.end(), [&](const std::string& root) {
+    return std::find(kept.begin(), kept.end(), root) != kept.end();
+  });
+}
+
+}  // namespace
+
+GitWalkScope::GitWalkScope() : outer_(open_scope) { open_scope = this; }
+
+GitWalkScope::~GitWalkScope() { open_scope = outer_; }
+
+const GitState* GitWalkScope::find(const GitStateContext& context) {
+  if (open_scope == nullptr) return nullptr;
+  for (const Kept& kept : open_scope->kept_) {
+    const GitStateContext& was = kept.context;
+    // A walk that made nothing cannot stand in for one that must make what is missing.
+    if (was.walk_roots == context.walk_roots && was.home == context.home &&
+        (was.create_missing || !context.create_missing) &&
+        covers(was.writable_roots, context.writable_roots)) {
+      return &kept.state;
+    }
+  }
+  return nullptr;
+}
+
+void GitWalkScope::keep(const GitStateContext& context, const GitState& state) {
+  if (open_scope != nullptr) open_scope->kept_.push_back({context, state});
 }
 
 // --- host_paths.h ---
@@ -425,8 +505,10 @@ bool is_directory(const std::string& path) {
   return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-std::string read_small(const std::string& path) {
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+std::string read_small(const std::string& path) { return read_small_at(AT_FDCWD, path); }
+
+std::string read_small_at(int dir_fd, const std::string& name) {
+  const UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return {};
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return {};

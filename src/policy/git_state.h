@@ -5,6 +5,9 @@
 // host before the run, without running git; the plan keeps it read-only.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +42,14 @@ struct GitState {
   std::vector<std::string> guarded_read_only;
   // A walk over its bound, or a hook with a second hard link: the call is refused.
   std::optional<std::string> error;
+  // What the walk saw of each path it listed above (its lstat; a config's text; the entries of
+  // a hooks directory), so the check before the run, in the same call, need not look again.
+  struct Seen {
+    struct stat info {};
+    std::optional<std::string> text;
+    std::optional<std::vector<std::string>> names;
+  };
+  std::map<std::string, Seen> seen;
 };
 
 // At most this many directories are listed to find nested repositories; a larger tree is refused
@@ -51,6 +62,38 @@ inline constexpr std::size_t kMaxGitWalkDirectories = 100000;
 inline constexpr std::size_t kMaxBoundGitDirs = 16;
 
 GitState git_state(const GitStateContext& context);
+
+// Every git directory at or below `context.walk_roots` inside a writable root (what
+// GitState::pinned and guarded_git_dirs list together), found by the same walk without reading
+// any config or creating anything: the check after a run looks for repositories it made.
+std::vector<std::string> git_directories(const GitStateContext& context);
+
+// While one lives on this thread, git_state() keeps what it found and gives it back to a later
+// call for the same walk roots and home (and writable roots that the kept walk covered): the
+// plan's walk, which makes what is missing, serves the check before the run too. Open one only
+// around steps of one call that run nothing in between (confine, then GitGuard::before), never
+// around a run or across calls: a command changes the tree, and nothing is kept on disk.
+class GitWalkScope {
+ public:
+  GitWalkScope();
+  ~GitWalkScope();
+  GitWalkScope(const GitWalkScope&) = delete;
+  GitWalkScope& operator=(const GitWalkScope&) = delete;
+  GitWalkScope(GitWalkScope&&) = delete;
+  GitWalkScope& operator=(GitWalkScope&&) = delete;
+
+  struct Kept {
+    GitStateContext context;
+    GitState state;
+  };
+  // What an open scope of this thread kept for `context`, or nullptr.
+  static const GitState* find(const GitStateContext& context);
+  static void keep(const GitStateContext& context, const GitState& state);
+
+ private:
+  GitWalkScope* outer_;
+  std::vector<Kept> kept_;
+};
 
 // The values of `name` in section `section` (both lower case; a subsection is ignored) of a git
 // config text: `[section] name = value`, `[section "sub"]`, `[section.sub]`, a key on the header's

@@ -21,6 +21,8 @@ bool is_directory(const std::string& path);
 // A small regular file (at most 64 KiB) read without following a symlink at its last
 // component, or empty.
 std::string read_small(const std::string& path);
+// The same, for the entry `name` of the directory open at `dir_fd`.
+std::string read_small_at(int dir_fd, const std::string& name);
 
 std::string trim(std::string_view text);
 

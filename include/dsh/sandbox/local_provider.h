@@ -137,6 +137,10 @@ struct LocalSandboxHooks {
   // read-only call distrusts its workspace too, as if an earlier workspace-write run had written
   // it.
   std::optional<std::vector<std::string>> earlier_writable_roots;
+  // The caller's own state that no confined run may read, each made unreadable in every mode
+  // where it exists (the CLI's: its cache directory with the background jobs' output, and the
+  // spill directory with the kept full output of earlier runs). Default: none.
+  std::vector<std::string> private_state;
   // Replaces the trust check of each runner file a confined argv starts (default:
   // check_trusted_path against untrusted_roots of the call): for runners that only exist in a
   // test. An error refuses the call as SANDBOX_UNAVAILABLE.

@@ -80,6 +80,27 @@ std::string backend_name(Backend backend) {
   return backend == Backend::kNatural ? "bwrap+landlock" : "landlock";
 }
 
+testing::RunResult host_git(const std::string& repo, const std::string& args) {
+  testing::SpawnOptions spawn;
+  spawn.env = {"HOME=/nonexistent",      "PATH=/usr/bin:/bin",   "GIT_CONFIG_NOSYSTEM=1",
+               "GIT_AUTHOR_NAME=t",      "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t",
+               "GIT_COMMITTER_EMAIL=t@e"};
+  return testing::execute({"/bin/sh", "-c", "git -C '" + repo + "' " + args + " 2>&1"}, spawn);
+}
+
+std::string git_plant_script(const std::string& marker) {
+  return "mkdir -p evil && cp -r .git/objects .git/refs .git/HEAD evil/\n"
+         "printf '[core]\\n\\tfsmonitor = touch " +
+         marker +
+         "\\n' > evil/config\n"
+         "echo ../evil > .git/commondir\n"
+         "printf '#!/bin/sh\\ntouch " +
+         marker +
+         "\\n' > .git/hooks/post-commit\n"
+         "chmod +x .git/hooks/post-commit\n"
+         "true";
+}
+
 RuleTargets make_rule_targets(const TempDir& dir, const std::string& workspace) {
   RuleTargets targets{dir.mkdir("secret", 0755), workspace + "/guarded"};
   write_file(targets.secret + "/key", std::string(kSecret) + "\n", 0644);

@@ -81,4 +81,13 @@ struct RuleTargets {
 };
 RuleTargets make_rule_targets(const TempDir& dir, const std::string& workspace);
 
+// A real, unconfined git in `repo` (`git -C REPO ARGS`, stderr with stdout), with a fixed
+// identity and neither the system's nor a home's config.
+testing::RunResult host_git(const std::string& repo, const std::string& args);
+
+// A shell script, run in a repository's worktree, that plants what the person's next git runs:
+// a .git/commondir naming a copy of the repository whose config has core.fsmonitor, and a
+// post-commit hook; each touches `marker`. Every step may be refused; the script ends true.
+std::string git_plant_script(const std::string& marker);
+
 }  // namespace dsh::cli_run_it

@@ -366,6 +366,28 @@ TEST_P(Jobs, LossyOutputNamesTheFullOutput) {
   EXPECT_EQ(info.st_size, 100001);
 }
 
+// One confined run cannot read another job's output: neither its files in the job store nor
+// its kept spill (a lossy job's full output). Each holds the job's line when read from outside;
+// a confined run in each mode that cats them gets none of it.
+TEST_P(Jobs, AnotherJobsOutputAndSpillAreUnreadableToAConfinedRun) {
+  const string secret = unique("JOB-OUTPUT-");
+  const string handle =
+      start({"-c", "head -c 100000 /dev/zero | tr '\\0' a; echo; echo " + secret});
+  const nlohmann::json shown = parse_json(wait(handle, {"--json"}).out);
+  ASSERT_EQ(shown["fullOutput"].size(), 1U) << shown.dump();
+  const string spill = shown["fullOutput"][0].get<string>();
+  const string stored = jobs_dir() + "/" + handle + "/stdout";
+  ASSERT_NE(read_file(spill).find(secret), string::npos) << spill;
+  ASSERT_NE(read_file(stored).find(secret), string::npos) << stored;
+  for (const string& mode : {"read-only", "workspace-write"}) {
+    vector<string> args = start_args({"--mode", mode, "-c", "cat " + spill + "; cat " + stored});
+    args.front() = "run";
+    const CliResult reader = cli(args);
+    EXPECT_FALSE(reader.exited_with(0)) << mode << ": " << reader.describe();
+    EXPECT_EQ(reader.out.find(secret), string::npos) << mode << ": " << reader.describe();
+  }
+}
+
 // The job's state is trusted: a confined run cannot write it, so it cannot plant a job or change
 // what job-output says about one; what the user's own processes could plant there (a symlink, a
 // file others may write) is refused, never followed.
@@ -549,6 +571,31 @@ TEST_P(Jobs, ARunnerFailureShowsTheRunnersOwnCode) {
 // A user with no $XDG_RUNTIME_DIR (a container, CI) keeps jobs in /var/tmp/dsh-sandbox-jobs-UID,
 // made 0700 and this user's, no symlink: start, job-list, job-wait and job-output work end to end
 // as nobody. With $TMPDIR at /var/tmp (a root a confined run may write) that place is refused.
+// A workspace-write job plants what the person's git runs later (a commondir naming a config
+// with core.fsmonitor, a post-commit hook). When the job ends, its supervisor makes the check
+// `run` makes: a real, unconfined git status and commit afterwards run nothing planted (the
+// marker stays absent), and job-output and its JSON name what was undone.
+TEST_P(Jobs, WhatAJobPlantsForGitRunsNothingLater) {
+  const string marker = dir_ / "pwned";
+  ASSERT_TRUE(host_git(ws_, "init -q -b main .").exited_with(0));
+  ASSERT_TRUE(host_git(ws_, "commit -q --allow-empty -m init").exited_with(0));
+  const string handle =
+      start({"--mode", "workspace-write", "-c", "cd " + ws_ + "\n" + git_plant_script(marker)});
+  const string shown = ended(handle);
+  // Only a git outside may make the marker: one inside that obeyed the plant ran confined.
+  ::unlink(marker.c_str());
+  const CliResult after =
+      host_git(ws_, "status; git -C '" + ws_ + "' commit -q --allow-empty -m x");
+  EXPECT_FALSE(exists(marker)) << "the planted command ran outside:\n" << shown << after.describe();
+  EXPECT_FALSE(exists(ws_ + "/.git/commondir")) << shown;
+  EXPECT_FALSE(exists(ws_ + "/.git/hooks/post-commit")) << shown;
+  const string removed = "[git state: removed \"" + ws_ + "/.git/commondir\"";
+  EXPECT_NE(shown.find(removed), string::npos) << shown;
+  const nlohmann::json json = parse_json(cli({"job-output", "--json", handle}).out);
+  ASSERT_TRUE(json.contains("gitState")) << json.dump();
+  EXPECT_NE(json["gitState"].dump().find("/.git/commondir"), string::npos) << json.dump();
+}
+
 TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
   const auto as_nobody = [](const vector<string>& args, const vector<string>& env = {}) {
     vector<string> argv;

@@ -14,6 +14,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -300,6 +301,29 @@ TEST_P(Shell, PathRulesHoldInTheShell) {
   // cannot govern (confine names it in `ungoverned`), so only bwrap's is checked.
   if (GetParam() == Backend::kNatural) EXPECT_FALSE(exists(guarded + "/f"));
   EXPECT_TRUE(exists(ws_ + "/free")) << terminal.transcript();
+}
+
+// What a workspace-write shell plants for git (a commondir naming a config with
+// core.fsmonitor, a post-commit hook) is undone when the session ends, and said on the
+// terminal: a real, unconfined git status and commit afterwards run nothing planted.
+TEST_P(Shell, WhatTheShellPlantsForGitRunsNothingLater) {
+  const string marker = dir_ / "pwned";
+  ASSERT_TRUE(host_git(ws_, "init -q -b main .").exited_with(0));
+  ASSERT_TRUE(host_git(ws_, "commit -q --allow-empty -m init").exited_with(0));
+  Terminal terminal(args());
+  string script = "cd " + ws_ + "\n" + git_plant_script(marker) + "\necho planted$((2*4))\n";
+  std::replace(script.begin(), script.end(), '\n', '\r');
+  terminal.type(script);
+  ASSERT_TRUE(terminal.wait_for("planted8")) << terminal.transcript();
+  terminal.type("exit\r");
+  EXPECT_EQ(terminal.exit_status(), 0) << terminal.transcript();
+  EXPECT_TRUE(terminal.wait_for("git state: removed \"" + ws_ + "/.git/commondir\""))
+      << terminal.transcript();
+  ::unlink(marker.c_str());  // only a git outside may make it
+  const CliResult after =
+      host_git(ws_, "status; git -C '" + ws_ + "' commit -q --allow-empty -m x");
+  EXPECT_FALSE(exists(marker)) << terminal.transcript() << after.describe();
+  EXPECT_FALSE(exists(ws_ + "/.git/hooks/post-commit")) << terminal.transcript();
 }
 
 // --max-processes bounds the shell's tree as it bounds run's: however many processes the shell

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <map>
+
 #include "local_harness.h"
 #include "policy/path_defaults.h"
 
@@ -235,6 +237,85 @@ TEST_P(Leftovers, ASymlinkPlantedInAnEarlierWritableRootRedirectsNoLaterRoot) {
   workspace_ = earlier_ + "/link";
   expect_refused(run({}, "touch written; touch " + mark), earlier_ + "/link", mark);
   EXPECT_FALSE(llrt::exists(victim + "/written"));
+}
+
+// The verdict cache decides which backend the next call uses. A workspace-write run with an
+// extra writable root tries to plant a weaker verdict (the natural chain's "bwrap" made
+// "landlock") over each entry of the real cache, under a new name there, and in cache-shaped
+// places of what it may write (the workspace and the extra root). The cache lies where no
+// confined mode can write: from outside, its entries keep their bytes and no new one appears,
+// and the next call, in each mode, gets the backend and enforcement it got before the attack.
+// Control: the same bytes written from outside do downgrade the next call on the natural chain.
+TEST_P(Leftovers, AVerdictPlantedByAnEarlierRunCannotWeakenALaterCall) {
+  const auto facts = [&](const string& mode) {
+    const RunResult result = run({"--json"}, "true", mode);
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    const auto json = parse_json(result.out);
+    return json.value("backend", "") + "/" + json.value("enforcement", "");
+  };
+  const vector<string> modes = {"read-only", "workspace-write"};
+  vector<string> before;
+  for (const string& mode : modes) before.push_back(facts(mode));
+  const string cache = is_root() ? "/run/dsh-sandbox" : xdg_ + "/dsh-sandbox";
+  std::map<string, string> entries;
+  for (const string& name : testing::list_dir(cache)) {
+    if (name.starts_with("verdict-")) entries[name] = llrt::read_file(cache + "/" + name);
+  }
+  ASSERT_FALSE(entries.empty()) << "no verdict cached in " << cache;
+  const auto weaker = [](string bytes) {
+    const string bwrap = R"(\"backend\":\"bwrap\")";
+    const std::size_t at = bytes.find(bwrap);
+    if (at != string::npos) bytes.replace(at, bwrap.size(), R"(\"backend\":\"landlock\")");
+    return bytes;
+  };
+  string script = "cd " + workspace_ + "\n";
+  for (const auto& [name, bytes] : entries) {
+    llrt::write_file(workspace_ + "/" + name, weaker(bytes), 0600);
+    script += "cat " + name + " > " + cache + "/" + name + "; cp " + name + " " + cache +
+              "/verdict-0123456789abcdef.json\n";
+    for (const string& root : {workspace_, earlier_}) {
+      script +=
+          "mkdir -p -m 700 " + root + "/dsh-sandbox; cp " + name + " " + root + "/dsh-sandbox/\n";
+    }
+  }
+  plant(script + "true");
+  EXPECT_TRUE(llrt::exists(earlier_ + "/dsh-sandbox/" + entries.begin()->first));
+  for (const auto& [name, bytes] : entries) {
+    EXPECT_EQ(llrt::read_file(cache + "/" + name), bytes) << name;
+  }
+  EXPECT_FALSE(llrt::exists(cache + "/verdict-0123456789abcdef.json"));
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    EXPECT_EQ(facts(modes[i]), before[i]) << modes[i];
+  }
+  if (GetParam() != Backend::kNatural) return;
+  for (const auto& [name, bytes] : entries) {
+    llrt::write_file(cache + "/" + name, weaker(bytes), 0600);
+  }
+  EXPECT_NE(facts("workspace-write"), before[1]) << "the planted verdict would not weaken a call";
+}
+
+// --deny-read hides a name, not a file: a second hard link elsewhere would stay readable. A file
+// with one, named or beneath a named directory, refuses the call before anything runs; the same
+// call without the second name runs, and the file stays unreadable.
+TEST_P(Leftovers, AnUnreadableFileWithASecondHardLinkRefusesTheCall) {
+  const string secret_dir = dir_.mkdir("secrets", 0755);
+  const string secret = secret_dir + "/key";
+  llrt::write_file(secret, "HARD-LINKED-SECRET\n", 0644);
+  const string link = workspace_ + "/innocent";
+  ASSERT_EQ(::link(secret.c_str(), link.c_str()), 0);
+  const string mark = marker("hard-link");
+  for (const string& denied : {secret, secret_dir}) {
+    SCOPED_TRACE(denied);
+    const RunResult result = run({"--deny-read", denied}, "cat " + link + "; touch " + mark);
+    expect_refused(result, secret, mark);
+    EXPECT_EQ(result.out.find("HARD-LINKED-SECRET"), string::npos);
+  }
+  ASSERT_EQ(::unlink(link.c_str()), 0);
+  const string ran = workspace_ + "/ran";
+  const RunResult alone = run({"--deny-read", secret_dir}, "cat " + secret + "; touch " + ran);
+  EXPECT_FALSE(alone.exited_with(125)) << alone.describe();
+  EXPECT_EQ(alone.out.find("HARD-LINKED-SECRET"), string::npos) << alone.describe();
+  EXPECT_TRUE(llrt::exists(ran)) << alone.describe();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Leftovers,

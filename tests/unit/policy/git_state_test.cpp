@@ -171,5 +171,40 @@ TEST_F(GitStateTest, TheCheckDoesNotFollowADirectoryTheRunReplacedWithASymlink) 
   EXPECT_TRUE(testing::exists(elsewhere + "/.git/commondir"));
 }
 
+TEST_F(GitStateTest, AScopeServesOneWalkForTheSameRootsAndNothingOutsideIt) {
+  {
+    const GitWalkScope scope;
+    const GitState first = git_state(context());
+    make_repo(ws_ + "/later/.git");
+    // The check before the run takes the plan's walk: nothing ran in between.
+    const GitState again = git_state(context(false));
+    EXPECT_EQ(again.pinned, first.pinned);
+    EXPECT_FALSE(contains(again.pinned, ws_ + "/later/.git"));
+  }
+  EXPECT_TRUE(contains(git_state(context()).pinned, ws_ + "/later/.git"));
+}
+
+TEST_F(GitStateTest, AKeptWalkThatMadeNothingDoesNotServeOneThatMustMake) {
+  const GitWalkScope scope;
+  git_state(context(false));
+  EXPECT_FALSE(testing::exists(ws_ + "/.git/hooks"));
+  git_state(context());
+  EXPECT_TRUE(testing::exists(ws_ + "/.git/hooks"));
+}
+
+TEST_F(GitStateTest, FindingGitDirectoriesReadsAndMakesNothing) {
+  make_repo(ws_ + "/nested/.git", "[core]\n\thooksPath = .husky\n");
+  make_repo(ws_ + "/.git/modules/a/b");
+  make_dir(ws_ + "/.git/worktrees");
+  make_dir(ws_ + "/.git/worktrees/wt");
+  const std::vector<std::string> found = git_directories(context());
+  for (const std::string& dir : {ws_ + "/.git", ws_ + "/nested/.git", ws_ + "/.git/modules/a/b",
+                                 ws_ + "/.git/worktrees/wt"}) {
+    EXPECT_TRUE(contains(found, dir)) << dir << ": " << ::testing::PrintToString(found);
+  }
+  EXPECT_FALSE(testing::exists(ws_ + "/.git/hooks"));
+  EXPECT_FALSE(testing::exists(ws_ + "/nested/.husky"));
+}
+
 }  // namespace
 }  // namespace dsh::sandbox::policy

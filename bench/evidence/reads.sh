@@ -17,15 +17,24 @@ for d in $(seq 1 100); do
   mkdir -p "$work/tree/d$d"
   for f in $(seq 1 100); do echo "file $d $f" > "$work/tree/d$d/f$f.txt"; done
 done
+mkdir -p "$work/proj"
+for i in $(seq 1 40); do
+  printf '#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\nint f%d(int x) { return x * %d; }\n' \
+    "$i" "$i" > "$work/proj/u$i.c"
+done
+echo 'int main(void) { return 0; }' > "$work/proj/main.c"
+printf 'OBJS := $(patsubst %%.c,%%.o,$(wildcard *.c))\napp: $(OBJS)\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) -O1 -c -o $@ $<\n' \
+  > "$work/proj/Makefile"
 cat > "$work/opens.py" <<'PY'
 import os, sys
 for _ in range(20000):
     os.close(os.open(sys.argv[1], os.O_RDONLY))
 PY
 
-ll() { echo "$launcher --ro / --rw /dev/null $1 --"; }
+ll() { echo "$launcher --ro / --rw /dev/null --rw $work/proj $1 --"; }
 opens="python3 $work/opens.py $work/tree/d1/f1.txt"
 search="grep -r -c nomatch $work/tree"
+build="make -s -B -j2 -C $work/proj"
 noted="--evidence --note-unreadable $work/secret"
 
 uptime
@@ -36,6 +45,9 @@ hyperfine --runs "$runs" --warmup 2 -N -i \
   -n "grep, no evidence" "$(ll '') $search" \
   -n "grep, evidence" "$(ll --evidence) $search" \
   -n "grep, evidence, unreadable noted" "$(ll "$noted") $search" \
+  -n "make, no evidence" "$(ll '') $build" \
+  -n "make, evidence" "$(ll --evidence) $build" \
+  -n "make, evidence, unreadable noted" "$(ll "$noted") $build" \
   --export-markdown "$work/result.md" --export-json "$work/result.json"
 cat "$work/result.md"
 uptime
@@ -49,7 +61,7 @@ def figures(name):
     return statistics.median(r["times"]), r["user"] + r["system"]
 print("| workload | CPU, no evidence | evidence | unreadable noted | ratio noted / evidence | wall median, noted / evidence |")
 print("|---|---|---|---|---|---|")
-for work in ("opens", "grep"):
+for work in ("opens", "grep", "make"):
     w0, c0 = figures(work + ", no evidence")
     w1, c1 = figures(work + ", evidence")
     w2, c2 = figures(work + ", evidence, unreadable noted")

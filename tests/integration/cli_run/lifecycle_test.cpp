@@ -338,12 +338,17 @@ TEST_P(Lifecycle, SpillFilesAreRemovedUnlessTheAgentRenderNamesThem) {
   ASSERT_EQ(::lstat(spill_dir().c_str(), &dir), 0);
   EXPECT_TRUE(S_ISDIR(dir.st_mode));
   EXPECT_EQ(dir.st_mode & 0777, 0700U);
-  // The agent's next sandboxed command can read it, under workspace-write (bwrap mounts a
-  // private /tmp there) and read-only.
+  // It is the caller's to open, outside the sandbox: a later confined command, in either mode,
+  // is refused it like another job's output (a kept spill may hold what an earlier run printed),
+  // with a record naming it.
+  EXPECT_EQ(read_file(path).size(), static_cast<std::size_t>(info.st_size));
   for (const string mode : {"workspace-write", "read-only"}) {
-    const CliResult next = cli(Run({"--", "wc", "-c", path}, mode));
-    EXPECT_TRUE(next.exited_with(0)) << next.describe();
-    EXPECT_EQ(next.out, std::to_string(info.st_size) + " " + path + "\n") << next.describe();
+    const CliResult next = cli(Run({"--json", "--", "wc", "-c", path}, mode));
+    EXPECT_FALSE(next.exited_with(0)) << next.describe();
+    const nlohmann::json object = parse_json(next.out);
+    EXPECT_EQ(object["stdout"], "") << next.out;
+    EXPECT_TRUE(object["denied"].get<bool>()) << next.out;
+    EXPECT_NE(object["denials"].dump().find("deny-read"), string::npos) << next.out;
   }
   ::unlink(path.c_str());
 }

@@ -46,8 +46,9 @@ class StreamCapture {
   std::string spill_path_;
 };
 
-// /var/tmp: /tmp is private inside bwrap's workspace-write, so a spill there is invisible to
-// the agent's next sandboxed command.
+// /var/tmp: persistent and the host's (bwrap's workspace-write mounts a private /tmp, and a
+// spill must outlive the run for the caller to open). Confined runs cannot read it: the spill
+// directory is one of the sandbox's own unreadable paths.
 std::string default_spill_root();
 
 // <root>/dsh-sandbox-<euid>, whether it exists or not.

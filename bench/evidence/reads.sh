@@ -31,7 +31,7 @@ for _ in range(20000):
     os.close(os.open(sys.argv[1], os.O_RDONLY))
 PY
 
-ll() { echo "$launcher --ro / --rw /dev/null --rw $work/proj $1 --"; }
+ll() { echo "$launcher --ro / --rw /dev/null --rw /tmp --rw $work/proj $1 --"; }
 opens="python3 $work/opens.py $work/tree/d1/f1.txt"
 search="grep -r -c nomatch $work/tree"
 build="make -s -B -j2 -C $work/proj"

@@ -548,7 +548,7 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
     if (auto refused = ours ? std::nullopt : hard_link_refusal(candidate, *path)) {
       return InvalidInput{*refused};
     }
-    plan.unreadable.push_back({*path, is_directory(*path)});
+    plan.unreadable.push_back({*path, is_directory(*path), ours});
     if (is_default) out.protected_paths.push_back(*path);
   }
   dedupe(plan.unreadable);

@@ -12,6 +12,10 @@ namespace dsh::sandbox::profiles {
 struct PlannedPath {
   std::string path;  // canonical, existing when the plan was made
   bool directory = false;
+  // The sandbox's own state (job outputs, spills): hidden like any unreadable path, but not a
+  // path a person named or a secret, so refused reads there are not worth a notification per
+  // open of every run (profiles/landlock_run.h landlock_supervisor_args).
+  bool internal = false;
 
   bool operator==(const PlannedPath&) const = default;
 };

@@ -93,6 +93,9 @@ std::vector<std::string> landlock_supervisor_args(const RunNeeds& needs,
   const bool inside_bwrap = place == LandlockPlace::kInsideBwrap;
   for (const PlannedPath& path : plan.unreadable) {
     const bool guard = !inside_bwrap && landlock_host_writable(path.path, policy);
+    // A noted unreadable path makes every open of the run a notification: worth it for what a
+    // person named or a secret, not for the sandbox's own state, which the kernel refuses anyway.
+    if (path.internal && !guard) continue;
     args.insert(args.end(), {guard ? "--guard-unreadable" : "--note-unreadable", path.path});
   }
   // Every carve-out lies inside a writable root (the plan keeps no other).

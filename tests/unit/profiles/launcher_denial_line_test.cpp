@@ -76,7 +76,10 @@ TEST(LauncherStatus, EvidenceIsAskedForWithStatusChannelsUnlessSwitchedOff) {
 TEST(LauncherStatus, SupervisorArgsNameWhatAlreadyRefusesOnlyWithEvidence) {
   const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
   FsPlan plan;
-  plan.unreadable = {{"/h/.ssh", true}, {"/ws/.env", false}};
+  // The sandbox's own state is hidden too, but noting it would make every run's opens
+  // notifications: it is left out, except where only the supervisor's guard refuses it.
+  plan.unreadable = {
+      {"/h/.ssh", true}, {"/ws/.env", false}, {"/var/tmp/dsh-sandbox-0", true, true}};
   plan.read_only = {{"/ws/.git/config", false}};
   plan.startup_guarded = {"/ws/.bashrc"};
   const RunNeeds evidence{"", true, true};

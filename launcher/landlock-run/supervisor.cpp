@@ -1011,8 +1011,11 @@ int meta_object(int pid, const RefusedCall& call, const MetaCall& meta,
   } else {
     snprintf(entry, sizeof(entry), "fd/%d", dirfd);
   }
+  // No such descriptor: EBADF, as the kernel says; a task that made itself non-dumpable hides
+  // its /proc/PID entries from the supervisor (EACCES there): refused.
   const int fd = open_proc_entry(pid, entry);
-  return fd >= 0 ? fd : -EBADF;
+  if (fd >= 0) return fd;
+  return errno == ENOENT ? -EBADF : -EPERM;
 }
 
 // Whether the supervisor may change the metadata of `object`: beneath a writable root and no

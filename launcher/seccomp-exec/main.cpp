@@ -66,7 +66,7 @@ void place_filter(int target) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const char kUsage[] = "usage: dsh-seccomp-exec --seccomp-fd N -- PROGRAM [ARG]...";
+  static constexpr char kUsage[] = "usage: dsh-seccomp-exec --seccomp-fd N -- PROGRAM [ARG]...";
   if (argc < 5 || strcmp(argv[1], "--seccomp-fd") != 0 || strcmp(argv[3], "--") != 0) {
     fail(kUsage);
   }

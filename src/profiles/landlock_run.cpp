@@ -228,23 +228,38 @@ void append_plan_refusals(const FsPlan& plan, std::vector<std::string>& refused)
       fmt::join(plan.unlisted, ", ")));
 }
 
+namespace {
+
+// What the always-on filter refuses, one sentence a kind (each its own constant: a braced list of
+// wrapped literals reads as a missing comma).
+constexpr std::string_view kIpcRefusal =
+    "SysV IPC and POSIX message queues: shmget, shmat, shmctl, shmdt, msg*, sem*, mq_* fail with "
+    "EPERM (on the host they reach the caller's objects; under bwrap the run's IPC namespace is "
+    "private as well)";
+constexpr std::string_view kKeyringRefusal =
+    "kernel keyrings: add_key, keyctl and request_key fail with EPERM (keys belong to the "
+    "caller's session, and request_key makes the kernel run a host helper as root)";
+constexpr std::string_view kUserNamespaceRefusal =
+    "user namespaces: unshare and clone with CLONE_NEWUSER and setns fail with EPERM, clone3 with "
+    "ENOSYS (a new user namespace hands back every capability the sandbox dropped)";
+constexpr std::string_view kPersonalityRefusal =
+    "personality beyond PER_LINUX, PER_LINUX32 and UNAME26 fails with EPERM (it would weaken the "
+    "memory layout of what the command executes, e.g. ADDR_NO_RANDOMIZE)";
+constexpr std::string_view kIoUringRefusal =
+    "io_uring: io_uring_setup, io_uring_enter and io_uring_register fail with EPERM (its "
+    "operations bypass the calls the sandbox watches; libuv and liburing fall back)";
+constexpr std::string_view kSetIdRefusal =
+    "set-user-ID and set-group-ID bits: chmod and the creating calls with one in the mode fail "
+    "with EPERM (a set-id file left behind runs with its owner's privileges when anyone executes "
+    "it later; cp -p of a set-id file and chmod g+s fail)";
+
+}  // namespace
+
 void append_kernel_refusals(std::vector<std::string>& refused) {
-  refused.insert(
-      refused.end(),
-      {"SysV IPC and POSIX message queues: shmget, shmat, shmctl, shmdt, msg*, sem*, mq_* fail "
-       "with EPERM (on the host they reach the caller's objects; under bwrap the run's IPC "
-       "namespace is private as well)",
-       "kernel keyrings: add_key, keyctl and request_key fail with EPERM (keys belong to the "
-       "caller's session, and request_key makes the kernel run a host helper as root)",
-       "user namespaces: unshare and clone with CLONE_NEWUSER and setns fail with EPERM, clone3 "
-       "with ENOSYS (a new user namespace hands back every capability the sandbox dropped)",
-       "personality beyond PER_LINUX, PER_LINUX32 and UNAME26 fails with EPERM (it would weaken "
-       "the memory layout of what the command executes, e.g. ADDR_NO_RANDOMIZE)",
-       "io_uring: io_uring_setup, io_uring_enter and io_uring_register fail with EPERM (its "
-       "operations bypass the calls the sandbox watches; libuv and liburing fall back)",
-       "set-user-ID and set-group-ID bits: chmod and the creating calls with one in the mode fail "
-       "with EPERM (a set-id file left behind runs with its owner's privileges when anyone "
-       "executes it later; cp -p of a set-id file and chmod g+s fail)"});
+  for (const std::string_view sentence : {kIpcRefusal, kKeyringRefusal, kUserNamespaceRefusal,
+                                          kPersonalityRefusal, kIoUringRefusal, kSetIdRefusal}) {
+    refused.emplace_back(sentence);
+  }
 }
 
 void append_host_device_refusals(std::vector<std::string>& refused) {

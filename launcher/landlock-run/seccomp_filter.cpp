@@ -73,6 +73,7 @@ constexpr size_t block_length(const SyscallRule& rule) {
     case ArgMatch::kLow32NotIn:
       return 4 + rule.allowed_count;
     case ArgMatch::kLow32NotEqualIf:
+    case ArgMatch::kLow32AnySetIf:
       return 7;
   }
   return 7;
@@ -241,6 +242,15 @@ class Program {
         ret(deny);
         load(kNrOffset);
         break;
+      case ArgMatch::kLow32AnySetIf:  // the guard's flags first, then the argument's bits
+        jump_eq(nr, 0, 6);
+        load(arg_low_offset(rule.guard_arg));
+        jump_set(rule.guard_value, 0, 3);  // no guard flag: on to reloading the number
+        load(arg_low_offset(rule.arg));
+        jump_set(low, 0, 1);  // none of the bits: skip the deny
+        ret(deny);
+        load(kNrOffset);
+        break;
       case ArgMatch::kNotEqual:  // allowed only when all 64 bits match: high garbage fails
         jump_eq(nr, 0, 6);
         load(arg_low_offset(rule.arg));
@@ -381,6 +391,9 @@ bool rule_matches(const SyscallRule& rule, const unsigned long long* args) {
     case ArgMatch::kLow32NotEqualIf:
       return static_cast<uint32_t>(args[rule.guard_arg] & 0xffffffffU) == rule.guard_value &&
              low != static_cast<uint32_t>(rule.value);
+    case ArgMatch::kLow32AnySetIf:
+      return (static_cast<uint32_t>(args[rule.guard_arg] & 0xffffffffU) & rule.guard_value) != 0 &&
+             (low & static_cast<uint32_t>(rule.value)) != 0;
   }
   return true;
 }

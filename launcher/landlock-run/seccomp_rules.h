@@ -44,7 +44,10 @@ enum class ArgMatch {
   kLow32NotIn,   // fails unless (args[arg] & 0xffffffff) is one of allowed[0..allowed_count)
   // fails when (args[guard_arg] & 0xffffffff) == guard_value and (args[arg] & 0xffffffff) !=
   // value: one argument's value required only for one value of another
-  kLow32NotEqualIf
+  kLow32NotEqualIf,
+  // fails when (args[guard_arg] & guard_value) != 0 and (args[arg] & value) != 0, both masks
+  // within the low 32 bits: one argument's bits refused only when another's flags give it meaning
+  kLow32AnySetIf
 };
 
 struct SyscallRule {
@@ -60,7 +63,7 @@ struct SyscallRule {
   // records, except a quiet one, which keeps failing in the filter itself: clone3's ENOSYS is
   // the libc's cue to fall back to clone, met at every fork, and no refusal of the policy.
   bool quiet = false;
-  unsigned guard_arg = 0;  // kLow32NotEqualIf only
+  unsigned guard_arg = 0;  // kLow32NotEqualIf and kLow32AnySetIf only
   uint32_t guard_value = 0;
 };
 
@@ -141,10 +144,15 @@ inline constexpr SyscallRule kMetadataRules[] = {
 // given, umask aside). openat2 keeps its mode in memory: the evidence supervisor reads it, and
 // without evidence openat2 is refused whole (ENOSYS: callers fall back to openat).
 inline constexpr uint64_t kSetIdBits = 06000;
+// open and openat read their mode only with O_CREAT or O_TMPFILE (whose own bit is 020000000):
+// without them the register holds whatever the caller left there (glibc's loader passes no mode),
+// so the mode is judged only when the flags give it meaning.
+inline constexpr uint32_t kCreatingFlags = 0100 | 020000000;
 inline constexpr SyscallRule kSetIdRules[] = {
 #ifdef __NR_chmod
     {__NR_chmod, "chmod(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
-    {__NR_open, "open(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
+    {__NR_open, "open(set-id)", EPERM, ArgMatch::kLow32AnySetIf, 2, kSetIdBits, nullptr, 0, false,
+     1, kCreatingFlags},
     {__NR_creat, "creat(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
     {__NR_mkdir, "mkdir(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
     {__NR_mknod, "mknod(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
@@ -152,7 +160,8 @@ inline constexpr SyscallRule kSetIdRules[] = {
     {__NR_fchmod, "fchmod(set-id)", EPERM, ArgMatch::kLow32AnySet, 1, kSetIdBits},
     {__NR_fchmodat, "fchmodat(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
     {__NR_fchmodat2, "fchmodat2(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
-    {__NR_openat, "openat(set-id)", EPERM, ArgMatch::kLow32AnySet, 3, kSetIdBits},
+    {__NR_openat, "openat(set-id)", EPERM, ArgMatch::kLow32AnySetIf, 3, kSetIdBits, nullptr, 0,
+     false, 2, kCreatingFlags},
     {__NR_mkdirat, "mkdirat(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
     {__NR_mknodat, "mknodat(set-id)", EPERM, ArgMatch::kLow32AnySet, 2, kSetIdBits},
 };

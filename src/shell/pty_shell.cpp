@@ -297,6 +297,10 @@ ShellEnd run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out)
       }
       wait_ms = static_cast<int>(std::min<std::int64_t>(left.count() + 1, 60'000));
     }
+    // The shell has ended: only the output already in the master is left to drain. Waiting
+    // would wait for nothing when a process it left holds the terminal open and silent, since
+    // its status (read in an earlier round, with output beside it) wakes no poll again.
+    if (child_status) wait_ms = 0;
     if (::poll(fds.data(), fds.size(), wait_ms) < 0) {
       if (errno == EINTR) continue;
       fail("poll");

@@ -358,6 +358,12 @@ TEST_F(LandlockRunSeccomp, EveryTableRuleAppliesWithEveryChoice) {
         data.args[rule.arg] = rule.value + 1;
         return data;
       }
+      case ArgMatch::kLow32AnySetIf: {
+        seccomp_data data = call(rule.nr);
+        data.args[rule.guard_arg] = rule.guard_value;
+        data.args[rule.arg] = 0xdeadbeef;
+        return data;
+      }
     }
     return call(rule.nr);
   };
@@ -433,6 +439,31 @@ TEST_F(LandlockRunSeccomp, ReadsAreNotifiedOnlyWithNotedUnreadablePaths) {
   FilterChoice no_notify{};
   no_notify.notify_reads = true;
   EXPECT_EQ(verdict(no_notify, openat_call(0)), kAllow);
+}
+
+// A set-id bit is refused wherever the kernel reads the mode: always for chmod, for open and openat
+// only with O_CREAT or O_TMPFILE. Without them the mode register is whatever the caller left
+// there (glibc's loader opens libraries passing none), and refusing on it would fail reads at
+// random.
+TEST_F(LandlockRunSeccomp, SetIdBitsAreRefusedOnlyWhereTheModeIsRead) {
+  const auto openat_call = [](std::uint64_t flags, std::uint64_t mode) {
+    seccomp_data data = call(__NR_openat, static_cast<std::uint64_t>(-100), 0x1000);
+    data.args[2] = flags;
+    data.args[3] = mode;
+    return data;
+  };
+  for (const FilterChoice& choice : {none_, all_}) {
+    EXPECT_EQ(verdict(choice, openat_call(0, 06000)), kAllow);         // O_RDONLY, garbage mode
+    EXPECT_EQ(verdict(choice, openat_call(02000000, 04755)), kAllow);  // O_CLOEXEC only
+    EXPECT_EQ(verdict(choice, openat_call(0101, 0644)), kAllow);       // O_CREAT, plain mode
+    EXPECT_EQ(verdict(choice, openat_call(0101, 04755)), errno_action(EPERM));
+    EXPECT_EQ(verdict(choice, openat_call(020200002, 02700)), errno_action(EPERM));  // O_TMPFILE
+    EXPECT_EQ(verdict(choice, call(__NR_fchmod, 3, 04755)), errno_action(EPERM));
+    EXPECT_EQ(verdict(choice, call(__NR_mkdirat, 0, 0)), kAllow);
+  }
+  seccomp_data read_open = call(__NR_open, 0x1000, 0);
+  read_open.args[2] = 04000;
+  EXPECT_EQ(verdict(none_, read_open), kAllow);
 }
 
 TEST_F(LandlockRunSeccomp, BuiltBytesAreTheExportedProgram) {

@@ -253,9 +253,10 @@ inline constexpr SyscallRule kIoUringRules[] = {
 // answers SECCOMP_USER_NOTIF_FLAG_CONTINUE (err 0: the kernel, Landlock, decides) after noting
 // whether it falls outside the writable roots. open and openat are notified only when their
 // flags ask for writing (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC: O_TMPFILE needs a write mode
-// too), so reads cost nothing; openat2 keeps its flags in a struct a filter cannot read, so it is
-// notified whole. chmod, chown, utimes and xattrs are absent: Landlock does not govern them
-// (--deny-metadata refuses them through the rules above, and those are recorded).
+// too), so reads cost nothing here (kReadIntentRules adds them where an unreadable path is
+// noted); openat2 keeps its flags in a struct a filter cannot read, so it is notified whole.
+// chmod, chown, utimes and xattrs are absent: Landlock does not govern them (--deny-metadata
+// refuses them through the rules above, --contain-metadata has the supervisor perform them).
 inline constexpr uint64_t kOpenWriteFlags = 01 | 02 | 0100 | 01000;
 inline constexpr SyscallRule kWriteIntentRules[] = {
 #ifdef __NR_open  // legacy path forms exist on x86_64, not on arm64

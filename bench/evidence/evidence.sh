@@ -10,31 +10,11 @@ launcher="$(cd "$build" && pwd)/bin/landlock-run"
 work=$(mktemp -d /var/tmp/dsh-evidence-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# 10,000 small files in 100 directories, as one tarball.
-mkdir -p "$work/src-tree"
-for d in $(seq 1 100); do
-  mkdir -p "$work/src-tree/d$d"
-  for f in $(seq 1 100); do echo "file $d $f" > "$work/src-tree/d$d/f$f.txt"; done
-done
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# 10,000 small files in 100 directories, as one tarball; a small C project.
+make_tree "$work/src-tree"
 tar -C "$work/src-tree" -cf "$work/files.tar" .
-
-# A small C project: 40 translation units and a link.
-mkdir -p "$work/proj"
-for i in $(seq 1 40); do
-  printf '#include <stdio.h>\nint f%d(int x) { int s = 0; for (int i = 0; i < x; ++i) s += i * %d; return s; }\n' \
-    "$i" "$i" > "$work/proj/u$i.c"
-done
-{ echo 'int main(void) { return 0; }'; } > "$work/proj/main.c"
-cat > "$work/proj/Makefile" <<'MK'
-SRCS := $(wildcard *.c)
-OBJS := $(SRCS:.c=.o)
-app: $(OBJS)
-	$(CC) -o $@ $^
-%.o: %.c
-	$(CC) -O1 -c -o $@ $<
-clean:
-	rm -f $(OBJS) app
-MK
+make_c_project "$work/proj"
 
 ws="$work/ws"
 mkdir -p "$ws"
@@ -54,19 +34,4 @@ hyperfine --runs "$runs" --warmup 2 -N \
   --export-markdown "$work/result.md" --export-json "$work/result.json"
 cat "$work/result.md"
 uptime
-# Wall time on a shared host carries every other process's load; the CPU time the command tree
-# and the supervisor spent (user + system: hyperfine's rusage of the launcher and its children,
-# a mean over the runs) is the work evidence adds, and moves far less with the load.
-python3 - "$work/result.json" <<'PY'
-import json, statistics, sys
-results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-def figures(name):
-    r = results[name]
-    return statistics.median(r["times"]), r["user"] + r["system"]
-print("| workload | wall median, no evidence | with | ratio | CPU, no evidence | with | ratio |")
-print("|---|---|---|---|---|---|---|")
-for work in ("extract", "make -j2"):
-    w0, c0 = figures(work + ", no evidence")
-    w1, c1 = figures(work + ", evidence")
-    print(f"| {work} | {w0:.3f} s | {w1:.3f} s | {w1 / w0:.2f} | {c0:.3f} s | {c1:.3f} s | {c1 / c0:.2f} |")
-PY
+cpu_table "$work/result.json" "extract;make -j2" "no evidence;evidence"

@@ -12,19 +12,10 @@ launcher="$(cd "$build" && pwd)/bin/landlock-run"
 work=$(mktemp -d /var/tmp/dsh-reads-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-mkdir -p "$work/tree" "$work/secret"
-for d in $(seq 1 100); do
-  mkdir -p "$work/tree/d$d"
-  for f in $(seq 1 100); do echo "file $d $f" > "$work/tree/d$d/f$f.txt"; done
-done
-mkdir -p "$work/proj"
-for i in $(seq 1 40); do
-  printf '#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\nint f%d(int x) { return x * %d; }\n' \
-    "$i" "$i" > "$work/proj/u$i.c"
-done
-echo 'int main(void) { return 0; }' > "$work/proj/main.c"
-printf 'OBJS := $(patsubst %%.c,%%.o,$(wildcard *.c))\napp: $(OBJS)\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) -O1 -c -o $@ $<\n' \
-  > "$work/proj/Makefile"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+mkdir -p "$work/secret"
+make_tree "$work/tree"
+make_c_project "$work/proj"
 cat > "$work/opens.py" <<'PY'
 import os, sys
 for _ in range(20000):
@@ -51,19 +42,4 @@ hyperfine --runs "$runs" --warmup 2 -N -i \
   --export-markdown "$work/result.md" --export-json "$work/result.json"
 cat "$work/result.md"
 uptime
-# CPU time (user + system of the launcher, the supervisor and the command tree) moves far less
-# with the host's load than wall time.
-python3 - "$work/result.json" <<'PY'
-import json, statistics, sys
-results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-def figures(name):
-    r = results[name]
-    return statistics.median(r["times"]), r["user"] + r["system"]
-print("| workload | CPU, no evidence | evidence | unreadable noted | ratio noted / evidence | wall median, noted / evidence |")
-print("|---|---|---|---|---|---|")
-for work in ("opens", "grep", "make"):
-    w0, c0 = figures(work + ", no evidence")
-    w1, c1 = figures(work + ", evidence")
-    w2, c2 = figures(work + ", evidence, unreadable noted")
-    print(f"| {work} | {c0:.3f} s | {c1:.3f} s | {c2:.3f} s | {c2 / c1:.2f} | {w2 / w1:.2f} |")
-PY
+cpu_table "$work/result.json" "opens;grep;make" "no evidence;evidence;evidence, unreadable noted"

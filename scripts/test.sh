@@ -2,9 +2,10 @@
 # The README's second command: build and run every test.
 #  1. the project (g++): unit and integration tests, one ctest entry per test case; integration
 #     cases run as the caller and, when the caller is root, again as nobody;
-#  2. an AddressSanitizer + UndefinedBehaviorSanitizer build: the unit tests;
-#  3. a clang build: the fuzzers, each for a bounded time;
-#  4. clang-format and clang-tidy over the project's C++.
+#  2. the README's first command (scripts/demo.sh): a Release build of the programs, and its run;
+#  3. an AddressSanitizer + UndefinedBehaviorSanitizer build: the unit tests;
+#  4. a clang build: the fuzzers, each for a bounded time;
+#  5. clang-format and clang-tidy over the project's C++.
 # Set DSH_SANDBOX_TESTS_MUST_RUN=1 (CI does) to turn every skipped test into a failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -53,6 +54,14 @@ status=0
 stage "build ($build) and run unit + integration tests"
 configure_and_build "$build"
 run_ctest "$build" -j2 || status=1
+
+stage "the README's first command: a Release unity build of the programs, and the demo run"
+if "$repo/scripts/demo.sh"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  status=1
+fi
 
 stage "ASan + UBSan build: unit tests"
 # Every unit case runs here, those that spawn through exec's supervisor included (RunProbe,

@@ -83,11 +83,6 @@ constexpr std::array<std::string_view, 47> kOrdinaryNames = {"HEAD",
 // A regular file larger than this is not kept: a config or a hook is a few kilobytes.
 constexpr std::size_t kMaxSavedBytes = std::size_t{64} * 1024;
 
-std::string parent_of(const std::string& path) {
-  const std::size_t slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
-}
-
 std::optional<std::string> file_bytes(const std::string& path, const struct stat& info) {
   if (!S_ISREG(info.st_mode) || static_cast<std::size_t>(info.st_size) > kMaxSavedBytes) {
     return std::nullopt;

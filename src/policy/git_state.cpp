@@ -48,11 +48,6 @@ std::string config_value(std::string_view raw) {
   return trim(out);
 }
 
-std::string parent_of(const std::string& path) {
-  const std::size_t slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
-}
-
 bool is_true(const std::string& value) {
   const std::string lower = text::ascii_lower(value);
   return lower.empty() || lower == "true" || lower == "yes" || lower == "on" || lower == "1";
@@ -522,6 +517,11 @@ std::string trim(std::string_view text) {
   if (start == std::string_view::npos) return {};
   const std::size_t end = text.find_last_not_of(" \t\r\n");
   return std::string(text.substr(start, end - start + 1));
+}
+
+std::string parent_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
 }
 
 std::string join_path(std::string_view dir, std::string_view name) {

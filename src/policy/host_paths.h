@@ -26,6 +26,9 @@ std::string read_small_at(int dir_fd, const std::string& name);
 
 std::string trim(std::string_view text);
 
+// The directory holding `path` ("/" for a top-level name or a name without a slash).
+std::string parent_of(const std::string& path);
+
 // `dir` + "/" + `name`, in one allocation.
 std::string join_path(std::string_view dir, std::string_view name);
 

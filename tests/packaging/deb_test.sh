@@ -5,7 +5,8 @@
 # running a confined command with its own launcher and an allow-list run through its own proxy
 # (and refusing that proxy once it is world-writable). With DSH_SANDBOX_TEST_DEB_INSTALL=1 (set
 # by .ci/run: CI is a fresh machine) and no dsh-sandbox package installed, it also runs the real
-# `apt-get install ./dsh-sandbox_*.deb`, the README's command and an allow-list run, and removes
+# `apt-get install ./dsh-sandbox_*.deb`, the README's command, an allow-list run, a run from /, a
+# job as nobody without XDG_RUNTIME_DIR and both bindings' suites against /usr/bin, and removes
 # the package again, so the machine is left as it was found.
 # Usage: deb_test.sh BUILD_DIR
 set -euo pipefail
@@ -37,6 +38,30 @@ if grep -E '\./usr/bin/[^/]+$' <<<"$listing" | grep -vE '^-rwxr-xr-x root/root';
   echo "deb_test: a program of the package is not root-owned 0755" >&2
   exit 1
 fi
+
+source="$(cd "$packaging_dir/../.." && pwd)"
+
+# From /: read-only adds no writable root, so nothing above the installed CLI is one.
+check_run_from_root() {
+  local out
+  out="$(cd / && "$1/dsh-sandbox" run --mode read-only -- /bin/sh -c 'pwd; echo ran')" ||
+    installed_fail "a read-only run from / failed: $out"
+  [ "$out" = "$(printf '/\nran')" ] || installed_fail "a read-only run from / printed: $out"
+}
+
+# A background job as nobody, with no XDG_RUNTIME_DIR and no home (a container's service user):
+# start, wait, and the job's output read back through its handle.
+check_job_without_runtime_dir() {
+  local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all
+                env -u XDG_RUNTIME_DIR HOME=/nonexistent)
+  local handle out
+  handle="$(cd / && "${nobody[@]}" "$1/dsh-sandbox" start --mode read-only -- \
+              /bin/sh -c 'echo job-ran-as-$(id -u)')" ||
+    installed_fail "start as nobody without XDG_RUNTIME_DIR failed: $handle"
+  out="$(cd / && "${nobody[@]}" "$1/dsh-sandbox" job-wait --timeout 60 "$handle")" ||
+    installed_fail "job-wait $handle as nobody failed: $out"
+  grep -qx 'job-ran-as-65534' <<<"$out" || installed_fail "job $handle printed: $out"
+}
 
 unpacked="$work/root"
 dpkg-deb -x "$deb" "$unpacked"
@@ -71,7 +96,13 @@ if [ "${DSH_SANDBOX_TEST_DEB_INSTALL:-0}" = 1 ]; then
     check_proxy_probed_usable /usr/bin
     : >"$work/requests.log"
     check_allow_list_run /usr/bin
-    echo "deb_test: apt-get install ./$(basename "$deb"), a read-only run and an allow-list run work"
+    check_run_from_root /usr/bin
+    check_job_without_runtime_dir /usr/bin
+    # Both bindings' suites, driving the installed CLI (first on PATH).
+    "$packaging_dir/bindings_test.sh" /usr/bin "$source" python
+    "$packaging_dir/bindings_test.sh" /usr/bin "$source" node
+    echo "deb_test: apt-get install ./$(basename "$deb"), a read-only run, an allow-list run, a" \
+         "run from /, a job as nobody without XDG_RUNTIME_DIR and both bindings' suites work"
   fi
 fi
 echo "deb_test: $(basename "$deb") ($(du -h "$deb" | cut -f1), installed $(dpkg-deb -f "$deb" \

@@ -119,7 +119,8 @@ int start_job(const Options& options) {
         throw;
       }
     }
-    const UniqueFd jobs = jobs::open_jobs_directory(call->untrusted, true);
+    const UniqueFd jobs =
+        jobs::open_jobs_directory(state_untrusted_roots(*call, spec.policy), true);
     consumer::SandboxBashExecutor executor(provider);
     const std::string session = call->session ? canonical_file(call->session->path()) : "";
     jobs::prune_ended_jobs(jobs.get());

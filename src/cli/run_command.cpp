@@ -121,6 +121,15 @@ void admit(const CallContext& call, const SandboxExecutionPolicy& policy) {
   record_writable_workspace(call.workspace, policy, call.untrusted);
 }
 
+std::vector<std::string> state_untrusted_roots(const CallContext& call,
+                                               const SandboxExecutionPolicy& policy) {
+  std::vector<std::string> roots =
+      chosen_writable_roots(policy.mode, call.workspace.path(), policy.allow_write);
+  const std::vector<std::string> earlier = earlier_roots(call);
+  roots.insert(roots.end(), earlier.begin(), earlier.end());
+  return untrusted_roots("", roots);
+}
+
 LocalSandboxProvider call_provider(const Setup& setup, const CallContext& call) {
   return make_provider(setup.provider, earlier_roots(call), call.untrusted);
 }

@@ -36,6 +36,12 @@ CallContext call_context(const RunInvocation& run);
 // danger-full-access, which confines nothing.
 void admit(const CallContext& call, const SandboxExecutionPolicy& policy);
 
+// The roots a directory of per-user state this call writes (background jobs) must lie outside:
+// what its mode makes writable (none under read-only, so a read-only job can start from / or an
+// ancestor of the state), /tmp, $TMPDIR and the roots earlier runs could write.
+std::vector<std::string> state_untrusted_roots(const CallContext& call,
+                                               const SandboxExecutionPolicy& policy);
+
 // The provider for this call, holding its runners to the same roots as admit() does.
 LocalSandboxProvider call_provider(const Setup& setup, const CallContext& call);
 

@@ -3,7 +3,8 @@
 # fields (Depends: bubblewrap and the proxy's libraries), files owned by root, every program
 # stripped with its debug symbols in the -dbgsym package, and the unpacked tree (dpkg-deb -x)
 # running a confined command with its own launcher and an allow-list run through its own proxy
-# (and refusing that proxy once it is world-writable). With DSH_SANDBOX_TEST_DEB_INSTALL=1 (set
+# (and refusing that proxy once it is world-writable), a run and a job from / (the job as root and
+# as nobody without XDG_RUNTIME_DIR). With DSH_SANDBOX_TEST_DEB_INSTALL=1 (set
 # by .ci/run: CI is a fresh machine) and no dsh-sandbox package installed, it also runs the real
 # `apt-get install ./dsh-sandbox_*.deb`, the README's command, an allow-list run, a run from /, a
 # job as nobody without XDG_RUNTIME_DIR and both bindings' suites against /usr/bin, and removes
@@ -49,18 +50,23 @@ check_run_from_root() {
   [ "$out" = "$(printf '/\nran')" ] || installed_fail "a read-only run from / printed: $out"
 }
 
-# A background job as nobody, with no XDG_RUNTIME_DIR and no home (a container's service user):
-# start, wait, and the job's output read back through its handle.
-check_job_without_runtime_dir() {
-  local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all
-                env -u XDG_RUNTIME_DIR HOME=/nonexistent)
-  local handle out
-  handle="$(cd / && "${nobody[@]}" "$1/dsh-sandbox" start --mode read-only -- \
+# A background job started from / (read-only adds no writable root there either) as root, and as
+# nobody with no XDG_RUNTIME_DIR and no home (a container's service user): start, wait, and the
+# job's output read back through its handle.
+check_job_from_root() {
+  local bin="$1" handle out
+  shift
+  handle="$(cd / && "$@" "$bin/dsh-sandbox" start --mode read-only -- \
               /bin/sh -c 'echo job-ran-as-$(id -u)')" ||
-    installed_fail "start as nobody without XDG_RUNTIME_DIR failed: $handle"
-  out="$(cd / && "${nobody[@]}" "$1/dsh-sandbox" job-wait --timeout 60 "$handle")" ||
-    installed_fail "job-wait $handle as nobody failed: $out"
-  grep -qx 'job-ran-as-65534' <<<"$out" || installed_fail "job $handle printed: $out"
+    installed_fail "start from / ($*) failed: $handle"
+  out="$(cd / && "$@" "$bin/dsh-sandbox" job-wait --timeout 60 "$handle")" ||
+    installed_fail "job-wait $handle ($*) failed: $out"
+  grep -qE "^ *job-ran-as-$("$@" id -u)$" <<<"$out" || installed_fail "job $handle ($*) printed: $out"
+}
+check_job_without_runtime_dir() {
+  check_job_from_root "$1" env
+  check_job_from_root "$1" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+    env -u XDG_RUNTIME_DIR HOME=/nonexistent
 }
 
 unpacked="$work/root"
@@ -84,6 +90,8 @@ check_proxy_probed_usable "$unpacked/usr/bin"
 start_http_server
 check_allow_list_run "$unpacked/usr/bin"
 check_writable_proxy_refused "$unpacked/usr/bin"
+check_run_from_root "$unpacked/usr/bin"
+check_job_without_runtime_dir "$unpacked/usr/bin"
 
 if [ "${DSH_SANDBOX_TEST_DEB_INSTALL:-0}" = 1 ]; then
   if dpkg-query -W -f='${Status}' dsh-sandbox 2>/dev/null | grep -q 'install ok installed'; then

@@ -3,6 +3,7 @@
 // the CLI can never disagree about what "confined" means. Which option becomes which flag comes
 // from options.js, generated from the CLI's own table (man/cli.json). Types: index.d.ts.
 const { execFile, execFileSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const readline = require('node:readline');
 const OPTIONS = require('./options.js');
@@ -128,8 +129,14 @@ function checkArgv(command, argv) {
 
 // Where the CLI itself starts: the command's cwd when given, so an omitted workspaceRoot still
 // defaults to it, as before the binding passed --workdir.
+// A missing one is bad input, never reported as a missing CLI (spawn's ENOENT names neither).
 function spawnCwd(options) {
-  return options.cwd === undefined || options.cwd === null ? undefined : path.resolve(String(options.cwd));
+  if (options.cwd === undefined || options.cwd === null) return undefined;
+  const cwd = path.resolve(String(options.cwd));
+  if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new SandboxInputError(`cwd ${JSON.stringify(cwd)} is not an existing directory; create it or pass another`);
+  }
+  return cwd;
 }
 
 function confine(argv, policy, options = {}) {
@@ -173,18 +180,18 @@ function collectRun(child, options, onDone) {
 
 function run(argv, options = {}) {
   let args;
+  let cwd;
   try {
     checkArgv('run', argv);
     args = ['run', '--json-lines', ...optionArgs('run', options), '--', ...argv];
+    cwd = spawnCwd(options);
   } catch (error) {
     return Promise.reject(error);
   }
   const { signal } = options;
   if (signal && signal.aborted) return Promise.reject(abortError(signal));
   return new Promise((resolve, reject) => {
-    const child = spawn(options.binary || 'dsh-sandbox', args, {
-      cwd: spawnCwd(options), stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(options.binary || 'dsh-sandbox', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     // dsh-sandbox run forwards SIGTERM to the command's process group and ends the whole tree
     // (after a grace, SIGKILL); it still prints its exit line, interrupted: "SIGTERM".
     const onAbort = () => child.kill('SIGTERM');
@@ -261,8 +268,9 @@ class SandboxJob {
 async function start(argv, options = {}) {
   checkArgv('start', argv);
   const args = ['start', ...optionArgs('start', options), '--', ...argv];
+  const cwd = spawnCwd(options);
   const { stdout } = await new Promise((resolve, reject) => {
-    execFile(options.binary || 'dsh-sandbox', args, { encoding: 'utf8', cwd: spawnCwd(options) },
+    execFile(options.binary || 'dsh-sandbox', args, { encoding: 'utf8', cwd },
       (error, out, stderr) => {
         if (error && error.code === 'ENOENT' && error.path !== undefined) return reject(notFound(options.binary));
         if (error) return reject(errorFromStderr(stderr));

@@ -310,6 +310,7 @@ test('bad input is a typed error and runs nothing', async () => {
   await rejectsInput(run(touch, { mode: 'read-only', workspaceRoot, allowWrite: [base] }), /workspace-write/);
   await rejectsInput(start(touch, { mode: 'workspace-write', workspaceRoot, timeout: 5 }), /start does not take timeout/);
   await rejectsInput(run([], { workspaceRoot }), /non-empty/);
+  await rejectsInput(run(touch, { workspaceRoot, cwd: path.join(base, 'no-such-dir') }), /not an existing directory/);
   assert.strictEqual(fs.existsSync(marker), false);
   await assert.rejects(run(touch, { workspaceRoot, binary: '/nonexistent/dsh-sandbox' }), SandboxUnavailableError);
   await assert.rejects(start(touch, { workspaceRoot, binary: '/nonexistent/dsh-sandbox' }), SandboxUnavailableError);

@@ -150,7 +150,13 @@ def spawn_cwd(options):
     """Where the CLI itself starts: the command's cwd when given, so an omitted workspace_root
     still defaults to it."""
     cwd = options.get("cwd")
-    return None if cwd is None else os.path.abspath(os.fspath(cwd))
+    if cwd is None:
+        return None
+    cwd = os.path.abspath(os.fspath(cwd))
+    # A missing one is bad input, never reported as a missing CLI.
+    if not os.path.isdir(cwd):
+        raise SandboxInputError(f"cwd {cwd!r} is not an existing directory; create it or pass another")
+    return cwd
 
 
 # ---- typed results -------------------------------------------------------------------------

@@ -225,6 +225,7 @@ class RunTest(WorkspaceCase):
             (dsh_sandbox.run, dict(mode="read-only", allow_write=[self.base]), "workspace-write"),
             (dsh_sandbox.start, dict(timeout=5), "start does not take timeout"),
             (dsh_sandbox.confine, dict(mode="bogus"), "bogus"),
+            (dsh_sandbox.run, dict(cwd=os.path.join(self.base, "no-such-dir")), "not an existing directory"),
         ]
         for call, options, text in cases:
             with self.subTest(options=options):

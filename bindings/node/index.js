@@ -155,14 +155,23 @@ function confine(argv, policy, options = {}) {
   }
 }
 
-function abortError(signal, result) {
+function abortError(signal, result, what = 'the run was aborted; its whole command tree was ended') {
   const reason = signal && signal.reason instanceof Error ? `: ${signal.reason.message}` : '';
-  return new SandboxAbortError(`the run was aborted; its whole command tree was ended${reason}`, result);
+  return new SandboxAbortError(`${what}${reason}`, result);
 }
 
-// Reads `run --json-lines` from `child`; settles with the exit event (or the failure).
+// Reads `run --json-lines` from `child`; settles with the exit event (or the failure). A callback
+// that throws ends the run's tree (SIGTERM, as an abort) and becomes the call's error.
 function collectRun(child, options, onDone) {
   const state = { result: null, failure: null, stderr: '' };
+  const deliver = (callback, data) => {
+    try {
+      callback(data);
+    } catch (error) {
+      if (!state.callbackError) state.callbackError = error;
+      child.kill('SIGTERM');
+    }
+  };
   child.on('error', (error) => {
     state.failure = error.code === 'ENOENT' ? notFound(options.binary) : error;
   });
@@ -171,8 +180,8 @@ function collectRun(child, options, onDone) {
     let event;
     try { event = JSON.parse(line); } catch { return; }
     if (event.error) state.failure = makeError(event.error.message, event.error.code);
-    else if (event.type === 'stdout' && options.onStdout) options.onStdout(event.data);
-    else if (event.type === 'stderr' && options.onStderr) options.onStderr(event.data);
+    else if (event.type === 'stdout' && options.onStdout) deliver(options.onStdout, event.data);
+    else if (event.type === 'stderr' && options.onStderr) deliver(options.onStderr, event.data);
     else if (event.type === 'exit') state.result = event;
   });
   child.on('close', (code, signal) => onDone(state, code, signal));
@@ -196,13 +205,14 @@ function run(argv, options = {}) {
     // (after a grace, SIGKILL); it still prints its exit line, interrupted: "SIGTERM".
     const onAbort = () => child.kill('SIGTERM');
     if (signal) signal.addEventListener('abort', onAbort, { once: true });
-    collectRun(child, options, ({ result, failure, stderr }, code, killed) => {
+    collectRun(child, options, ({ result, failure, stderr, callbackError }, code, killed) => {
       if (signal) signal.removeEventListener('abort', onAbort);
       if (result) {
         delete result.type;
         result.exitStatus = code ?? 128;
       }
       if (signal && signal.aborted) return reject(abortError(signal, result || undefined));
+      if (callbackError) return reject(callbackError);
       if (failure) return reject(failure);
       if (!result) {
         return reject(errorFromStderr(stderr || `dsh-sandbox ended (${code ?? killed}) without a result`));
@@ -219,7 +229,9 @@ function cliJson(binary, args, signal) {
   return new Promise((resolve, reject) => {
     execFile(binary || 'dsh-sandbox', args, { encoding: 'utf8', signal, maxBuffer: 64 << 20 },
       (error, stdout, stderr) => {
-        if (error && error.name === 'AbortError') return reject(abortError(signal));
+        if (error && error.name === 'AbortError') {
+          return reject(abortError(signal, undefined, `dsh-sandbox ${args[0]} was aborted (a job goes on)`));
+        }
         if (error && error.code === 'ENOENT' && error.path !== undefined) return reject(notFound(binary));
         let value = null;
         try { value = JSON.parse(stdout); } catch { value = null; }

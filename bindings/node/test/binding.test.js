@@ -201,8 +201,8 @@ test('allowCache makes the named cache writable', async () => {
 
 test('the bounds and the session log reach the CLI', async () => {
   const session = path.join(base, 'session.jsonl');
-  const result = await run(['true'], { workspaceRoot, maxProcesses: 64, maxMemory: '256M', session });
-  assert.strictEqual(result.bounds.processes.max, 64);
+  const result = await run(['true'], { workspaceRoot, maxProcesses: 1000, maxMemory: '256M', session });
+  assert.strictEqual(result.bounds.processes.max, 1000);
   assert.strictEqual(result.bounds.memory.max, 256 * 1024 * 1024);
   const lines = fs.readFileSync(session, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   assert.ok(lines.some((line) => JSON.stringify(line).includes('"true"')), 'an audit line of the run');
@@ -269,6 +269,18 @@ test('aborting ends the whole tree: the grandchild is gone and its marker never 
   assert.strictEqual(fs.existsSync(`${marker}1`), false);
 });
 
+test('a callback that throws ends the tree and is the call\'s error', async () => {
+  // Had the call waited for the command instead, the marker would be there when it returned.
+  const token = `2.${nonce()}`;
+  const marker = path.join(workspaceRoot, `callback-marker-${token}`);
+  const boom = new Error('the harness failed');
+  await assert.rejects(run(['sh', '-c', `echo first; sleep ${token}; touch ${marker}`], {
+    mode: 'workspace-write', workspaceRoot, onStdout: () => { throw boom; },
+  }), (error) => error === boom);
+  assert.deepStrictEqual(pidsWith(token), []);
+  assert.strictEqual(fs.existsSync(marker), false);
+});
+
 test('an AbortSignal aborted before the call runs nothing', async () => {
   const marker = path.join(workspaceRoot, 'pre-aborted');
   await assert.rejects(run(['touch', marker], { mode: 'workspace-write', workspaceRoot, signal: AbortSignal.abort() }),
@@ -285,7 +297,7 @@ test('jobs: start, output, wait, list and kill; kill ends the tree', async () =>
   assert.strictEqual(ended.stdout, 'job-done\n');
 
   const token = `30.${nonce()}`;
-  const job = await start(['sh', '-c', `echo job-started; sleep ${token}`], { workspaceRoot, maxProcesses: 32 });
+  const job = await start(['sh', '-c', `echo job-started; sleep ${token}`], { workspaceRoot });
   await until('the job\'s first output', async () => (await job.output()).stdout.includes('job-started'));
   const pids = await until('the job\'s sleep, seen from outside', () => { const p = pidsWith(token); return p.length && p; });
   const still = await job.wait({ timeout: 1 });

@@ -87,18 +87,19 @@ def run(argv, *, binary="dsh-sandbox", on_stdout=None, on_stderr=None, cancel=No
     finished = threading.Event()
     if cancel is not None:
         threading.Thread(target=_watch, args=(cancel, finished, child), daemon=True).start()
+    # Not `with child`: its exit waits for the command before an error here could end the tree.
     try:
-        with child:
-            for line in child.stdout:
-                reader.feed(line)
-            drain.join()
-            status = child.wait()
+        for line in child.stdout:
+            reader.feed(line)
+        drain.join()
+        status = child.wait()
     except BaseException:
         _end_tree(child)
         child.wait()
         raise
     finally:
         finished.set()
+        child.stdout.close()
     cancelled = cancel is not None and cancel.is_set()
     return reader.outcome(status, "".join(stderr_parts), cancelled)
 

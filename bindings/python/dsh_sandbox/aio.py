@@ -82,14 +82,24 @@ async def run(argv, *, binary="dsh-sandbox", on_stdout=None, on_stderr=None, **o
         except SandboxCancelledError as error:
             cancelled.dsh_result = error.result
         raise
+    except BaseException:
+        # A callback raised: the run's tree ends before the error goes on.
+        stderr_task.cancel()
+        await asyncio.shield(_end_tree(child, None))
+        raise
     return reader.outcome(status, (await stderr_task).decode(errors="replace"), False)
 
 
 async def _end_tree(child, reader):
-    """SIGTERM to `dsh-sandbox run`; it ends the tree and still prints its exit line."""
+    """SIGTERM to `dsh-sandbox run`; it ends the tree and still prints its exit line, which
+    `reader` takes (None: the rest is read and dropped)."""
     if child.returncode is None:
         child.terminate()
-    await _feed(reader, child.stdout)
+    if reader is not None:
+        await _feed(reader, child.stdout)
+    else:
+        while await child.stdout.read(65536):
+            pass
     await child.wait()
 
 

@@ -75,6 +75,23 @@ class AioTest(WorkspaceCase):
             self.assertFalse(os.path.exists(marker))
         asyncio.run(main())
 
+    def test_a_callback_that_raises_ends_the_tree(self):
+        # Had the call waited for the command instead, the marker would be there when it returned.
+        token = f"2.{nonce()}"
+        marker = os.path.join(self.workspace, "callback-marker")
+
+        async def on_stdout(chunk):
+            raise RuntimeError("the harness failed")
+
+        async def main():
+            with self.assertRaisesRegex(RuntimeError, "the harness failed"):
+                await aio.run(["sh", "-c", f"echo first; sleep {token}; touch {marker}"],
+                              mode="workspace-write", workspace_root=self.workspace,
+                              on_stdout=on_stdout)
+        asyncio.run(main())
+        self.assertEqual(pids_with(token), [])
+        self.assertFalse(os.path.exists(marker))
+
     def test_jobs(self):
         async def main():
             token = f"30.{nonce()}"

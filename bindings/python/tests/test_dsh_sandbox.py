@@ -109,12 +109,12 @@ class RunTest(WorkspaceCase):
         session = os.path.join(self.base, "session.jsonl")
         result = dsh_sandbox.run(["sh", "-c", f"echo a > {extra}/a; echo b > {protected}/b"],
                                  mode="workspace-write", workspace_root=self.workspace,
-                                 allow_write=[extra], deny_write=[protected], max_processes=64,
+                                 allow_write=[extra], deny_write=[protected], max_processes=1000,
                                  max_memory="256M", session=session)
         with open(os.path.join(extra, "a"), encoding="utf-8") as written:
             self.assertEqual(written.read(), "a\n")
         self.assertFalse(os.path.exists(os.path.join(protected, "b")))
-        self.assertEqual(result.bounds.processes.max, 64)
+        self.assertEqual(result.bounds.processes.max, 1000)
         self.assertEqual(result.bounds.memory.max, 256 * 1024 * 1024)
         with open(session, encoding="utf-8") as log:
             self.assertIn('"sh"', log.read())
@@ -214,6 +214,20 @@ class RunTest(WorkspaceCase):
         time.sleep(max(0.0, started[0] + 3 - time.monotonic()))
         self.assertFalse(os.path.exists(marker))
 
+    def test_a_callback_that_raises_ends_the_tree(self):
+        # Had the call waited for the command instead, the marker would be there when it returned.
+        token = f"2.{nonce()}"
+        marker = os.path.join(self.workspace, "callback-marker")
+
+        def on_stdout(chunk):
+            raise RuntimeError("the harness failed")
+        with self.assertRaisesRegex(RuntimeError, "the harness failed"):
+            dsh_sandbox.run(["sh", "-c", f"echo first; sleep {token}; touch {marker}"],
+                            mode="workspace-write", workspace_root=self.workspace,
+                            on_stdout=on_stdout)
+        self.assertEqual(pids_with(token), [])
+        self.assertFalse(os.path.exists(marker))
+
     def test_bad_input_is_typed_and_runs_nothing(self):
         marker = os.path.join(self.workspace, "bad-input-marker")
         touch = ["touch", marker]
@@ -260,7 +274,7 @@ class JobTest(WorkspaceCase):
 
         token = f"30.{nonce()}"
         job = dsh_sandbox.start(["sh", "-c", f"echo job-started; sleep {token}"],
-                                workspace_root=self.workspace, max_processes=32)
+                                workspace_root=self.workspace)
         until("the job's first output", lambda: "job-started" in job.output().stdout)
         pids = until("the job's sleep, seen from outside", lambda: pids_with(token))
         self.assertEqual(job.wait(timeout=1).state, "running")

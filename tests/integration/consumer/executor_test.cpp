@@ -193,11 +193,11 @@ TEST_F(ExecutorTest, CancellingEndsTheWholeTreeAndItsMarkerNeverAppears) {
 
 TEST_F(ExecutorTest, TheBoundsReachTheTree) {
   RunRequest run = request({"true"});
-  run.max_processes = 64;
+  run.max_processes = 1000;
   run.max_memory_bytes = std::uint64_t{256} << 20;
   const RunResult result = executor_.run(run);
   EXPECT_EQ(result.exit_code, 0);
-  EXPECT_EQ(result.max_processes, 64U);
+  EXPECT_EQ(result.max_processes, 1000U);
   EXPECT_EQ(result.max_memory_bytes, std::uint64_t{256} << 20);
   EXPECT_FALSE(result.max_processes_enforced_by.empty());
   RunRequest unbounded = request({"true"});

@@ -258,7 +258,11 @@ test('aborting ends the whole tree: the grandchild is gone and its marker never 
       if (found && printed === null) { printed = Number(found[1]); startedAt = Date.now(); }
     },
   });
-  const pid = await until('the grandchild, seen from outside', () => printed !== null && hostPid(`${token}1`, printed));
+  let settled = null;
+  withSignal.then(() => { settled = 'resolved'; }, (error) => { settled = error; });
+  const pid = await until('the grandchild, seen from outside',
+                          () => settled !== null || (printed !== null && hostPid(`${token}1`, printed)));
+  assert.strictEqual(settled, null, 'the run ended before it was aborted');
   controller.abort();
   await assert.rejects(withSignal, (error) => error instanceof SandboxAbortError && error.name === 'AbortError'
     && error.code === 'ABORT_ERR' && error.result.interrupted === 'SIGTERM');

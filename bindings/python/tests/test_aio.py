@@ -62,7 +62,10 @@ class AioTest(WorkspaceCase):
                 workspace_root=self.workspace,
                 on_stdout=lambda chunk: printed.extend(int(p) for p in re.findall(r"pid (\d+)", chunk))))
             pid = await until("the grandchild, seen from outside",
-                              lambda: printed and host_pid(token, printed[0]))
+                              lambda: task.done() or (printed and host_pid(token, printed[0])))
+            if task.done():
+                task.result()  # the run ended on its own: its error is the failure to show
+                self.fail("the run ended before it was cancelled")
             started = time.monotonic()
             task.cancel()
             with self.assertRaises(asyncio.CancelledError) as caught:

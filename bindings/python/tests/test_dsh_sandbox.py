@@ -201,7 +201,10 @@ class RunTest(WorkspaceCase):
                 outcome["error"] = error
         thread = threading.Thread(target=call)
         thread.start()
-        pid = until("the grandchild, seen from outside", lambda: printed and host_pid(token, printed[0]))
+        pid = until("the grandchild, seen from outside",
+                    lambda: not thread.is_alive() or (printed and host_pid(token, printed[0])))
+        if not thread.is_alive():  # the run ended on its own: its error is the failure to show
+            raise AssertionError(f"the run ended before it was cancelled: {outcome.get('error')!r}")
         cancel.set()
         thread.join(60)
         error = outcome.get("error")

@@ -15,12 +15,9 @@
 
 namespace dsh::sandbox::cli {
 
-// The config's rules, then the command line's, each made absolute ("~/" against $HOME, relative
-// against the working directory) and appended to `policy`. InvalidSandboxInputError when an
-// extra writable root covers the config file or the session log: a confined run could then
-// rewrite what decides the next run, and when a path flag of the command line cannot apply in
-// the policy's mode (--allow-write or --allow-cache under read-only, any of them under
-// danger-full-access).
+// The config's rules, then the command line's, through policy::add_path_rules (the executor's
+// path too), with the config file and the session log as the files no extra writable root may
+// cover.
 void add_path_rules(SandboxExecutionPolicy& policy, const Options& options,
                     const local::ConfigPathRules& config);
 void add_path_rules(SandboxPolicy& policy, const Options& options,

@@ -124,29 +124,6 @@ void record_writable_workspace(const ResolvedWorkspace& workspace,
   }
 }
 
-void require_unplanted_rule_paths(const SandboxPolicy& policy, std::span<const std::string> roots) {
-  const auto check = [&](std::string_view flag, const std::vector<std::string>& entries) {
-    for (const std::string& entry : entries) {
-      if (entry.empty() || !entry.starts_with('/')) continue;  // "!" lifts, named nothing new
-      std::string path = entry;
-      // A pattern matches entries of its parent: the parent is what is resolved.
-      if (path.substr(path.rfind('/') + 1).find_first_of("*?[") != std::string::npos) {
-        path = path.substr(0, std::max<std::size_t>(path.rfind('/'), 1));
-      }
-      auto resolved = resolve_workspace_symlinks(path, roots);
-      if (resolved || resolved.error().code != ErrorCode::kUntrusted) continue;
-      throw InvalidSandboxInputError(fmt::format(
-          "{} {} cannot be used: {}; an earlier confined run could have planted that symlink to "
-          "point this rule at a directory nobody named. Remove the symlink, or pass the path you "
-          "mean by its real path",
-          flag, text::quoted(entry), resolved.error().message));
-    }
-  };
-  check("--allow-write", policy.allow_write);
-  check("--deny-write", policy.deny_write);
-  check("--deny-read", policy.deny_read);
-}
-
 // An absolute existing directory, resolved once, through trusted symlinks only.
 ResolvedWorkspace workspace_root(const std::string& given,
                                  std::span<const std::string> written_workspaces,

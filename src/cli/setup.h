@@ -13,6 +13,7 @@
 #include "dsh/sandbox/policy.h"
 #include "dsh/sandbox/resolved_workspace.h"
 #include "local/config.h"
+#include "policy/call_rules.h"
 
 namespace dsh::sandbox::cli {
 
@@ -63,12 +64,8 @@ void record_writable_workspace(const ResolvedWorkspace& workspace,
 void record_writable_workspace(const ResolvedWorkspace& workspace, const SandboxPolicy& policy,
                                std::span<const std::string> untrusted_roots);
 
-// InvalidSandboxInputError when an --allow-write, --deny-write or --deny-read path of `policy`
-// is reached through a symlink beneath one of `roots` (untrusted_roots of the session's earlier
-// workspaces, and the recorded roots): the rule the workspace obeys, for every path the policy
-// names. An earlier confined run could have planted that symlink to make a new writable root of
-// a directory nobody named, or to point a carve-out away from what it should protect.
-void require_unplanted_rule_paths(const SandboxPolicy& policy, std::span<const std::string> roots);
+// policy::require_unplanted_rule_paths (policy/call_rules.h), shared with the executor.
+using policy::require_unplanted_rule_paths;
 
 // The spelled workspace (given or the working directory) and its realpath: the roots a session
 // file and the record are checked against before the workspace itself is resolved.

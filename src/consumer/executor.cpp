@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
+#include <utility>
 #include <variant>
 
 #include <fmt/format.h>
@@ -15,8 +17,27 @@
 #include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
+#include "dsh/sandbox/trust.h"
+#include "exec/exec.h"
+#include "policy/call_rules.h"
 
 namespace dsh::sandbox {
+
+struct RunCancellation::State {
+  std::shared_ptr<exec::AbortSignal> signal = std::make_shared<exec::AbortSignal>();
+};
+
+RunCancellation::RunCancellation() : state_(std::make_shared<State>()) {}
+
+void RunCancellation::cancel() noexcept { state_->signal->abort(); }
+
+bool RunCancellation::cancelled() const noexcept { return state_->signal->aborted(); }
+
+struct detail::CancellationAccess {
+  static std::shared_ptr<exec::AbortSignal> signal(const RunCancellation& cancellation) {
+    return cancellation.state_->signal;
+  }
+};
 
 namespace {
 
@@ -29,7 +50,56 @@ std::string current_directory() {
   return buffer.data();
 }
 
-consumer::RunSpec make_spec(const RunRequest& request) {
+template <typename T>
+T value_or_throw(Result<T> result) {
+  if (!result) throw InvalidSandboxInputError(result.error().message);
+  return std::move(result).value();
+}
+
+// The allow-list in the grammar of --network allow:, --network-deny and --network-resolve,
+// canonicalised by the functions the CLI's parser calls.
+NetworkAllowList canonical_allow_list(const RunRequest& request) {
+  const NetworkAllowList& given = request.network_allow;
+  const bool any = !given.allow.empty() || !given.deny.empty() || !given.resolve.empty();
+  if (request.network != NetworkPolicy::kAllowList) {
+    if (any) {
+      throw InvalidSandboxInputError(
+          "run: network_allow entries refine an allow-list; set network to "
+          "NetworkPolicy::kAllowList, or drop them");
+    }
+    return {};
+  }
+  if (given.allow.empty()) {
+    throw InvalidSandboxInputError(
+        "run: an allow-list network names no destination; add network_allow.allow entries");
+  }
+  const auto list = [](const std::vector<std::string>& entries) {
+    std::vector<std::string> out;
+    for (const std::string& entry : entries) {
+      for (std::string& canonical : value_or_throw(parse_network_list(entry))) {
+        if (std::find(out.begin(), out.end(), canonical) == out.end()) {
+          out.push_back(std::move(canonical));
+        }
+      }
+    }
+    return out;
+  };
+  NetworkAllowList canonical{list(given.allow), list(given.deny), {}};
+  for (const std::string& mapping : given.resolve) {
+    canonical.resolve.push_back(value_or_throw(canonical_network_resolve(mapping)));
+  }
+  return canonical;
+}
+
+// Unset: the default bound; kUnbounded: none.
+std::optional<std::uint64_t> bound_of(std::optional<std::uint64_t> asked,
+                                      std::optional<std::uint64_t> fallback) {
+  if (!asked) return fallback;
+  if (*asked == kUnbounded) return std::nullopt;
+  return asked;
+}
+
+void check_request(const RunRequest& request) {
   // deny is the default, so under danger-full-access it says nothing (the command runs
   // unconfined, with the caller's network); an allow-list is always asked for, and unenforceable.
   if (request.mode == SandboxMode::kDangerFullAccess &&
@@ -42,19 +112,49 @@ consumer::RunSpec make_spec(const RunRequest& request) {
     throw InvalidSandboxInputError(fmt::format(
         "run: timeout {} ms: expected more than 0 and at most 600000 ms", *request.timeout_ms));
   }
-  consumer::RunSpec spec;
-  spec.argv = request.argv;
-  spec.policy.mode = request.mode;
-  spec.policy.network =
+}
+
+// The policy as the CLI builds it: the mode, the root, the network with its allow-list, and the
+// path rules through policy::add_path_rules, then the check that no rule path was planted.
+SandboxExecutionPolicy make_policy(const RunRequest& request) {
+  SandboxExecutionPolicy policy;
+  policy.mode = request.mode;
+  policy.network =
       request.mode == SandboxMode::kDangerFullAccess ? NetworkPolicy::kInherit : request.network;
+  policy.network_allow = canonical_allow_list(request);
+  policy.session_id = request.session_id;
   const std::string root =
       request.workspace_root.empty() ? current_directory() : request.workspace_root;
-  spec.policy.workspace_root = resolve_workspace_root(root);
+  policy.workspace_root = resolve_workspace_root(root);
+  const policy::PathRules rules{request.allow_write, request.deny_write, request.deny_read,
+                                request.allow_cache};
+  policy::add_path_rules(policy, {}, rules, {});
+  if (const auto confined = to_sandbox_policy(policy)) {
+    if (auto valid = validate_policy(*confined); !valid) {
+      throw InvalidSandboxInputError(valid.error().message);
+    }
+    policy::require_unplanted_rule_paths(*confined, untrusted_roots("", {}));
+  }
+  return policy;
+}
+
+consumer::RunSpec make_spec(const RunRequest& request) {
+  check_request(request);
+  consumer::RunSpec spec;
+  spec.argv = request.argv;
+  spec.policy = make_policy(request);
   spec.process.workdir = request.workdir;  // resolved by the executor's one workdir rule
   for (const auto& [name, value] : request.env) spec.process.env.insert_or_assign(name, value);
   spec.process.timeout_ms = request.timeout_ms;
   spec.process.on_stdout = request.on_stdout;
   spec.process.on_stderr = request.on_stderr;
+  const exec::ResourceBounds defaults;
+  spec.process.bounds.max_processes = bound_of(request.max_processes, defaults.max_processes);
+  spec.process.bounds.max_memory_bytes =
+      bound_of(request.max_memory_bytes, defaults.max_memory_bytes);
+  if (request.cancellation) {
+    spec.process.abort = detail::CancellationAccess::signal(*request.cancellation);
+  }
   return spec;
 }
 
@@ -88,6 +188,10 @@ RunResult result_of(const consumer::RunOutcome& outcome) {
   result.strict_enforcement = outcome.sandbox.strict_enforcement;
   result.ungoverned = outcome.sandbox.ungoverned;
   result.duration = outcome.duration;
+  result.max_processes = outcome.bounds.processes.limit;
+  result.max_processes_enforced_by = outcome.bounds.processes.enforced_by;
+  result.max_memory_bytes = outcome.bounds.memory.limit;
+  result.max_memory_enforced_by = outcome.bounds.memory.enforced_by;
   result.exit_status = consumer::exit_status(outcome.status);
   return result;
 }

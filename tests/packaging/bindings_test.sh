@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
-# The two bindings against the real CLI (BIN_DIR first on PATH): the Python package's unittest
-# suite, then `pip install` of it into a fresh venv (offline: --no-build-isolation and a venv
-# that sees the system's setuptools and wheel) and its example run from there; the Node
-# package's suite with node's own test runner. Usage: bindings_test.sh BIN_DIR SOURCE_DIR python|pip|node
+# The two bindings against an installed CLI: `cmake --install` of BUILD_DIR into a fresh prefix
+# beside the build tree (not under /tmp: the provider refuses a launcher a confined run could
+# replace, docs/trust.md), whose bin/ then comes first on PATH. `python` and `node` run the
+# package's own suite (unittest; node's test runner) in the leg DSH_TEST_LEG names: the install
+# is the caller's, the suite alone goes through scripts/test-leg.sh (as nobody in that leg).
+# `pip` installs the Python package into a fresh venv (offline: --no-build-isolation and a venv
+# that sees the system's setuptools and wheel) and runs its example from there.
+# Usage: bindings_test.sh BUILD_DIR SOURCE_DIR python|pip|node
 set -euo pipefail
-bin="$1" source="$2" which="$3"
-export PATH="$bin:$PATH"
-work="$(mktemp -d /var/tmp/dsh-bindings.XXXXXX)"
+build="$1" source="$2" which="$3"
+work="$(mktemp -d "$build/bindings-test.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+prefix="$work/prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+export PATH="$prefix/bin:$PATH"
+[ "$(command -v dsh-sandbox)" = "$prefix/bin/dsh-sandbox" ] ||
+  { echo "bindings_test: dsh-sandbox on PATH is $(command -v dsh-sandbox), not the installed one" >&2; exit 1; }
+export DSH_HTTP_SERVER="$source/tests/packaging/http_server.py" PYTHONDONTWRITEBYTECODE=1
+leg="$source/scripts/test-leg.sh"
 case "$which" in
   python)
-    cd "$source/bindings/python"
-    PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m unittest discover -s tests -v
+    "$leg" /bin/sh -c 'cd "$1" && PYTHONPATH=. exec /usr/bin/python3 -m unittest discover -s tests -v' \
+      sh "$source/bindings/python"
+    ;;
+  node)
+    "$leg" /bin/sh -c 'cd "$1" && exec node --test test/' sh "$source/bindings/node"
     ;;
   pip)
     cp -r "$source/bindings/python" "$work/src"
@@ -25,12 +39,8 @@ case "$which" in
     grep -q '\[live\] hello' <<<"$out" && grep -q 'denied by the sandbox: True' <<<"$out" ||
       { echo "bindings_test: the installed example printed: $out" >&2; exit 1; }
     [ ! -e "$work/outside" ] || { echo "bindings_test: the denied write happened" >&2; exit 1; }
-    "$work/venv/bin/python" -c 'import dsh_sandbox, sys; sys.exit(0 if "venv" in dsh_sandbox.__file__ else 1)'
+    "$work/venv/bin/python" -c 'import dsh_sandbox, dsh_sandbox.aio, sys; sys.exit(0 if "venv" in dsh_sandbox.__file__ else 1)'
     echo "bindings_test: pip install of bindings/python works, and its example runs"
-    ;;
-  node)
-    cd "$source/bindings/node"
-    node --test test/
     ;;
   *) echo "bindings_test: python, pip or node" >&2; exit 2 ;;
 esac

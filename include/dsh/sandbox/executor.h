@@ -21,6 +21,31 @@
 
 namespace dsh::sandbox {
 
+namespace detail {
+struct CancellationAccess;  // the executor's way to the run's abort signal
+}  // namespace detail
+
+// A cancellation the caller triggers from any thread, or from a signal handler (cancel() is
+// async-signal-safe): the run it was given to ends its whole command tree (SIGTERM to the
+// command's process group, SIGKILL to every process of the tree after a grace) and returns
+// RunEnd::kAborted. Copies share one state; a cancellation is never reset, and one may be shared
+// by several runs.
+class RunCancellation {
+ public:
+  RunCancellation();
+  void cancel() noexcept;
+  bool cancelled() const noexcept;
+
+ private:
+  friend struct detail::CancellationAccess;
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// The bounds of a run's command tree. Unset: the default (4096 tasks; half of the host's
+// memory); kUnbounded: no bound. Memory below 16 MiB is refused as bad input.
+inline constexpr std::uint64_t kUnbounded = 0;
+
 struct RunRequest {
   std::vector<std::string> argv;  // exact argv; a shell command is {"bash", "-c", COMMAND}
   SandboxMode mode = SandboxMode::kReadOnly;
@@ -37,6 +62,24 @@ struct RunRequest {
   // Live output, called on the thread that runs the command, chunk by chunk.
   std::function<void(std::string_view)> on_stdout;
   std::function<void(std::string_view)> on_stderr;
+  // The path rules, as the CLI's --allow-write, --deny-write, --deny-read and --allow-cache take
+  // them (docs/policy.md): a relative path against the working directory, "~/" against $HOME,
+  // "!PATH" lifting a default. A rule the mode cannot apply is InvalidSandboxInputError.
+  std::vector<std::string> allow_write;  // extra writable roots, workspace-write only
+  std::vector<std::string> deny_write;   // read-only carve-outs inside writable roots
+  std::vector<std::string> deny_read;    // unreadable in read-only and workspace-write
+  std::vector<std::string> allow_cache;  // cache presets by name (npm, pip, cargo, go, ...)
+  // With network == NetworkPolicy::kAllowList: the destinations (allow), those refused even so
+  // (deny) and NAME=ADDRESS mappings (resolve), in the grammar of --network allow:,
+  // --network-deny and --network-resolve; canonicalised here. Entries with another policy are
+  // InvalidSandboxInputError.
+  NetworkAllowList network_allow;
+  // The opaque id of the calling session (SandboxExecutionPolicy::session_id).
+  std::optional<std::string> session_id;
+  std::optional<std::uint64_t> max_processes;     // tasks of the tree; kUnbounded: none
+  std::optional<std::uint64_t> max_memory_bytes;  // memory of the tree; kUnbounded: none
+  // Set to end the run's whole tree early (RunEnd::kAborted).
+  std::optional<RunCancellation> cancellation;
 };
 
 enum class RunEnd {
@@ -45,7 +88,7 @@ enum class RunEnd {
   kTimedOut,      // the deadline passed and the tree was ended
   kNotStarted,    // the program or the workdir was refused; not_started says why
   kRunnerFailed,  // the runner failed: the command never ran; runner_failure says why
-  kAborted,
+  kAborted,       // the request's cancellation fired; the whole tree was ended
 };
 
 struct RunResult {
@@ -66,6 +109,12 @@ struct RunResult {
   std::string not_started;     // kNotStarted: the refused program or workdir
   std::string runner_failure;  // kRunnerFailed: the runner's line
   std::chrono::milliseconds duration{0};
+  // The bounds the tree ran under (unset: none) and what held each ("cgroup2 pids.max",
+  // "RLIMIT_NPROC", ...; empty: nothing did).
+  std::optional<std::uint64_t> max_processes;
+  std::string max_processes_enforced_by;
+  std::optional<std::uint64_t> max_memory_bytes;
+  std::string max_memory_enforced_by;
   // The status `dsh-sandbox run` exits with: the code, 128+N, 124, 126/127, or 125.
   int exit_status = 0;
 };

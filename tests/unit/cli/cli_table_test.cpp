@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// The parser and man/cli.json, held to each other both ways: every subcommand and every option
+// CLI11 registers for it (the very builder main() runs, cli/command_line.h) is in the table with
+// that subcommand in its `commands`, and every option the table gives a subcommand is one the
+// parser takes. The table feeds the man page, the completions and the bindings' option modules
+// (man/generate.py, man/generate_bindings.py), so none of them can name a flag the CLI lacks or
+// miss one it has.
+#include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "cli/command_line.h"
+
+namespace dsh::sandbox::cli {
+namespace {
+
+using Pairs = std::set<std::pair<std::string, std::string>>;  // {subcommand, flag}
+
+nlohmann::json cli_table() {
+  std::ifstream in(DSH_CLI_TABLE);
+  return nlohmann::json::parse(in);
+}
+
+// "--long" when the option has a long name, else "-s"; the help flag is CLI11's own.
+std::string flag_name(const CLI::Option& option) {
+  const auto& longs = option.get_lnames();
+  return longs.empty() ? "-" + option.get_snames().front() : "--" + longs.front();
+}
+
+Pairs parser_options(CommandLine& command_line, std::set<std::string>& commands) {
+  Pairs pairs;
+  for (const CLI::App* sub : command_line.app().get_subcommands({})) {
+    commands.insert(sub->get_name());
+    for (const CLI::Option* option : sub->get_options()) {
+      if (option->get_positional() || flag_name(*option) == "--help") continue;
+      pairs.emplace(sub->get_name(), flag_name(*option));
+    }
+  }
+  return pairs;
+}
+
+Pairs table_options(const nlohmann::json& page, std::set<std::string>& commands) {
+  for (const auto& command : page.at("commands")) commands.insert(command.at("name"));
+  Pairs pairs;
+  for (const auto& option : page.at("options")) {
+    for (const auto& command : option.at("commands")) {
+      pairs.emplace(command.get<std::string>(), option.at("name").get<std::string>());
+    }
+  }
+  return pairs;
+}
+
+std::string missing_from(const Pairs& have, const Pairs& other) {
+  std::string missing;
+  for (const auto& [command, flag] : have) {
+    if (!other.contains({command, flag})) missing += " " + command + " " + flag + ";";
+  }
+  return missing;
+}
+
+TEST(CliTable, TheParserAndTheTableNameTheSameSubcommandsAndOptions) {
+  CommandLine command_line;
+  std::set<std::string> parsed_commands;
+  std::set<std::string> table_commands;
+  const Pairs parsed = parser_options(command_line, parsed_commands);
+  const Pairs table = table_options(cli_table().at("dsh-sandbox"), table_commands);
+  EXPECT_EQ(parsed_commands, table_commands);
+  // Sanity: the walk saw the policy options of every confining subcommand.
+  for (const char* command : {"run", "confine", "start", "shell"}) {
+    EXPECT_TRUE(parsed.contains({command, "--deny-read"})) << command;
+  }
+  EXPECT_EQ(missing_from(parsed, table), "") << "registered by the parser, not in man/cli.json";
+  EXPECT_EQ(missing_from(table, parsed), "") << "in man/cli.json, not taken by the parser";
+}
+
+TEST(CliTable, EveryBindingOptionIsOneTheParserTakes) {
+  CommandLine command_line;
+  std::set<std::string> commands;
+  const Pairs parsed = parser_options(command_line, commands);
+  int bound = 0;
+  const nlohmann::json table = cli_table();
+  for (const auto& option : table.at("dsh-sandbox").at("options")) {
+    if (!option.contains("binding")) continue;
+    ++bound;
+    const bool repeatable = option.value("repeatable", false);
+    for (const auto& command : option.at("commands")) {
+      const std::string flag = option.at("name");
+      SCOPED_TRACE(command.get<std::string>() + " " + flag);
+      ASSERT_TRUE(parsed.contains({command.get<std::string>(), flag}));
+      const CLI::Option* registered =
+          command_line.app().get_subcommand(command.get<std::string>())->get_option(flag);
+      // A repeatable option of the table is a vector in the parser, and only those are.
+      EXPECT_EQ(registered->get_items_expected_max() > 1, repeatable);
+      // A flag of the table takes no value in the parser; an option with an argument takes one.
+      EXPECT_EQ(registered->get_items_expected_max() == 0, !option.contains("arg"));
+    }
+  }
+  EXPECT_GT(bound, 15);
+}
+
+}  // namespace
+}  // namespace dsh::sandbox::cli

@@ -6,17 +6,25 @@
 # is the caller's, the suite alone goes through scripts/test-leg.sh (as nobody in that leg).
 # `pip` installs the Python package into a fresh venv (offline: --no-build-isolation and a venv
 # that sees the system's setuptools and wheel) and runs its example from there.
+# With --installed BIN_DIR instead of BUILD_DIR, the suite drives a copy installed already (the
+# Debian package's /usr/bin, in deb_test.sh) and nothing is installed here.
 # Usage: bindings_test.sh BUILD_DIR SOURCE_DIR python|pip|node
+#        bindings_test.sh --installed BIN_DIR SOURCE_DIR python|pip|node
 set -euo pipefail
-build="$1" source="$2" which="$3"
-work="$(mktemp -d "$build/bindings-test.XXXXXX")"
+if [ "$1" = --installed ]; then
+  bin="$2" source="$3" which="$4"
+  work="$(mktemp -d /var/tmp/dsh-bindings-test.XXXXXX)"
+else
+  build="$1" source="$2" which="$3"
+  work="$(mktemp -d "$build/bindings-test.XXXXXX")"
+  bin="$work/prefix/bin"
+fi
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
-prefix="$work/prefix"
-cmake --install "$build" --prefix "$prefix" >/dev/null
-export PATH="$prefix/bin:$PATH"
-[ "$(command -v dsh-sandbox)" = "$prefix/bin/dsh-sandbox" ] ||
-  { echo "bindings_test: dsh-sandbox on PATH is $(command -v dsh-sandbox), not the installed one" >&2; exit 1; }
+[ -n "${build:-}" ] && cmake --install "$build" --prefix "$work/prefix" >/dev/null
+export PATH="$bin:$PATH"
+[ "$(command -v dsh-sandbox)" = "$bin/dsh-sandbox" ] ||
+  { echo "bindings_test: dsh-sandbox on PATH is $(command -v dsh-sandbox), not $bin's" >&2; exit 1; }
 export DSH_HTTP_SERVER="$source/tests/packaging/http_server.py" PYTHONDONTWRITEBYTECODE=1
 leg="$source/scripts/test-leg.sh"
 case "$which" in

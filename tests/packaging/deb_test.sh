@@ -107,8 +107,8 @@ if [ "${DSH_SANDBOX_TEST_DEB_INSTALL:-0}" = 1 ]; then
     check_run_from_root /usr/bin
     check_job_without_runtime_dir /usr/bin
     # Both bindings' suites, driving the installed CLI (first on PATH).
-    "$packaging_dir/bindings_test.sh" /usr/bin "$source" python
-    "$packaging_dir/bindings_test.sh" /usr/bin "$source" node
+    "$packaging_dir/bindings_test.sh" --installed /usr/bin "$source" python
+    "$packaging_dir/bindings_test.sh" --installed /usr/bin "$source" node
     echo "deb_test: apt-get install ./$(basename "$deb"), a read-only run, an allow-list run, a" \
          "run from /, a job as nobody without XDG_RUNTIME_DIR and both bindings' suites work"
   fi

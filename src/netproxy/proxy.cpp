@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Standalone Asio (header-only) with C++20 coroutines: one single-threaded io_context per role.
+// Standalone Asio (header-only) with C++20 coroutines: one single-threaded
+// io_context per role.
 #include "netproxy/proxy.h"
 
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,6 +26,7 @@
 #include <asio/experimental/awaitable_operators.hpp>
 
 #include "base/io.h"
+#include "netproxy/request.h"
 #include "netproxy/rules.h"
 #include "netproxy/tls.h"
 #include "profiles/denial_line.h"
@@ -35,16 +38,18 @@ namespace {
 using asio::awaitable;
 using asio::use_awaitable;
 using asio::ip::tcp;
-// A client stream: the TCP connection the bridge accepted inside the run's network namespace,
-// handed over whole, so the proxy reads and writes the command's socket itself.
+// A client stream: the TCP connection the bridge accepted inside the run's
+// network namespace, handed over whole, so the proxy reads and writes the
+// command's socket itself.
 using Client = asio::generic::stream_protocol;
 using namespace asio::experimental::awaitable_operators;
 
-constexpr std::size_t kMaxHead = std::size_t{64} * 1024;
 constexpr std::size_t kMaxHello = 16384 + 5 + 256;
 constexpr std::size_t kBuffer = std::size_t{64} * 1024;
-// A relay's pipe: 1 MiB is the most an unprivileged process may ask for by default
-// (/proc/sys/fs/pipe-max-size); past the per-user total, pipes keep their default size.
+// A relay's pipe: 1 MiB is the most an unprivileged process may ask for by
+// default
+// (/proc/sys/fs/pipe-max-size); past the per-user total, pipes keep their
+// default size.
 constexpr std::size_t kPipeBytes = std::size_t{1024} * 1024;
 
 void write_fd(int fd, std::string_view bytes) {
@@ -66,7 +71,8 @@ struct Proxy {
   void deny(std::string_view host, std::uint16_t port) const {
     deny_path(fmt::format("{}:{}", host, port));
   }
-  // `path` as the client wrote it, when it is no destination at all (the encoder escapes it).
+  // `path` as the client wrote it, when it is no destination at all (the
+  // encoder escapes it).
   void deny_path(const std::string& path, std::string detail = {}) const {
     Denial denial;
     denial.op = "connect";
@@ -77,8 +83,9 @@ struct Proxy {
   }
 };
 
-// A destination the lists admitted but none of whose addresses may be reached: the record names
-// the first refused address (the entry learn mode proposes), the name, the range and the fix.
+// A destination the lists admitted but none of whose addresses may be reached:
+// the record names the first refused address (the entry learn mode proposes),
+// the name, the range and the fix.
 struct Refusal {
   std::string path;    // ADDRESS:PORT, or HOST:PORT when a deny entry refused the address
   std::string detail;  // for the record and the client's 403 body
@@ -89,7 +96,8 @@ std::string host_for_path(const Destination& destination) {
   return destination.host;
 }
 
-// Reads into `pending` until it holds at least `count` bytes; false on end of stream.
+// Reads into `pending` until it holds at least `count` bytes; false on end of
+// stream.
 template <class Stream>
 awaitable<bool> fill(Stream& stream, std::string& pending, std::size_t count) {
   std::array<char, 4096> buffer{};
@@ -103,14 +111,16 @@ awaitable<bool> fill(Stream& stream, std::string& pending, std::size_t count) {
   co_return true;
 }
 
-// A pipe both directions of one relay can splice through: bytes move socket -> pipe -> socket
-// inside the kernel (splice(2); Unix and TCP stream sockets both splice on Linux 6.5+), where a
-// read and a write would copy each byte out to user space and back.
+// A pipe both directions of one relay can splice through: bytes move socket ->
+// pipe -> socket inside the kernel (splice(2); Unix and TCP stream sockets both
+// splice on Linux 6.5+), where a read and a write would copy each byte out to
+// user space and back.
 class SplicePipe {
  public:
   SplicePipe() {
     if (::pipe2(fds_.data(), O_CLOEXEC | O_NONBLOCK) != 0) fds_ = {-1, -1};
-    // Best effort: a larger pipe moves more per call (F_SETPIPE_SZ, Linux 2.6.35).
+    // Best effort: a larger pipe moves more per call (F_SETPIPE_SZ,
+    // Linux 2.6.35).
     if (fds_[1] >= 0) (void)::fcntl(fds_[1], F_SETPIPE_SZ, static_cast<int>(kPipeBytes));
   }
   SplicePipe(const SplicePipe&) = delete;
@@ -128,8 +138,9 @@ class SplicePipe {
   std::array<int, 2> fds_{};
 };
 
-// Moves everything `from` sends to `to`, then ends `to`'s sending side. The kernel moves the
-// bytes through a pipe; where no pipe can be had, they are copied through a buffer.
+// Moves everything `from` sends to `to`, then ends `to`'s sending side. The
+// kernel moves the bytes through a pipe; where no pipe can be had, they are
+// copied through a buffer.
 template <class From, class To>
 awaitable<void> pump(From& from, To& to, std::string initial) {
   std::error_code error;
@@ -186,8 +197,9 @@ awaitable<void> pump(From& from, To& to, std::string initial) {
   to.shutdown(asio::socket_base::shutdown_send, ignored);
 }
 
-// The client's side of a tunnel: its first bytes, when they open a TLS handshake, must name the
-// destination the tunnel was opened for (no domain fronting through an allowed tunnel).
+// The client's side of a tunnel: its first bytes, when they open a TLS
+// handshake, must name the destination the tunnel was opened for (no domain
+// fronting through an allowed tunnel).
 awaitable<void> checked_pump(const Proxy& proxy, Client::socket& client, tcp::socket& upstream,
                              std::string pending, const Destination& destination) {
   for (;;) {
@@ -226,8 +238,8 @@ Refusal refusal_of(const Destination& destination, const IpAddress& address,
   std::string detail = destination.address ? fmt::format("{} is in {}", where, why.range)
                                            : fmt::format("{} resolves to {}, in {}",
                                                          destination.host, address_text, why.range);
-  // A deny entry wins over every allow entry: there is no entry to propose, so the record keeps
-  // the host (which learn finds already listed).
+  // A deny entry wins over every allow entry: there is no entry to propose, so
+  // the record keeps the host (which learn finds already listed).
   if (why.entry.empty()) return {fmt::format("{}:{}", where, destination.port), std::move(detail)};
   detail += how == Admission::kWildcard ? ", which a wildcard entry never reaches"
                                         : ", which only an address entry reaches (not a name)";
@@ -243,7 +255,8 @@ asio::ip::address asio_address(const IpAddress& address) {
                     : asio::ip::address(v6);
 }
 
-// The addresses to try for `destination`: its literal, its override, or what DNS answers.
+// The addresses to try for `destination`: its literal, its override, or what
+// DNS answers.
 awaitable<std::vector<IpAddress>> addresses_of(const Proxy& proxy, const Destination& destination) {
   if (destination.address) co_return std::vector<IpAddress>{*destination.address};
   if (const auto mapped = proxy.rules.override_for(destination.host)) {
@@ -265,8 +278,8 @@ awaitable<std::vector<IpAddress>> addresses_of(const Proxy& proxy, const Destina
   co_return out;
 }
 
-// Resolves (or takes the literal or the override) and connects to the first admitted address.
-// nullopt with `refused` set: no address may be reached.
+// Resolves (or takes the literal or the override) and connects to the first
+// admitted address. nullopt with `refused` set: no address may be reached.
 awaitable<std::optional<tcp::socket>> dial(const Proxy& proxy, const Destination& destination,
                                            Admission how, std::optional<Refusal>& refused) {
   refused.reset();
@@ -300,88 +313,35 @@ awaitable<void> reply(Client::socket& client, std::string text) {
   client.shutdown(asio::socket_base::shutdown_send, ignored);
 }
 
-std::string http_error(int code, std::string_view reason, std::string_view body) {
-  return fmt::format(
-      "HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: "
-      "close\r\n\r\n{}",
-      code, reason, body.size(), body);
-}
-
 std::string refusal_body(const Destination& destination) {
   return fmt::format("dsh-sandbox: {}:{} is not on this sandbox's network allow-list\n",
                      host_for_path(destination), destination.port);
 }
 
-bool iequals_prefix(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    char c = text[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != prefix[i]) return false;
+// Reads until `parse` has what it needs of `pending`; nullopt: the stream ended
+// first.
+template <class Parse>
+awaitable<std::optional<std::invoke_result_t<Parse, std::string_view>>> read_parsed(
+    Client::socket& client, std::string& pending, Parse parse) {
+  for (;;) {
+    auto parsed = parse(pending);
+    if (parsed.state != ParseState::kNeedMore) co_return parsed;
+    if (!co_await fill(client, pending, parsed.wanted)) co_return std::nullopt;
   }
-  return true;
-}
-
-// The request head rewritten for the origin: origin-form target, Host from the URI (the host
-// that was checked and dialled), no proxy headers, one request per connection.
-std::string origin_head(std::string_view method, std::string_view target, std::string_view version,
-                        std::string_view authority, std::string_view header_lines) {
-  std::string head = fmt::format("{} {} {}\r\nHost: {}\r\n", method, target, version, authority);
-  std::size_t start = 0;
-  while (start < header_lines.size()) {
-    const std::size_t end = std::min(header_lines.find("\r\n", start), header_lines.size());
-    const std::string_view line = header_lines.substr(start, end - start);
-    start = end + 2;
-    if (line.empty()) continue;
-    if (iequals_prefix(line, "host:") || iequals_prefix(line, "proxy-") ||
-        iequals_prefix(line, "connection:") || iequals_prefix(line, "keep-alive:")) {
-      continue;
-    }
-    head.append(line);
-    head.append("\r\n");
-  }
-  head.append("Connection: close\r\n\r\n");
-  return head;
 }
 
 awaitable<void> serve_http(const Proxy& proxy, Client::socket client, std::string pending) {
-  std::size_t end = 0;
-  while ((end = pending.find("\r\n\r\n")) == std::string::npos) {
-    if (pending.size() > kMaxHead || !co_await fill(client, pending, pending.size() + 1)) {
-      co_return co_await reply(client, http_error(431, "Request Header Fields Too Large", ""));
-    }
+  const auto parsed = co_await read_parsed(client, pending, parse_http_head);
+  if (!parsed) {
+    co_return co_await reply(client, http_error(431, "Request Header Fields Too Large", ""));
   }
-  const std::string head = pending.substr(0, end + 2);
-  std::string body = pending.substr(end + 4);
-  const std::size_t line_end = head.find("\r\n");
-  const std::string_view request_line = std::string_view(head).substr(0, line_end);
-  const std::string_view header_lines = std::string_view(head).substr(line_end + 2);
-  const std::size_t first = request_line.find(' ');
-  const std::size_t second = request_line.rfind(' ');
-  if (first == std::string_view::npos || second == first) {
-    co_return co_await reply(client, http_error(400, "Bad Request", "malformed request line\n"));
+  if (parsed->state == ParseState::kRefused) {
+    co_return co_await reply(client, http_error(parsed->status, parsed->reason, parsed->body));
   }
-  const std::string_view method = request_line.substr(0, first);
-  const std::string_view target = request_line.substr(first + 1, second - first - 1);
-  const std::string_view version = request_line.substr(second + 1);
-  const bool connect = method == "CONNECT";
-  std::string_view authority = target;
-  std::string_view path;
-  if (!connect) {
-    if (!iequals_prefix(target, "http://")) {
-      co_return co_await reply(
-          client, http_error(400, "Bad Request",
-                             "this proxy forwards absolute http:// URIs and CONNECT tunnels\n"));
-    }
-    const std::string_view rest = target.substr(7);
-    const std::size_t cut = std::min(rest.find_first_of("/?#"), rest.size());
-    authority = rest.substr(0, cut);
-    path = rest.substr(cut);
-    if (authority.find('@') != std::string_view::npos) {
-      co_return co_await reply(client,
-                               http_error(400, "Bad Request", "user information in the URI\n"));
-    }
-  }
+  const HttpRequest& request = parsed->request;
+  std::string body = pending.substr(request.head_size);
+  const bool connect = request.connect;
+  const std::string_view authority = request.authority;
   auto destination =
       parse_authority(authority, connect ? std::nullopt : std::optional<std::uint16_t>(80));
   if (!destination) {
@@ -415,70 +375,40 @@ awaitable<void> serve_http(const Proxy& proxy, Client::socket client, std::strin
               checked_pump(proxy, client, *upstream, std::move(body), where));
     co_return;
   }
-  const std::string origin_target =
-      path.empty() ? "/" : (path.front() == '/' ? std::string(path) : "/" + std::string(path));
   const std::string host_header = where.port == 80
                                       ? host_for_path(where)
                                       : fmt::format("{}:{}", host_for_path(where), where.port);
-  std::string forward = origin_head(method, origin_target, version, host_header, header_lines);
+  std::string forward =
+      origin_head(request.method, request.path, request.version, host_header, request.header_lines);
   forward += body;
   co_await (pump(*upstream, client, {}) && pump(client, *upstream, std::move(forward)));
 }
 
 awaitable<void> serve_socks(const Proxy& proxy, Client::socket client, std::string pending) {
   // RFC 1928: greeting, then one CONNECT request; no authentication.
-  if (!co_await fill(client, pending, 2) ||
-      !co_await fill(client, pending, 2 + static_cast<unsigned char>(pending[1]))) {
-    co_return;
-  }
-  const std::size_t methods = static_cast<unsigned char>(pending[1]);
-  const bool no_auth = pending.substr(2, methods).find('\0') != std::string::npos;
+  const auto greeting = co_await read_parsed(client, pending, parse_socks_greeting);
+  if (!greeting) co_return;
+  const bool no_auth = greeting->no_auth;
   std::error_code error;
   const std::array<char, 2> choice = {5, no_auth ? '\0' : static_cast<char>(0xff)};
   co_await asio::async_write(client, asio::buffer(choice),
                              asio::redirect_error(use_awaitable, error));
   if (error || !no_auth) co_return;
-  pending.erase(0, 2 + methods);
+  pending.erase(0, greeting->size);
   const auto answer = [&client](std::uint8_t code) -> awaitable<void> {
     const std::array<char, 10> bytes = {5, static_cast<char>(code), 0, 1, 0, 0, 0, 0, 0, 0};
     std::error_code ignored;
     co_await asio::async_write(client, asio::buffer(bytes),
                                asio::redirect_error(use_awaitable, ignored));
   };
-  if (!co_await fill(client, pending, 5)) co_return;
-  if (pending[0] != 5 || pending[1] != 1) {  // CONNECT only
-    co_return co_await answer(0x07);
+  const auto request = co_await read_parsed(client, pending, parse_socks_request);
+  if (!request) co_return;
+  if (request->state == ParseState::kRefused) {
+    co_return co_await answer(request->reply);
   }
-  const auto type = static_cast<unsigned char>(pending[3]);
-  std::size_t length = 0;
-  std::string host;
-  if (type == 1) {
-    length = 4 + 4 + 2;
-  } else if (type == 4) {
-    length = 4 + 16 + 2;
-  } else if (type == 3) {
-    length = 5 + static_cast<unsigned char>(pending[4]) + 2;
-  } else {
-    co_return co_await answer(0x08);
-  }
-  if (!co_await fill(client, pending, length)) co_return;
-  const auto port =
-      static_cast<std::uint16_t>((static_cast<unsigned char>(pending[length - 2]) << 8) |
-                                 static_cast<unsigned char>(pending[length - 1]));
-  if (type == 3) {
-    host = pending.substr(5, length - 7);
-  } else {
-    IpAddress address;
-    if (type == 1) {
-      address.v4 = true;
-      address.bytes[10] = address.bytes[11] = 0xff;
-      std::memcpy(address.bytes.data() + 12, pending.data() + 4, 4);
-    } else {
-      std::memcpy(address.bytes.data(), pending.data() + 4, 16);
-    }
-    host = format_ip(address);
-  }
-  std::string rest = pending.substr(length);
+  const std::string& host = request->host;
+  const std::uint16_t port = request->port;
+  std::string rest = pending.substr(request->size);
   auto destination = canonical_destination(host, port);
   const Admission how =
       destination ? proxy.rules.admission(destination.value()) : Admission::kRefused;
@@ -511,8 +441,9 @@ awaitable<void> serve(const Proxy& proxy, Client::socket client) {
   }
 }
 
-// One byte carrying one descriptor (SCM_RIGHTS): the message the bridge sends each accepted
-// stream in, and the proxy receives it from. Not copyable: `message` points into the object.
+// One byte carrying one descriptor (SCM_RIGHTS): the message the bridge sends
+// each accepted stream in, and the proxy receives it from. Not copyable:
+// `message` points into the object.
 struct FdMessage {
   char byte = 0;
   iovec vector{&byte, 1};
@@ -529,8 +460,9 @@ struct FdMessage {
   FdMessage& operator=(const FdMessage&) = delete;
 };
 
-// The protocol of a handed-over descriptor when it is a connected TCP stream, the only kind the
-// bridge sends; anything else (a file, a pipe, a datagram socket) is refused.
+// The protocol of a handed-over descriptor when it is a connected TCP stream,
+// the only kind the bridge sends; anything else (a file, a pipe, a datagram
+// socket) is refused.
 std::optional<Client> tcp_stream(int fd) {
   int type = 0;
   int domain = 0;
@@ -553,7 +485,8 @@ std::optional<Client> tcp_stream(int fd) {
   return Client(domain, protocol);
 }
 
-// Each message on the control socket carries one descriptor: a connection the bridge accepted.
+// Each message on the control socket carries one descriptor: a connection the
+// bridge accepted.
 awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descriptor& control) {
   for (;;) {
     std::error_code error;
@@ -619,8 +552,9 @@ void run_proxy(const ProxyOptions& options) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair.data()) != 0) {
     fail(status_fd, fmt::format("socketpair: {}", std::generic_category().message(errno)));
   }
-  // SIGCHLD is taken through asio's signal_set, which needs it blocked-free but handled; block
-  // the forwarded signals until the loop listens, so none is lost between fork and run.
+  // SIGCHLD is taken through asio's signal_set, which needs it blocked-free but
+  // handled; block the forwarded signals until the loop listens, so none is
+  // lost between fork and run.
   sigset_t mask;
   sigemptyset(&mask);
   for (const int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&mask, sig);
@@ -632,7 +566,8 @@ void run_proxy(const ProxyOptions& options) {
   if (child == 0) {
     // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
-    // dup2 onto itself keeps close-on-exec, so the number is cleared explicitly either way.
+    // dup2 onto itself keeps close-on-exec, so the number is cleared explicitly
+    // either way.
     if ((pair[1] != kControlFd && ::dup2(pair[1], kControlFd) < 0) ||
         ::fcntl(kControlFd, F_SETFD, 0) != 0) {
       fail(status_fd, "cannot place the control socket");
@@ -702,9 +637,9 @@ void run_bridge(const BridgeOptions& options) {
   } catch (const std::system_error& error) {
     fail(-1, fmt::format("cannot listen on 127.0.0.1:{}: {}", options.port, error.what()));
   }
-  // The listener is ready before the command starts. The bridge runs in a grandchild, adopted
-  // by bwrap's init: the command gets no unknown child, and the whole PID namespace (bridge
-  // included) ends when the command does.
+  // The listener is ready before the command starts. The bridge runs in a
+  // grandchild, adopted by bwrap's init: the command gets no unknown child, and
+  // the whole PID namespace (bridge included) ends when the command does.
   io.notify_fork(asio::io_context::fork_prepare);
   const pid_t child = ::fork();
   if (child < 0) fail(-1, fmt::format("fork: {}", std::generic_category().message(errno)));
@@ -713,8 +648,8 @@ void run_bridge(const BridgeOptions& options) {
     io.notify_fork(asio::io_context::fork_child);
     ::setsid();
     const int control = options.control_fd;
-    // The accepted connection itself travels to the proxy, which relays between it and the
-    // destination: one hop in user space's reach, not two.
+    // The accepted connection itself travels to the proxy, which relays between
+    // it and the destination: one hop in user space's reach, not two.
     const auto hand_over = [control](tcp::socket connection) {
       std::error_code error;
       connection.set_option(tcp::no_delay(true), error);
@@ -726,8 +661,9 @@ void run_bridge(const BridgeOptions& options) {
       header->cmsg_len = CMSG_LEN(sizeof(int));
       const int fd = connection.native_handle();
       std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
-      // A full control socket holds the accept loop back rather than drop the connection.
-      // Closing our copy afterwards leaves the proxy's the only one.
+      // A full control socket holds the accept loop back rather than drop the
+      // connection. Closing our copy afterwards leaves the proxy's the only
+      // one.
       while (::sendmsg(control, &message, MSG_NOSIGNAL) < 0) {
         if (errno == EINTR) continue;
         if (errno != EAGAIN) break;
@@ -735,7 +671,8 @@ void run_bridge(const BridgeOptions& options) {
         (void)::poll(&writable, 1, -1);
       }
     };
-    // The proxy's end closing (it exited) ends the bridge too, wherever it runs.
+    // The proxy's end closing (it exited) ends the bridge too, wherever it
+    // runs.
     asio::posix::stream_descriptor watch(io, ::dup(control));
     watch.async_wait(asio::posix::descriptor_base::wait_read, [&io, control](std::error_code) {
       char byte = 0;

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Standalone Asio (header-only) with C++20 coroutines: one single-threaded
-// io_context per role.
+// Standalone Asio (header-only) with C++20 coroutines: one single-threaded io_context per role.
 #include "netproxy/proxy.h"
 
 #include <fcntl.h>
@@ -38,18 +37,15 @@ namespace {
 using asio::awaitable;
 using asio::use_awaitable;
 using asio::ip::tcp;
-// A client stream: the TCP connection the bridge accepted inside the run's
-// network namespace, handed over whole, so the proxy reads and writes the
-// command's socket itself.
+// A client stream: the TCP connection the bridge accepted inside the run's network namespace,
+// handed over whole, so the proxy reads and writes the command's socket itself.
 using Client = asio::generic::stream_protocol;
 using namespace asio::experimental::awaitable_operators;
 
 constexpr std::size_t kMaxHello = 16384 + 5 + 256;
 constexpr std::size_t kBuffer = std::size_t{64} * 1024;
-// A relay's pipe: 1 MiB is the most an unprivileged process may ask for by
-// default
-// (/proc/sys/fs/pipe-max-size); past the per-user total, pipes keep their
-// default size.
+// A relay's pipe: 1 MiB is the most an unprivileged process may ask for by default
+// (/proc/sys/fs/pipe-max-size); past the per-user total, pipes keep their default size.
 constexpr std::size_t kPipeBytes = std::size_t{1024} * 1024;
 
 void write_fd(int fd, std::string_view bytes) {
@@ -71,8 +67,7 @@ struct Proxy {
   void deny(std::string_view host, std::uint16_t port) const {
     deny_path(fmt::format("{}:{}", host, port));
   }
-  // `path` as the client wrote it, when it is no destination at all (the
-  // encoder escapes it).
+  // `path` as the client wrote it, when it is no destination at all (the encoder escapes it).
   void deny_path(const std::string& path, std::string detail = {}) const {
     Denial denial;
     denial.op = "connect";
@@ -83,9 +78,8 @@ struct Proxy {
   }
 };
 
-// A destination the lists admitted but none of whose addresses may be reached:
-// the record names the first refused address (the entry learn mode proposes),
-// the name, the range and the fix.
+// A destination the lists admitted but none of whose addresses may be reached: the record names
+// the first refused address (the entry learn mode proposes), the name, the range and the fix.
 struct Refusal {
   std::string path;    // ADDRESS:PORT, or HOST:PORT when a deny entry refused the address
   std::string detail;  // for the record and the client's 403 body
@@ -96,8 +90,7 @@ std::string host_for_path(const Destination& destination) {
   return destination.host;
 }
 
-// Reads into `pending` until it holds at least `count` bytes; false on end of
-// stream.
+// Reads into `pending` until it holds at least `count` bytes; false on end of stream.
 template <class Stream>
 awaitable<bool> fill(Stream& stream, std::string& pending, std::size_t count) {
   std::array<char, 4096> buffer{};
@@ -111,16 +104,14 @@ awaitable<bool> fill(Stream& stream, std::string& pending, std::size_t count) {
   co_return true;
 }
 
-// A pipe both directions of one relay can splice through: bytes move socket ->
-// pipe -> socket inside the kernel (splice(2); Unix and TCP stream sockets both
-// splice on Linux 6.5+), where a read and a write would copy each byte out to
-// user space and back.
+// A pipe both directions of one relay can splice through: bytes move socket -> pipe -> socket
+// inside the kernel (splice(2); Unix and TCP stream sockets both splice on Linux 6.5+), where a
+// read and a write would copy each byte out to user space and back.
 class SplicePipe {
  public:
   SplicePipe() {
     if (::pipe2(fds_.data(), O_CLOEXEC | O_NONBLOCK) != 0) fds_ = {-1, -1};
-    // Best effort: a larger pipe moves more per call (F_SETPIPE_SZ,
-    // Linux 2.6.35).
+    // Best effort: a larger pipe moves more per call (F_SETPIPE_SZ, Linux 2.6.35).
     if (fds_[1] >= 0) (void)::fcntl(fds_[1], F_SETPIPE_SZ, static_cast<int>(kPipeBytes));
   }
   SplicePipe(const SplicePipe&) = delete;
@@ -138,9 +129,8 @@ class SplicePipe {
   std::array<int, 2> fds_{};
 };
 
-// Moves everything `from` sends to `to`, then ends `to`'s sending side. The
-// kernel moves the bytes through a pipe; where no pipe can be had, they are
-// copied through a buffer.
+// Moves everything `from` sends to `to`, then ends `to`'s sending side. The kernel moves the
+// bytes through a pipe; where no pipe can be had, they are copied through a buffer.
 template <class From, class To>
 awaitable<void> pump(From& from, To& to, std::string initial) {
   std::error_code error;
@@ -197,9 +187,8 @@ awaitable<void> pump(From& from, To& to, std::string initial) {
   to.shutdown(asio::socket_base::shutdown_send, ignored);
 }
 
-// The client's side of a tunnel: its first bytes, when they open a TLS
-// handshake, must name the destination the tunnel was opened for (no domain
-// fronting through an allowed tunnel).
+// The client's side of a tunnel: its first bytes, when they open a TLS handshake, must name the
+// destination the tunnel was opened for (no domain fronting through an allowed tunnel).
 awaitable<void> checked_pump(const Proxy& proxy, Client::socket& client, tcp::socket& upstream,
                              std::string pending, const Destination& destination) {
   for (;;) {
@@ -238,8 +227,8 @@ Refusal refusal_of(const Destination& destination, const IpAddress& address,
   std::string detail = destination.address ? fmt::format("{} is in {}", where, why.range)
                                            : fmt::format("{} resolves to {}, in {}",
                                                          destination.host, address_text, why.range);
-  // A deny entry wins over every allow entry: there is no entry to propose, so
-  // the record keeps the host (which learn finds already listed).
+  // A deny entry wins over every allow entry: there is no entry to propose, so the record keeps
+  // the host (which learn finds already listed).
   if (why.entry.empty()) return {fmt::format("{}:{}", where, destination.port), std::move(detail)};
   detail += how == Admission::kWildcard ? ", which a wildcard entry never reaches"
                                         : ", which only an address entry reaches (not a name)";
@@ -255,8 +244,7 @@ asio::ip::address asio_address(const IpAddress& address) {
                     : asio::ip::address(v6);
 }
 
-// The addresses to try for `destination`: its literal, its override, or what
-// DNS answers.
+// The addresses to try for `destination`: its literal, its override, or what DNS answers.
 awaitable<std::vector<IpAddress>> addresses_of(const Proxy& proxy, const Destination& destination) {
   if (destination.address) co_return std::vector<IpAddress>{*destination.address};
   if (const auto mapped = proxy.rules.override_for(destination.host)) {
@@ -278,8 +266,8 @@ awaitable<std::vector<IpAddress>> addresses_of(const Proxy& proxy, const Destina
   co_return out;
 }
 
-// Resolves (or takes the literal or the override) and connects to the first
-// admitted address. nullopt with `refused` set: no address may be reached.
+// Resolves (or takes the literal or the override) and connects to the first admitted address.
+// nullopt with `refused` set: no address may be reached.
 awaitable<std::optional<tcp::socket>> dial(const Proxy& proxy, const Destination& destination,
                                            Admission how, std::optional<Refusal>& refused) {
   refused.reset();
@@ -318,8 +306,7 @@ std::string refusal_body(const Destination& destination) {
                      host_for_path(destination), destination.port);
 }
 
-// Reads until `parse` has what it needs of `pending`; nullopt: the stream ended
-// first.
+// Reads until `parse` has what it needs of `pending`; nullopt: the stream ended first.
 template <class Parse>
 awaitable<std::optional<std::invoke_result_t<Parse, std::string_view>>> read_parsed(
     Client::socket& client, std::string& pending, Parse parse) {
@@ -441,9 +428,8 @@ awaitable<void> serve(const Proxy& proxy, Client::socket client) {
   }
 }
 
-// One byte carrying one descriptor (SCM_RIGHTS): the message the bridge sends
-// each accepted stream in, and the proxy receives it from. Not copyable:
-// `message` points into the object.
+// One byte carrying one descriptor (SCM_RIGHTS): the message the bridge sends each accepted
+// stream in, and the proxy receives it from. Not copyable: `message` points into the object.
 struct FdMessage {
   char byte = 0;
   iovec vector{&byte, 1};
@@ -460,9 +446,8 @@ struct FdMessage {
   FdMessage& operator=(const FdMessage&) = delete;
 };
 
-// The protocol of a handed-over descriptor when it is a connected TCP stream,
-// the only kind the bridge sends; anything else (a file, a pipe, a datagram
-// socket) is refused.
+// The protocol of a handed-over descriptor when it is a connected TCP stream, the only kind the
+// bridge sends; anything else (a file, a pipe, a datagram socket) is refused.
 std::optional<Client> tcp_stream(int fd) {
   int type = 0;
   int domain = 0;
@@ -485,8 +470,7 @@ std::optional<Client> tcp_stream(int fd) {
   return Client(domain, protocol);
 }
 
-// Each message on the control socket carries one descriptor: a connection the
-// bridge accepted.
+// Each message on the control socket carries one descriptor: a connection the bridge accepted.
 awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descriptor& control) {
   for (;;) {
     std::error_code error;
@@ -526,58 +510,32 @@ awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descripto
        fmt::format("exec failed: {}: {}", argv[0], std::generic_category().message(errno)));
 }
 
-}  // namespace
-
-void fail(int status_fd, const std::string& message) {
-  std::string line = "dsh-netproxy: " + message;
-  for (char& c : line) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  line += '\n';
-  write_fd(STDERR_FILENO, line);
-  write_fd(status_fd, line);
-  ::_exit(kProxyFailure);
-}
-
-void run_proxy(const ProxyOptions& options) {
-  if (options.status_fd >= 0) {
-    if (options.status_fd <= STDERR_FILENO ||
-        ::fcntl(options.status_fd, F_SETFD, FD_CLOEXEC) != 0) {
-      fail(-1, fmt::format("cannot use status fd {}", options.status_fd));
-    }
-  }
-  const int status_fd = options.status_fd;
-  if (options.argv.empty()) fail(status_fd, "usage error: missing `-- <argv>...` command");
-  std::array<int, 2> pair = {-1, -1};
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair.data()) != 0) {
-    fail(status_fd, fmt::format("socketpair: {}", std::generic_category().message(errno)));
-  }
-  // SIGCHLD is taken through asio's signal_set, which needs it blocked-free but
-  // handled; block the forwarded signals until the loop listens, so none is
-  // lost between fork and run.
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (const int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&mask, sig);
-  sigset_t old;
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
-  ::sigprocmask(SIG_BLOCK, &mask, &old);
+// Forks the proxy's child with the control socket's other end on kControlFd, and execs argv in
+// it with the signal mask as it was before the proxy blocked its own.
+pid_t start_child(int status_fd, const std::vector<std::string>& argv, int control,
+                  const sigset_t& old) {
   const pid_t child = ::fork();
   if (child < 0) fail(status_fd, fmt::format("fork: {}", std::generic_category().message(errno)));
   if (child == 0) {
     // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
-    // dup2 onto itself keeps close-on-exec, so the number is cleared explicitly
-    // either way.
-    if ((pair[1] != kControlFd && ::dup2(pair[1], kControlFd) < 0) ||
+    // dup2 onto itself keeps close-on-exec, so the number is cleared explicitly either way.
+    if ((control != kControlFd && ::dup2(control, kControlFd) < 0) ||
         ::fcntl(kControlFd, F_SETFD, 0) != 0) {
       fail(status_fd, "cannot place the control socket");
     }
-    exec_or_fail(status_fd, options.argv);
+    exec_or_fail(status_fd, argv);
   }
-  ::close(pair[1]);
+  return child;
+}
+
+// Serves the streams the bridge hands over on `control` until the child ends, passing the
+// forwarded signals on to it; the child's raw wait status.
+int serve_until_child_ends(const ProxyOptions& options, pid_t child, int control_fd,
+                           const sigset_t& old) {
   asio::io_context io(1);
-  Proxy proxy{io, Rules(options.list), status_fd};
-  asio::posix::stream_descriptor control(io, pair[0]);
+  Proxy proxy{io, Rules(options.list), options.status_fd};
+  asio::posix::stream_descriptor control(io, control_fd);
   std::optional<int> status;
   asio::signal_set signals(io, SIGCHLD, SIGTERM, SIGINT);
   signals.add(SIGHUP);
@@ -607,8 +565,13 @@ void run_proxy(const ProxyOptions& options) {
     io.run();
     if (!status) io.restart();
   }
-  if (WIFEXITED(*status)) ::_exit(WEXITSTATUS(*status));
-  const int sig = WTERMSIG(*status);
+  return *status;
+}
+
+// Ends as the child did: its exit code, or its signal raised on ourselves.
+[[noreturn]] void exit_as(int status) {
+  if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+  const int sig = WTERMSIG(status);
   (void)::signal(sig, SIG_DFL);
   sigset_t only;
   sigemptyset(&only);
@@ -619,6 +582,107 @@ void run_proxy(const ProxyOptions& options) {
   ::_exit(128 + sig);
 }
 
+void listen_on_loopback(tcp::acceptor& acceptor, int port) {
+  try {
+    const tcp::endpoint endpoint(asio::ip::make_address_v4("127.0.0.1"),
+                                 static_cast<std::uint16_t>(port));
+    acceptor.open(endpoint.protocol());
+    set_cloexec(acceptor.native_handle());
+    acceptor.set_option(tcp::acceptor::reuse_address(true));
+    acceptor.bind(endpoint);
+    acceptor.listen(asio::socket_base::max_listen_connections);
+  } catch (const std::system_error& error) {
+    fail(-1, fmt::format("cannot listen on 127.0.0.1:{}: {}", port, error.what()));
+  }
+}
+
+// The accepted connection itself travels to the proxy, which relays between it and the
+// destination: one hop in user space's reach, not two.
+void hand_over(int control, tcp::socket connection) {
+  std::error_code error;
+  connection.set_option(tcp::no_delay(true), error);
+  FdMessage fd_message;
+  msghdr& message = fd_message.message;
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  const int fd = connection.native_handle();
+  std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  // A full control socket holds the accept loop back rather than drop the connection.
+  // Closing our copy afterwards leaves the proxy's the only one.
+  while (::sendmsg(control, &message, MSG_NOSIGNAL) < 0) {
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) break;
+    pollfd writable{control, POLLOUT, 0};
+    (void)::poll(&writable, 1, -1);
+  }
+}
+
+// The bridge's loop: every accepted connection handed over, until the proxy's end closes (it
+// exited), which ends the bridge too, wherever it runs.
+[[noreturn]] void serve_bridge(asio::io_context& io, tcp::acceptor& acceptor, int control) {
+  asio::posix::stream_descriptor watch(io, ::dup(control));
+  watch.async_wait(asio::posix::descriptor_base::wait_read, [&io, control](std::error_code) {
+    char byte = 0;
+    if (::recv(control, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) io.stop();
+  });
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        for (;;) {
+          std::error_code error;
+          tcp::socket connection =
+              co_await acceptor.async_accept(asio::redirect_error(use_awaitable, error));
+          if (error) continue;
+          hand_over(control, std::move(connection));
+        }
+      },
+      asio::detached);
+  io.run();
+  ::_exit(0);
+}
+
+}  // namespace
+
+void fail(int status_fd, const std::string& message) {
+  std::string line = "dsh-netproxy: " + message;
+  for (char& c : line) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  line += '\n';
+  write_fd(STDERR_FILENO, line);
+  write_fd(status_fd, line);
+  ::_exit(kProxyFailure);
+}
+
+void run_proxy(const ProxyOptions& options) {
+  if (options.status_fd >= 0) {
+    if (options.status_fd <= STDERR_FILENO ||
+        ::fcntl(options.status_fd, F_SETFD, FD_CLOEXEC) != 0) {
+      fail(-1, fmt::format("cannot use status fd {}", options.status_fd));
+    }
+  }
+  const int status_fd = options.status_fd;
+  if (options.argv.empty()) fail(status_fd, "usage error: missing `-- <argv>...` command");
+  std::array<int, 2> pair = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair.data()) != 0) {
+    fail(status_fd, fmt::format("socketpair: {}", std::generic_category().message(errno)));
+  }
+  // SIGCHLD is taken through asio's signal_set, which needs it blocked-free but handled; block
+  // the forwarded signals until the loop listens, so none is lost between fork and run.
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (const int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&mask, sig);
+  sigset_t old;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
+  ::sigprocmask(SIG_BLOCK, &mask, &old);
+  const pid_t child = start_child(status_fd, options.argv, pair[1], old);
+  ::close(pair[1]);
+  const int status = serve_until_child_ends(options, child, pair[0], old);
+  exit_as(status);
+}
+
 void run_bridge(const BridgeOptions& options) {
   if (options.argv.empty()) fail(-1, "usage error: missing `-- <argv>...` command");
   if (::fcntl(options.control_fd, F_SETFD, FD_CLOEXEC) != 0) {
@@ -626,20 +690,10 @@ void run_bridge(const BridgeOptions& options) {
   }
   asio::io_context io(1);
   tcp::acceptor acceptor(io);
-  try {
-    const tcp::endpoint endpoint(asio::ip::make_address_v4("127.0.0.1"),
-                                 static_cast<std::uint16_t>(options.port));
-    acceptor.open(endpoint.protocol());
-    set_cloexec(acceptor.native_handle());
-    acceptor.set_option(tcp::acceptor::reuse_address(true));
-    acceptor.bind(endpoint);
-    acceptor.listen(asio::socket_base::max_listen_connections);
-  } catch (const std::system_error& error) {
-    fail(-1, fmt::format("cannot listen on 127.0.0.1:{}: {}", options.port, error.what()));
-  }
-  // The listener is ready before the command starts. The bridge runs in a
-  // grandchild, adopted by bwrap's init: the command gets no unknown child, and
-  // the whole PID namespace (bridge included) ends when the command does.
+  listen_on_loopback(acceptor, options.port);
+  // The listener is ready before the command starts. The bridge runs in a grandchild, adopted
+  // by bwrap's init: the command gets no unknown child, and the whole PID namespace (bridge
+  // included) ends when the command does.
   io.notify_fork(asio::io_context::fork_prepare);
   const pid_t child = ::fork();
   if (child < 0) fail(-1, fmt::format("fork: {}", std::generic_category().message(errno)));
@@ -647,51 +701,7 @@ void run_bridge(const BridgeOptions& options) {
     if (::fork() != 0) ::_exit(0);
     io.notify_fork(asio::io_context::fork_child);
     ::setsid();
-    const int control = options.control_fd;
-    // The accepted connection itself travels to the proxy, which relays between
-    // it and the destination: one hop in user space's reach, not two.
-    const auto hand_over = [control](tcp::socket connection) {
-      std::error_code error;
-      connection.set_option(tcp::no_delay(true), error);
-      FdMessage fd_message;
-      msghdr& message = fd_message.message;
-      cmsghdr* header = CMSG_FIRSTHDR(&message);
-      header->cmsg_level = SOL_SOCKET;
-      header->cmsg_type = SCM_RIGHTS;
-      header->cmsg_len = CMSG_LEN(sizeof(int));
-      const int fd = connection.native_handle();
-      std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
-      // A full control socket holds the accept loop back rather than drop the
-      // connection. Closing our copy afterwards leaves the proxy's the only
-      // one.
-      while (::sendmsg(control, &message, MSG_NOSIGNAL) < 0) {
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN) break;
-        pollfd writable{control, POLLOUT, 0};
-        (void)::poll(&writable, 1, -1);
-      }
-    };
-    // The proxy's end closing (it exited) ends the bridge too, wherever it
-    // runs.
-    asio::posix::stream_descriptor watch(io, ::dup(control));
-    watch.async_wait(asio::posix::descriptor_base::wait_read, [&io, control](std::error_code) {
-      char byte = 0;
-      if (::recv(control, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) io.stop();
-    });
-    asio::co_spawn(
-        io,
-        [&]() -> awaitable<void> {
-          for (;;) {
-            std::error_code error;
-            tcp::socket connection =
-                co_await acceptor.async_accept(asio::redirect_error(use_awaitable, error));
-            if (error) continue;
-            hand_over(std::move(connection));
-          }
-        },
-        asio::detached);
-    io.run();
-    ::_exit(0);
+    serve_bridge(io, acceptor, options.control_fd);
   }
   io.notify_fork(asio::io_context::fork_parent);
   int raw = 0;

@@ -411,10 +411,9 @@ int prepare_supervisor(const sigset_t& supervised) {
   return signal_fd;
 }
 
-// --evidence: see supervisor.h. The ruleset is built (with the caller's privileges) before the
-// fork; the child drops capabilities, restricts itself, installs the notifying filter, hands the
-// listener to the parent and execs. The parent never runs anything of the command's.
-[[noreturn]] void run_supervised(const Options& options, char* const* argv, int abi, int ruleset) {
+// The supervisor's view of the grants: the writable roots, the noted and guarded paths, and the
+// filter the child installs.
+SupervisorConfig supervisor_config(const Options& options) {
   SupervisorConfig config{};
   config.writable_roots = canonical_paths(options, &config.writable_root_count, [](const Grant& g) {
     return g.note == Note::kNone && g.read_write;
@@ -440,6 +439,38 @@ int prepare_supervisor(const sigset_t& supervised) {
   config.filter.notify_reads = config.unreadable_note_count > 0;
   config.filter.contain_metadata = options.contain_metadata;
   config.status_fd = g_status_fd;
+  return config;
+}
+
+// The supervised command's side of the fork: it dies with its supervisor, drops capabilities,
+// restricts itself, installs the notifying filter, hands the listener over on `socket` and execs.
+[[noreturn]] void start_supervised_command(const Options& options, char* const* argv, int abi,
+                                           int ruleset, const SupervisorConfig& config, int socket,
+                                           pid_t parent, const sigset_t* previous) {
+  // The command must not outlive its supervisor (its notified calls would fail anyway).
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || fault("pdeathsig")) {
+    fail("cannot tie the command to its supervisor: %s", strerror(fault_errno("pdeathsig", errno)));
+  }
+  if (getppid() != parent) fail("the supervisor ended before the command started");
+  if (fault("child-killed")) raise(SIGKILL);
+  sigprocmask(SIG_SETMASK, previous, nullptr);
+  if (const int rc = drop_capabilities(); rc < 0 || fault("child-caps")) {
+    fail("cannot drop capabilities: %s", strerror(fault("child-caps") ? EIO : -rc));
+  }
+  enforce(ruleset);
+  const int listener = fault("filter") ? -EIO : install_notify_filter(config.filter);
+  if (listener < 0) fail("seccomp filter error: %s", strerror(-listener));
+  send_fd(socket, listener);
+  close(listener);
+  close(socket);
+  exec_command(options, argv, abi);
+}
+
+// --evidence: see supervisor.h. The ruleset is built (with the caller's privileges) before the
+// fork; the child drops capabilities, restricts itself, installs the notifying filter, hands the
+// listener to the parent and execs. The parent never runs anything of the command's.
+[[noreturn]] void run_supervised(const Options& options, char* const* argv, int abi, int ruleset) {
+  const SupervisorConfig config = supervisor_config(options);
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0 || fault("socketpair")) {
     fail("cannot create the supervisor's socket: %s", strerror(fault_errno("socketpair", errno)));
@@ -455,24 +486,7 @@ int prepare_supervisor(const sigset_t& supervised) {
   if (child == 0) {
     close(sockets[0]);
     close(signal_fd);
-    // The command must not outlive its supervisor (its notified calls would fail anyway).
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || fault("pdeathsig")) {
-      fail("cannot tie the command to its supervisor: %s",
-           strerror(fault_errno("pdeathsig", errno)));
-    }
-    if (getppid() != parent) fail("the supervisor ended before the command started");
-    if (fault("child-killed")) raise(SIGKILL);
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
-    if (const int rc = drop_capabilities(); rc < 0 || fault("child-caps")) {
-      fail("cannot drop capabilities: %s", strerror(fault("child-caps") ? EIO : -rc));
-    }
-    enforce(ruleset);
-    const int listener = fault("filter") ? -EIO : install_notify_filter(config.filter);
-    if (listener < 0) fail("seccomp filter error: %s", strerror(-listener));
-    send_fd(sockets[1], listener);
-    close(listener);
-    close(sockets[1]);
-    exec_command(options, argv, abi);
+    start_supervised_command(options, argv, abi, ruleset, config, sockets[1], parent, &previous);
   }
   close(sockets[1]);
   close(ruleset);

@@ -499,6 +499,28 @@ std::optional<SandboxUnavailableError> runner_failure(const RunOutcome& outcome)
   return SandboxUnavailableError(*to_confined_mode(outcome.sandbox.mode), failed->detail);
 }
 
+// One run of the command into `outcome`: audited and its denial marked, or the runner's failure.
+std::optional<SandboxUnavailableError> run_audited(const RunInvocation& run,
+                                                   const CallContext& call,
+                                                   consumer::SandboxBashExecutor& executor,
+                                                   RunSpec& spec, RunOutcome& outcome) {
+  outcome = run_once(run, executor, spec);
+  std::optional<SandboxUnavailableError> refused = runner_failure(outcome);
+  if (!refused) {
+    audit_run(call, spec, outcome);
+    mark_denial(run, outcome);
+  }
+  return refused;
+}
+
+// The approved retry's policy: its mode (full access inherits the network) and extra roots.
+// This one retry only; nothing is persisted.
+void apply_retry(RunSpec& spec, RetryOffer& retry) {
+  spec.policy.mode = retry.mode;
+  if (retry.mode == SandboxMode::kDangerFullAccess) spec.policy.network = NetworkPolicy::kInherit;
+  for (std::string& dir : retry.allow_write) spec.policy.allow_write.push_back(dir);
+}
+
 }  // namespace
 
 int run(const Options& options) {
@@ -524,29 +546,16 @@ int run(const Options& options) {
     try {
       admit(*call, spec.policy);
       hint_shell(run);
-      outcome = run_once(run, executor, spec);
-      refused = runner_failure(outcome);
+      refused = run_audited(run, *call, executor, spec, outcome);
       std::optional<RetryOffer> retry;
-      if (!refused) {
-        audit_run(*call, spec, outcome);
-        mark_denial(run, outcome);
-        if (interrupts.signal() == 0 && !run.learn) retry = approved_retry(run, spec, outcome);
+      if (!refused && interrupts.signal() == 0 && !run.learn) {
+        retry = approved_retry(run, spec, outcome);
       }
       if (retry && interrupts.signal() == 0) {
-        // This one retry only; nothing is persisted.
-        spec.policy.mode = retry->mode;
-        if (retry->mode == SandboxMode::kDangerFullAccess) {
-          spec.policy.network = NetworkPolicy::kInherit;
-        }
-        for (std::string& dir : retry->allow_write) spec.policy.allow_write.push_back(dir);
+        apply_retry(spec, *retry);
         mode = retry->mode;
         admit(*call, spec.policy);
-        outcome = run_once(run, executor, spec);
-        refused = runner_failure(outcome);
-        if (!refused) {
-          audit_run(*call, spec, outcome);
-          mark_denial(run, outcome);
-        }
+        refused = run_audited(run, *call, executor, spec, outcome);
       }
     } catch (const SandboxUnavailableError& error) {
       refused = error;  // the provider refused: no usable backend, or a runner it cannot trust

@@ -39,6 +39,34 @@ std::string setsid_program() {
       "terminal: install util-linux");
 }
 
+// The shell's launch before confinement: where it starts, its argv, bounds and time limit.
+shell::ShellLaunch shell_launch(const RunInvocation& run, const SandboxExecutionPolicy& policy,
+                                const CallContext& call, double timeout_seconds) {
+  shell::ShellLaunch launch;
+  launch.workdir = call_workdir(run, policy, call);
+  launch.argv = run.argv;
+  launch.bounds = run.bounds;
+  if (timeout_seconds > 0) {
+    launch.timeout =
+        std::chrono::milliseconds(static_cast<std::int64_t>(std::min(timeout_seconds, 1e9) * 1000));
+  }
+  return launch;
+}
+
+// One line per shell, as per run: the shell has no evidence channel, so no denial is claimed.
+void record_shell(const CallContext& call, SandboxRunEvent event, const shell::ShellEnd& end) {
+  if (!call.session) return;
+  event.exit_code = end.exit_code;
+  if (end.signal) event.signal = consumer::signal_name(*end.signal);
+  event.timed_out = end.timed_out;
+  try {
+    record_run(*call.session, event);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dsh-sandbox: the session log did not record this shell: {}\n",
+               error.what());
+  }
+}
+
 }  // namespace
 
 int shell(const Options& given, double timeout_seconds) {
@@ -61,14 +89,7 @@ int shell(const Options& given, double timeout_seconds) {
     const SandboxExecutionPolicy policy = resolve_policy(options, run, setup, *call);
     mode = policy.mode;
     admit(*call, policy);
-    shell::ShellLaunch launch;
-    launch.workdir = call_workdir(run, policy, *call);
-    launch.argv = run.argv;
-    launch.bounds = run.bounds;
-    if (timeout_seconds > 0) {
-      launch.timeout = std::chrono::milliseconds(
-          static_cast<std::int64_t>(std::min(timeout_seconds, 1e9) * 1000));
-    }
+    shell::ShellLaunch launch = shell_launch(run, policy, *call, timeout_seconds);
     SandboxRunEvent event;
     event.argv = run.argv;
     event.mode = policy.mode;
@@ -98,18 +119,7 @@ int shell(const Options& given, double timeout_seconds) {
         fmt::print(stderr, "dsh-sandbox: git state: {}\n", line);
       }
     }
-    // One line per shell, as per run: the shell has no evidence channel, so no denial is claimed.
-    if (call->session) {
-      event.exit_code = end.exit_code;
-      if (end.signal) event.signal = consumer::signal_name(*end.signal);
-      event.timed_out = end.timed_out;
-      try {
-        record_run(*call->session, event);
-      } catch (const std::exception& error) {
-        fmt::print(stderr, "dsh-sandbox: the session log did not record this shell: {}\n",
-                   error.what());
-      }
-    }
+    record_shell(*call, std::move(event), end);
     return end.status;
   } catch (const SandboxError& error) {
     audit_refusal(call ? &*call : nullptr, argv, mode, error);

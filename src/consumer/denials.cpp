@@ -224,6 +224,45 @@ std::optional<std::vector<std::string>> allow_write_fix(const SandboxFacts& sand
   return dirs;
 }
 
+namespace {
+
+// The change a denial outside the file and network allow-lists needs: most are refused in every
+// confined mode, and the sentence says so.
+std::string change_beyond_files(const Denial& denial) {
+  if (denial.rule == "set-id") {
+    return fmt::format(
+        "none: a set-user-ID or set-group-ID bit ({} {}) is never set in a confined mode",
+        text::inert(denial.op), text::inert(denial.path));
+  }
+  if (denial.rule == "network-denied") {
+    // The kernel refused the socket itself, before any name or address existed to record.
+    return "--network inherit, or --network allow:NAME,... naming what the command needs (the "
+           "socket was refused before any name or address was known; a wider file mode does not "
+           "help a network refusal)";
+  }
+  if (denial.rule == "deny-read") {
+    return fmt::format(
+        "none: {} is unreadable in every confined mode (a default secret or a --deny-read "
+        "path); read it outside the sandbox if you mean to",
+        text::inert(denial.path));
+  }
+  if (denial.rule == "deny-write") {
+    return fmt::format(
+        "none: {} is read-only in every confined mode (git configuration and hooks, a startup "
+        "file, or a --deny-write path); change it outside the sandbox if you mean to",
+        text::inert(denial.path));
+  }
+  if (denial.rule == "kernel-object") {
+    return fmt::format(
+        "none: {} ({}) is refused in every confined mode; only danger-full-access allows it",
+        text::inert(denial.op), text::inert(denial.path));
+  }
+  return fmt::format("a policy that lifts rule {} for {}", text::inert(denial.rule),
+                     text::inert(denial.path));
+}
+
+}  // namespace
+
 std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
                                            const std::string& workspace_root) {
   std::vector<std::string> paths;
@@ -251,33 +290,8 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
       file_change(sandbox, denial, workspace_root, paths, wider);
     } else if (denial.rule == "metadata") {
       wider.emplace_back("--mode workspace-write");  // read-only alone refuses chmod, chown, ...
-    } else if (denial.rule == "set-id") {
-      wider.push_back(fmt::format(
-          "none: a set-user-ID or set-group-ID bit ({} {}) is never set in a confined mode",
-          text::inert(denial.op), text::inert(denial.path)));
-    } else if (denial.rule == "network-denied") {
-      // The kernel refused the socket itself, before any name or address existed to record.
-      wider.emplace_back(
-          "--network inherit, or --network allow:NAME,... naming what the command needs (the "
-          "socket was refused before any name or address was known; a wider file mode does not "
-          "help a network refusal)");
-    } else if (denial.rule == "deny-read") {
-      wider.push_back(fmt::format(
-          "none: {} is unreadable in every confined mode (a default secret or a --deny-read "
-          "path); read it outside the sandbox if you mean to",
-          text::inert(denial.path)));
-    } else if (denial.rule == "deny-write") {
-      wider.push_back(fmt::format(
-          "none: {} is read-only in every confined mode (git configuration and hooks, a startup "
-          "file, or a --deny-write path); change it outside the sandbox if you mean to",
-          text::inert(denial.path)));
-    } else if (denial.rule == "kernel-object") {
-      wider.push_back(fmt::format(
-          "none: {} ({}) is refused in every confined mode; only danger-full-access allows it",
-          text::inert(denial.op), text::inert(denial.path)));
     } else {
-      wider.push_back(fmt::format("a policy that lifts rule {} for {}", text::inert(denial.rule),
-                                  text::inert(denial.path)));
+      wider.push_back(change_beyond_files(denial));
     }
   }
   std::vector<std::string> changes;

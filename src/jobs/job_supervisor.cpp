@@ -156,6 +156,35 @@ void audit_settlement(const JobLaunch& launch, const JobView& view,
   }
 }
 
+// SIGTERM, SIGINT and SIGHUP end the job: each aborts the run, which ends its tree. SIGPIPE is
+// ignored: a closed pipe is an error to report, not an end.
+void handle_end_requests() {
+  job_abort() = std::make_shared<exec::AbortSignal>();
+  struct sigaction action {};
+  action.sa_handler = on_end_request;
+  sigemptyset(&action.sa_mask);
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &action, nullptr);
+  (void)::signal(SIGPIPE, SIG_IGN);
+}
+
+// The job's record (who runs what, since when) and its live output files, which the run's
+// stdout and stderr stream into.
+void open_job_files(const JobDirectory& dir, JobLaunch& launch) {
+  JobRecord record;
+  record.pid = ::getpid();
+  record.start_time = process_start_time(record.pid);
+  record.session = launch.session;
+  record.mode = launch.spec.policy.mode;
+  record.workspace = launch.spec.policy.workspace_root;
+  record.argv = launch.spec.argv;
+  record.started_at = ::time(nullptr);
+  dir.write(kRecordFile, encode_record(record));
+  auto out = std::make_shared<LiveFile>(dir.create_file(kStdoutFile));
+  auto err = std::make_shared<LiveFile>(dir.create_file(kStderrFile));
+  launch.spec.process.on_stdout = [out](std::string_view chunk) { out->append(chunk); };
+  launch.spec.process.on_stderr = [err](std::string_view chunk) { err->append(chunk); };
+}
+
 // The job supervisor's whole life; never returns.
 [[noreturn]] void supervise(int jobs_dir, const JobDirectory& dir,
                             consumer::SandboxBashExecutor& executor, JobLaunch launch,
@@ -163,27 +192,10 @@ void audit_settlement(const JobLaunch& launch, const JobView& view,
   const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   for (int fd = 0; fd <= 2 && null >= 0; ++fd) ::dup2(null, fd);
   close_other_descriptors({jobs_dir, dir.fd(), handshake.get()});
-  job_abort() = std::make_shared<exec::AbortSignal>();
-  struct sigaction action {};
-  action.sa_handler = on_end_request;
-  sigemptyset(&action.sa_mask);
-  for (const int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &action, nullptr);
-  (void)::signal(SIGPIPE, SIG_IGN);
+  handle_end_requests();
   bool started = false;
   try {
-    JobRecord record;
-    record.pid = ::getpid();
-    record.start_time = process_start_time(record.pid);
-    record.session = launch.session;
-    record.mode = launch.spec.policy.mode;
-    record.workspace = launch.spec.policy.workspace_root;
-    record.argv = launch.spec.argv;
-    record.started_at = ::time(nullptr);
-    dir.write(kRecordFile, encode_record(record));
-    auto out = std::make_shared<LiveFile>(dir.create_file(kStdoutFile));
-    auto err = std::make_shared<LiveFile>(dir.create_file(kStderrFile));
-    launch.spec.process.on_stdout = [out](std::string_view chunk) { out->append(chunk); };
-    launch.spec.process.on_stderr = [err](std::string_view chunk) { err->append(chunk); };
+    open_job_files(dir, launch);
     launch.spec.process.abort = job_abort();
     launch.spec.process.keep_spill = true;  // the lossy note names the full output
     launch.spec.process.stdin_fd = -1;

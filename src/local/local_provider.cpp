@@ -454,6 +454,14 @@ struct LocalSandboxProvider::State {
     decided = true;
     return selection;
   }
+
+  // confine_validated's two ends: the operator's runnerCommand in place of every backend, and
+  // the refusals of a chosen backend that cannot give this policy what it needs.
+  ConfinedArgv wrap_for_runner_command(std::span<const std::string> argv,
+                                       const SandboxPolicy& policy, const profiles::FsPlan& plan,
+                                       std::span<const std::string> untrusted) const;
+  void refuse_unsupported(const profiles::Selection& chosen, const SandboxPolicy& policy,
+                          const profiles::FsPlan& plan, const ConfineRequest& request) const;
 };
 
 LocalSandboxProvider::LocalSandboxProvider(LocalSandboxConfig config, LocalSandboxHooks hooks,
@@ -491,6 +499,53 @@ void refuse_workspace_over_jobs(const SandboxPolicy& policy) {
 }
 
 }  // namespace
+
+ConfinedArgv LocalSandboxProvider::State::wrap_for_runner_command(
+    std::span<const std::string> argv, const SandboxPolicy& policy, const profiles::FsPlan& plan,
+    std::span<const std::string> untrusted) const {
+  require_trusted_runner_command(untrusted, policy.mode);
+  if (policy.network == NetworkPolicy::kAllowList) {
+    throw SandboxUnavailableError::refused(
+        policy.mode, *profiles::netproxy_unsupported_reason(/*bwrap_backend=*/false));
+  }
+  if (const auto reason =
+          profiles::runner_command_unsupported_reason(policy, config.runner_accepts_hardening)) {
+    throw SandboxUnavailableError::refused(policy.mode, *reason);
+  }
+  if (const auto reason =
+          profiles::runner_command_startup_refusal(plan, config.runner_accepts_hardening)) {
+    throw SandboxUnavailableError::refused(policy.mode, *reason);
+  }
+  return profiles::wrap_runner_command(config.runner_command, config.runner_failure_signatures,
+                                       argv, policy, config.runner_accepts_hardening, plan);
+}
+
+void LocalSandboxProvider::State::refuse_unsupported(const profiles::Selection& chosen,
+                                                     const SandboxPolicy& policy,
+                                                     const profiles::FsPlan& plan,
+                                                     const ConfineRequest& request) const {
+  if (const auto reason = profiles::unsupported_reason(chosen, runners, policy)) {
+    throw SandboxUnavailableError::refused(policy.mode, *reason);
+  }
+  if (chosen.backend == SandboxBackend::kLandlock) {
+    if (const auto reason = profiles::landlock_startup_refusal(plan)) {
+      throw SandboxUnavailableError::refused(policy.mode, *reason);
+    }
+    const profiles::RunNeeds needs{request.workdir, request.status_channels,
+                                   request.denial_evidence};
+    if (const auto reason = profiles::landlock_metadata_refusal(policy, needs, ::geteuid() == 0)) {
+      throw SandboxUnavailableError::refused(policy.mode, *reason);
+    }
+  }
+  if (policy.network == NetworkPolicy::kAllowList &&
+      ::access(runners.netproxy.c_str(), X_OK) != 0) {
+    throw SandboxUnavailableError::refused(
+        policy.mode, fmt::format("the network allow-list's proxy {} is missing or not executable; "
+                                 "install dsh-netproxy beside dsh-sandbox (cmake --install "
+                                 "and the .deb do)",
+                                 runners.netproxy));
+  }
+}
 
 ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& request) {
   State& s = *state_;
@@ -531,47 +586,12 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
     untrusted = untrusted_roots(policy, policy.allow_write, s.temp_dir);
   }
   if (!s.config.runner_command.empty()) {
-    s.require_trusted_runner_command(untrusted, policy.mode);
-    if (policy.network == NetworkPolicy::kAllowList) {
-      throw SandboxUnavailableError::refused(
-          policy.mode, *profiles::netproxy_unsupported_reason(/*bwrap_backend=*/false));
-    }
-    if (const auto reason = profiles::runner_command_unsupported_reason(
-            policy, s.config.runner_accepts_hardening)) {
-      throw SandboxUnavailableError::refused(policy.mode, *reason);
-    }
-    if (const auto reason =
-            profiles::runner_command_startup_refusal(plan, s.config.runner_accepts_hardening)) {
-      throw SandboxUnavailableError::refused(policy.mode, *reason);
-    }
-    return profiles::wrap_runner_command(s.config.runner_command,
-                                         s.config.runner_failure_signatures, argv, policy,
-                                         s.config.runner_accepts_hardening, plan);
+    return s.wrap_for_runner_command(argv, policy, plan, untrusted);
   }
   s.require_trusted_chain(untrusted, policy.mode);
   const std::optional<profiles::Selection> selection = s.verdict(policy, untrusted);
   if (!selection) throw SandboxUnavailableError(policy.mode);
-  if (const auto reason = profiles::unsupported_reason(*selection, s.runners, policy)) {
-    throw SandboxUnavailableError::refused(policy.mode, *reason);
-  }
-  if (selection->backend == SandboxBackend::kLandlock) {
-    if (const auto reason = profiles::landlock_startup_refusal(plan)) {
-      throw SandboxUnavailableError::refused(policy.mode, *reason);
-    }
-    const profiles::RunNeeds needs{request.workdir, request.status_channels,
-                                   request.denial_evidence};
-    if (const auto reason = profiles::landlock_metadata_refusal(policy, needs, ::geteuid() == 0)) {
-      throw SandboxUnavailableError::refused(policy.mode, *reason);
-    }
-  }
-  if (policy.network == NetworkPolicy::kAllowList &&
-      ::access(s.runners.netproxy.c_str(), X_OK) != 0) {
-    throw SandboxUnavailableError::refused(
-        policy.mode, fmt::format("the network allow-list's proxy {} is missing or not executable; "
-                                 "install dsh-netproxy beside dsh-sandbox (cmake --install "
-                                 "and the .deb do)",
-                                 s.runners.netproxy));
-  }
+  s.refuse_unsupported(*selection, policy, plan, request);
   s.require_trusted_runners(*selection, policy, untrusted);
   // Only Seatbelt matches resolved paths; the others take the root as resolved above.
   const std::vector<std::string> roots = selection->backend == SandboxBackend::kSeatbelt

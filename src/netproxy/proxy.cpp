@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@
 #include <asio/experimental/awaitable_operators.hpp>
 
 #include "base/io.h"
+#include "netproxy/request.h"
 #include "netproxy/rules.h"
 #include "netproxy/tls.h"
 #include "profiles/denial_line.h"
@@ -40,7 +42,6 @@ using asio::ip::tcp;
 using Client = asio::generic::stream_protocol;
 using namespace asio::experimental::awaitable_operators;
 
-constexpr std::size_t kMaxHead = std::size_t{64} * 1024;
 constexpr std::size_t kMaxHello = 16384 + 5 + 256;
 constexpr std::size_t kBuffer = std::size_t{64} * 1024;
 // A relay's pipe: 1 MiB is the most an unprivileged process may ask for by default
@@ -300,88 +301,34 @@ awaitable<void> reply(Client::socket& client, std::string text) {
   client.shutdown(asio::socket_base::shutdown_send, ignored);
 }
 
-std::string http_error(int code, std::string_view reason, std::string_view body) {
-  return fmt::format(
-      "HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: "
-      "close\r\n\r\n{}",
-      code, reason, body.size(), body);
-}
-
 std::string refusal_body(const Destination& destination) {
   return fmt::format("dsh-sandbox: {}:{} is not on this sandbox's network allow-list\n",
                      host_for_path(destination), destination.port);
 }
 
-bool iequals_prefix(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    char c = text[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != prefix[i]) return false;
+// Reads until `parse` has what it needs of `pending`; nullopt: the stream ended first.
+template <class Parse>
+awaitable<std::optional<std::invoke_result_t<Parse, std::string_view>>> read_parsed(
+    Client::socket& client, std::string& pending, Parse parse) {
+  for (;;) {
+    auto parsed = parse(pending);
+    if (parsed.state != ParseState::kNeedMore) co_return parsed;
+    if (!co_await fill(client, pending, parsed.wanted)) co_return std::nullopt;
   }
-  return true;
-}
-
-// The request head rewritten for the origin: origin-form target, Host from the URI (the host
-// that was checked and dialled), no proxy headers, one request per connection.
-std::string origin_head(std::string_view method, std::string_view target, std::string_view version,
-                        std::string_view authority, std::string_view header_lines) {
-  std::string head = fmt::format("{} {} {}\r\nHost: {}\r\n", method, target, version, authority);
-  std::size_t start = 0;
-  while (start < header_lines.size()) {
-    const std::size_t end = std::min(header_lines.find("\r\n", start), header_lines.size());
-    const std::string_view line = header_lines.substr(start, end - start);
-    start = end + 2;
-    if (line.empty()) continue;
-    if (iequals_prefix(line, "host:") || iequals_prefix(line, "proxy-") ||
-        iequals_prefix(line, "connection:") || iequals_prefix(line, "keep-alive:")) {
-      continue;
-    }
-    head.append(line);
-    head.append("\r\n");
-  }
-  head.append("Connection: close\r\n\r\n");
-  return head;
 }
 
 awaitable<void> serve_http(const Proxy& proxy, Client::socket client, std::string pending) {
-  std::size_t end = 0;
-  while ((end = pending.find("\r\n\r\n")) == std::string::npos) {
-    if (pending.size() > kMaxHead || !co_await fill(client, pending, pending.size() + 1)) {
-      co_return co_await reply(client, http_error(431, "Request Header Fields Too Large", ""));
-    }
+  const auto parsed = co_await read_parsed(client, pending, parse_http_head);
+  if (!parsed) {
+    co_return co_await reply(client, http_error(431, "Request Header Fields Too Large", ""));
   }
-  const std::string head = pending.substr(0, end + 2);
-  std::string body = pending.substr(end + 4);
-  const std::size_t line_end = head.find("\r\n");
-  const std::string_view request_line = std::string_view(head).substr(0, line_end);
-  const std::string_view header_lines = std::string_view(head).substr(line_end + 2);
-  const std::size_t first = request_line.find(' ');
-  const std::size_t second = request_line.rfind(' ');
-  if (first == std::string_view::npos || second == first) {
-    co_return co_await reply(client, http_error(400, "Bad Request", "malformed request line\n"));
+  if (parsed->state == ParseState::kRefused) {
+    co_return co_await reply(client, http_error(parsed->status, parsed->reason, parsed->body));
   }
-  const std::string_view method = request_line.substr(0, first);
-  const std::string_view target = request_line.substr(first + 1, second - first - 1);
-  const std::string_view version = request_line.substr(second + 1);
-  const bool connect = method == "CONNECT";
-  std::string_view authority = target;
-  std::string_view path;
-  if (!connect) {
-    if (!iequals_prefix(target, "http://")) {
-      co_return co_await reply(
-          client, http_error(400, "Bad Request",
-                             "this proxy forwards absolute http:// URIs and CONNECT tunnels\n"));
-    }
-    const std::string_view rest = target.substr(7);
-    const std::size_t cut = std::min(rest.find_first_of("/?#"), rest.size());
-    authority = rest.substr(0, cut);
-    path = rest.substr(cut);
-    if (authority.find('@') != std::string_view::npos) {
-      co_return co_await reply(client,
-                               http_error(400, "Bad Request", "user information in the URI\n"));
-    }
-  }
+  const HttpRequest& request = parsed->request;
+  std::string body = pending.substr(request.head_size);
+  const bool connect = request.connect;
+  const std::string_view authority = request.authority;
   auto destination =
       parse_authority(authority, connect ? std::nullopt : std::optional<std::uint16_t>(80));
   if (!destination) {
@@ -415,70 +362,40 @@ awaitable<void> serve_http(const Proxy& proxy, Client::socket client, std::strin
               checked_pump(proxy, client, *upstream, std::move(body), where));
     co_return;
   }
-  const std::string origin_target =
-      path.empty() ? "/" : (path.front() == '/' ? std::string(path) : "/" + std::string(path));
   const std::string host_header = where.port == 80
                                       ? host_for_path(where)
                                       : fmt::format("{}:{}", host_for_path(where), where.port);
-  std::string forward = origin_head(method, origin_target, version, host_header, header_lines);
+  std::string forward =
+      origin_head(request.method, request.path, request.version, host_header, request.header_lines);
   forward += body;
   co_await (pump(*upstream, client, {}) && pump(client, *upstream, std::move(forward)));
 }
 
 awaitable<void> serve_socks(const Proxy& proxy, Client::socket client, std::string pending) {
   // RFC 1928: greeting, then one CONNECT request; no authentication.
-  if (!co_await fill(client, pending, 2) ||
-      !co_await fill(client, pending, 2 + static_cast<unsigned char>(pending[1]))) {
-    co_return;
-  }
-  const std::size_t methods = static_cast<unsigned char>(pending[1]);
-  const bool no_auth = pending.substr(2, methods).find('\0') != std::string::npos;
+  const auto greeting = co_await read_parsed(client, pending, parse_socks_greeting);
+  if (!greeting) co_return;
+  const bool no_auth = greeting->no_auth;
   std::error_code error;
   const std::array<char, 2> choice = {5, no_auth ? '\0' : static_cast<char>(0xff)};
   co_await asio::async_write(client, asio::buffer(choice),
                              asio::redirect_error(use_awaitable, error));
   if (error || !no_auth) co_return;
-  pending.erase(0, 2 + methods);
+  pending.erase(0, greeting->size);
   const auto answer = [&client](std::uint8_t code) -> awaitable<void> {
     const std::array<char, 10> bytes = {5, static_cast<char>(code), 0, 1, 0, 0, 0, 0, 0, 0};
     std::error_code ignored;
     co_await asio::async_write(client, asio::buffer(bytes),
                                asio::redirect_error(use_awaitable, ignored));
   };
-  if (!co_await fill(client, pending, 5)) co_return;
-  if (pending[0] != 5 || pending[1] != 1) {  // CONNECT only
-    co_return co_await answer(0x07);
+  const auto request = co_await read_parsed(client, pending, parse_socks_request);
+  if (!request) co_return;
+  if (request->state == ParseState::kRefused) {
+    co_return co_await answer(request->reply);
   }
-  const auto type = static_cast<unsigned char>(pending[3]);
-  std::size_t length = 0;
-  std::string host;
-  if (type == 1) {
-    length = 4 + 4 + 2;
-  } else if (type == 4) {
-    length = 4 + 16 + 2;
-  } else if (type == 3) {
-    length = 5 + static_cast<unsigned char>(pending[4]) + 2;
-  } else {
-    co_return co_await answer(0x08);
-  }
-  if (!co_await fill(client, pending, length)) co_return;
-  const auto port =
-      static_cast<std::uint16_t>((static_cast<unsigned char>(pending[length - 2]) << 8) |
-                                 static_cast<unsigned char>(pending[length - 1]));
-  if (type == 3) {
-    host = pending.substr(5, length - 7);
-  } else {
-    IpAddress address;
-    if (type == 1) {
-      address.v4 = true;
-      address.bytes[10] = address.bytes[11] = 0xff;
-      std::memcpy(address.bytes.data() + 12, pending.data() + 4, 4);
-    } else {
-      std::memcpy(address.bytes.data(), pending.data() + 4, 16);
-    }
-    host = format_ip(address);
-  }
-  std::string rest = pending.substr(length);
+  const std::string& host = request->host;
+  const std::uint16_t port = request->port;
+  std::string rest = pending.substr(request->size);
   auto destination = canonical_destination(host, port);
   const Admission how =
       destination ? proxy.rules.admission(destination.value()) : Admission::kRefused;
@@ -593,6 +510,139 @@ awaitable<void> accept_streams(const Proxy& proxy, asio::posix::stream_descripto
        fmt::format("exec failed: {}: {}", argv[0], std::generic_category().message(errno)));
 }
 
+// Forks the proxy's child with the control socket's other end on kControlFd, and execs argv in
+// it with the signal mask as it was before the proxy blocked its own.
+pid_t start_child(int status_fd, const std::vector<std::string>& argv, int control,
+                  const sigset_t& old) {
+  const pid_t child = ::fork();
+  if (child < 0) fail(status_fd, fmt::format("fork: {}", std::generic_category().message(errno)));
+  if (child == 0) {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    // dup2 onto itself keeps close-on-exec, so the number is cleared explicitly either way.
+    if ((control != kControlFd && ::dup2(control, kControlFd) < 0) ||
+        ::fcntl(kControlFd, F_SETFD, 0) != 0) {
+      fail(status_fd, "cannot place the control socket");
+    }
+    exec_or_fail(status_fd, argv);
+  }
+  return child;
+}
+
+// Serves the streams the bridge hands over on `control` until the child ends, passing the
+// forwarded signals on to it; the child's raw wait status.
+int serve_until_child_ends(const ProxyOptions& options, pid_t child, int control_fd,
+                           const sigset_t& old) {
+  asio::io_context io(1);
+  Proxy proxy{io, Rules(options.list), options.status_fd};
+  asio::posix::stream_descriptor control(io, control_fd);
+  std::optional<int> status;
+  asio::signal_set signals(io, SIGCHLD, SIGTERM, SIGINT);
+  signals.add(SIGHUP);
+  signals.add(SIGQUIT);
+  std::function<void(const std::error_code&, int)> on_signal = [&](const std::error_code& error,
+                                                                   int sig) {
+    if (error) return;
+    if (sig == SIGCHLD) {
+      int raw = 0;
+      if (::waitpid(child, &raw, WNOHANG) == child) {
+        status = raw;
+        io.stop();
+        return;
+      }
+    } else {
+      ::kill(child, sig);  // the command tree decides; we end with it
+    }
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  asio::co_spawn(io, accept_streams(proxy, control), asio::detached);
+  // A child that ended before the handler was armed.
+  if (int raw = 0; ::waitpid(child, &raw, WNOHANG) == child) status = raw;
+  while (!status) {
+    io.run();
+    if (!status) io.restart();
+  }
+  return *status;
+}
+
+// Ends as the child did: its exit code, or its signal raised on ourselves.
+[[noreturn]] void exit_as(int status) {
+  if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+  const int sig = WTERMSIG(status);
+  (void)::signal(sig, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, sig);
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
+  ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+  (void)::raise(sig);
+  ::_exit(128 + sig);
+}
+
+void listen_on_loopback(tcp::acceptor& acceptor, int port) {
+  try {
+    const tcp::endpoint endpoint(asio::ip::make_address_v4("127.0.0.1"),
+                                 static_cast<std::uint16_t>(port));
+    acceptor.open(endpoint.protocol());
+    set_cloexec(acceptor.native_handle());
+    acceptor.set_option(tcp::acceptor::reuse_address(true));
+    acceptor.bind(endpoint);
+    acceptor.listen(asio::socket_base::max_listen_connections);
+  } catch (const std::system_error& error) {
+    fail(-1, fmt::format("cannot listen on 127.0.0.1:{}: {}", port, error.what()));
+  }
+}
+
+// The accepted connection itself travels to the proxy, which relays between it and the
+// destination: one hop in user space's reach, not two.
+void hand_over(int control, tcp::socket connection) {
+  std::error_code error;
+  connection.set_option(tcp::no_delay(true), error);
+  FdMessage fd_message;
+  msghdr& message = fd_message.message;
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  const int fd = connection.native_handle();
+  std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  // A full control socket holds the accept loop back rather than drop the connection.
+  // Closing our copy afterwards leaves the proxy's the only one.
+  while (::sendmsg(control, &message, MSG_NOSIGNAL) < 0) {
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) break;
+    pollfd writable{control, POLLOUT, 0};
+    (void)::poll(&writable, 1, -1);
+  }
+}
+
+// The bridge's loop: every accepted connection handed over, until the proxy's end closes (it
+// exited), which ends the bridge too, wherever it runs.
+[[noreturn]] void serve_bridge(asio::io_context& io, tcp::acceptor& acceptor, int control) {
+  asio::posix::stream_descriptor watch(io, ::dup(control));
+  watch.async_wait(asio::posix::descriptor_base::wait_read, [&io, control](std::error_code) {
+    char byte = 0;
+    if (::recv(control, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) io.stop();
+  });
+  asio::co_spawn(
+      io,
+      [&]() -> awaitable<void> {
+        for (;;) {
+          std::error_code error;
+          tcp::socket connection =
+              co_await acceptor.async_accept(asio::redirect_error(use_awaitable, error));
+          if (error) continue;
+          hand_over(control, std::move(connection));
+        }
+      },
+      asio::detached);
+  io.run();
+  ::_exit(0);
+}
+
 }  // namespace
 
 void fail(int status_fd, const std::string& message) {
@@ -627,61 +677,10 @@ void run_proxy(const ProxyOptions& options) {
   sigset_t old;
   // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
   ::sigprocmask(SIG_BLOCK, &mask, &old);
-  const pid_t child = ::fork();
-  if (child < 0) fail(status_fd, fmt::format("fork: {}", std::generic_category().message(errno)));
-  if (child == 0) {
-    // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
-    ::sigprocmask(SIG_SETMASK, &old, nullptr);
-    // dup2 onto itself keeps close-on-exec, so the number is cleared explicitly either way.
-    if ((pair[1] != kControlFd && ::dup2(pair[1], kControlFd) < 0) ||
-        ::fcntl(kControlFd, F_SETFD, 0) != 0) {
-      fail(status_fd, "cannot place the control socket");
-    }
-    exec_or_fail(status_fd, options.argv);
-  }
+  const pid_t child = start_child(status_fd, options.argv, pair[1], old);
   ::close(pair[1]);
-  asio::io_context io(1);
-  Proxy proxy{io, Rules(options.list), status_fd};
-  asio::posix::stream_descriptor control(io, pair[0]);
-  std::optional<int> status;
-  asio::signal_set signals(io, SIGCHLD, SIGTERM, SIGINT);
-  signals.add(SIGHUP);
-  signals.add(SIGQUIT);
-  std::function<void(const std::error_code&, int)> on_signal = [&](const std::error_code& error,
-                                                                   int sig) {
-    if (error) return;
-    if (sig == SIGCHLD) {
-      int raw = 0;
-      if (::waitpid(child, &raw, WNOHANG) == child) {
-        status = raw;
-        io.stop();
-        return;
-      }
-    } else {
-      ::kill(child, sig);  // the command tree decides; we end with it
-    }
-    signals.async_wait(on_signal);
-  };
-  signals.async_wait(on_signal);
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
-  ::sigprocmask(SIG_SETMASK, &old, nullptr);
-  asio::co_spawn(io, accept_streams(proxy, control), asio::detached);
-  // A child that ended before the handler was armed.
-  if (int raw = 0; ::waitpid(child, &raw, WNOHANG) == child) status = raw;
-  while (!status) {
-    io.run();
-    if (!status) io.restart();
-  }
-  if (WIFEXITED(*status)) ::_exit(WEXITSTATUS(*status));
-  const int sig = WTERMSIG(*status);
-  (void)::signal(sig, SIG_DFL);
-  sigset_t only;
-  sigemptyset(&only);
-  sigaddset(&only, sig);
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): this process runs one thread
-  ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
-  (void)::raise(sig);
-  ::_exit(128 + sig);
+  const int status = serve_until_child_ends(options, child, pair[0], old);
+  exit_as(status);
 }
 
 void run_bridge(const BridgeOptions& options) {
@@ -691,17 +690,7 @@ void run_bridge(const BridgeOptions& options) {
   }
   asio::io_context io(1);
   tcp::acceptor acceptor(io);
-  try {
-    const tcp::endpoint endpoint(asio::ip::make_address_v4("127.0.0.1"),
-                                 static_cast<std::uint16_t>(options.port));
-    acceptor.open(endpoint.protocol());
-    set_cloexec(acceptor.native_handle());
-    acceptor.set_option(tcp::acceptor::reuse_address(true));
-    acceptor.bind(endpoint);
-    acceptor.listen(asio::socket_base::max_listen_connections);
-  } catch (const std::system_error& error) {
-    fail(-1, fmt::format("cannot listen on 127.0.0.1:{}: {}", options.port, error.what()));
-  }
+  listen_on_loopback(acceptor, options.port);
   // The listener is ready before the command starts. The bridge runs in a grandchild, adopted
   // by bwrap's init: the command gets no unknown child, and the whole PID namespace (bridge
   // included) ends when the command does.
@@ -712,49 +701,7 @@ void run_bridge(const BridgeOptions& options) {
     if (::fork() != 0) ::_exit(0);
     io.notify_fork(asio::io_context::fork_child);
     ::setsid();
-    const int control = options.control_fd;
-    // The accepted connection itself travels to the proxy, which relays between it and the
-    // destination: one hop in user space's reach, not two.
-    const auto hand_over = [control](tcp::socket connection) {
-      std::error_code error;
-      connection.set_option(tcp::no_delay(true), error);
-      FdMessage fd_message;
-      msghdr& message = fd_message.message;
-      cmsghdr* header = CMSG_FIRSTHDR(&message);
-      header->cmsg_level = SOL_SOCKET;
-      header->cmsg_type = SCM_RIGHTS;
-      header->cmsg_len = CMSG_LEN(sizeof(int));
-      const int fd = connection.native_handle();
-      std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
-      // A full control socket holds the accept loop back rather than drop the connection.
-      // Closing our copy afterwards leaves the proxy's the only one.
-      while (::sendmsg(control, &message, MSG_NOSIGNAL) < 0) {
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN) break;
-        pollfd writable{control, POLLOUT, 0};
-        (void)::poll(&writable, 1, -1);
-      }
-    };
-    // The proxy's end closing (it exited) ends the bridge too, wherever it runs.
-    asio::posix::stream_descriptor watch(io, ::dup(control));
-    watch.async_wait(asio::posix::descriptor_base::wait_read, [&io, control](std::error_code) {
-      char byte = 0;
-      if (::recv(control, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) io.stop();
-    });
-    asio::co_spawn(
-        io,
-        [&]() -> awaitable<void> {
-          for (;;) {
-            std::error_code error;
-            tcp::socket connection =
-                co_await acceptor.async_accept(asio::redirect_error(use_awaitable, error));
-            if (error) continue;
-            hand_over(std::move(connection));
-          }
-        },
-        asio::detached);
-    io.run();
-    ::_exit(0);
+    serve_bridge(io, acceptor, options.control_fd);
   }
   io.notify_fork(asio::io_context::fork_parent);
   int raw = 0;

@@ -89,12 +89,8 @@ class Jobs : public ::testing::TestWithParam<Backend> {
 
   // Waits until `count` processes whose argv starts with `prefix` exist (10 s at most).
   static bool appear(const string& prefix, std::size_t count) {
-    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < limit) {
-      if (processes_named(prefix).size() >= count) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
+    return testing::wait_until([&] { return processes_named(prefix).size() >= count; },
+                               std::chrono::seconds(30));
   }
 
   TempDir dir_;
@@ -217,11 +213,11 @@ TEST_P(Jobs, NothingSurvivesTheJobSupervisorKilled) {
   const pid_t supervisor =
       parse_json(read_file(jobs_dir() + "/" + handle + "/job.json"))["pid"].get<pid_t>();
   ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while ((!processes_named("sleep 1" + tag).empty() || !processes_named("sleep 2" + tag).empty()) &&
-         std::chrono::steady_clock::now() < limit) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  testing::wait_until(
+      [&] {
+        return processes_named("sleep 1" + tag).empty() && processes_named("sleep 2" + tag).empty();
+      },
+      std::chrono::seconds(30));
   EXPECT_TRUE(processes_named("sleep 1" + tag).empty());
   EXPECT_TRUE(processes_named("sleep 2" + tag).empty());
   // No outcome was recorded: job-output says the supervisor is gone, the job killed.
@@ -243,12 +239,13 @@ vector<nlohmann::json> job_lines(const string& log, const string& handle) {
 // Waits until the log has `count` lines of the job (30 s at most): the settlement line is
 // written right after the outcome file job-output reads.
 vector<nlohmann::json> job_lines_when(const string& log, const string& handle, std::size_t count) {
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  vector<nlohmann::json> lines = job_lines(log, handle);
-  while (lines.size() < count && std::chrono::steady_clock::now() < limit) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    lines = job_lines(log, handle);
-  }
+  vector<nlohmann::json> lines;
+  testing::wait_until(
+      [&] {
+        lines = job_lines(log, handle);
+        return lines.size() >= count;
+      },
+      std::chrono::seconds(30));
   return lines;
 }
 

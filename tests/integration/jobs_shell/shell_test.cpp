@@ -6,7 +6,6 @@
 // and on Landlock alone, as root and as nobody; every effect checked from outside.
 #include <fcntl.h>
 #include <poll.h>
-#include <pty.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -21,7 +20,9 @@
 
 #include "cli_run_harness.h"
 #include "must_run.h"
+#include "pseudo_terminal.h"
 #include "temp_dir.h"
+#include "wait.h"
 
 namespace dsh::cli_run_it {
 namespace {
@@ -36,45 +37,26 @@ using namespace std::chrono_literals;
 class Terminal {
  public:
   explicit Terminal(const vector<string>& args) {
-    winsize size{24, 80, 0, 0};
-    if (::openpty(&master_, &slave_, nullptr, nullptr, &size) != 0) {
-      ADD_FAILURE() << "openpty";
-      return;
-    }
-    ::tcgetattr(slave_, &initial_);
-    const vector<string> argv = cli_argv(args);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::setsid();
-      ::ioctl(slave_, TIOCSCTTY, 0);
-      for (int fd = 0; fd <= 2; ++fd) ::dup2(slave_, fd);
-      ::close(master_);
-      ::close(slave_);
-      vector<char*> raw;
-      for (const string& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
-      raw.push_back(nullptr);
-      ::execv(raw.front(), raw.data());
-      ::_exit(127);
-    }
+    if (!pty_.ok()) return;
+    ::tcgetattr(pty_.slave(), &initial_);
+    pid_ = pty_.spawn(cli_argv(args));
   }
   ~Terminal() {
     if (pid_ > 0 && !status_) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
     }
-    ::close(master_);
-    ::close(slave_);
   }
   Terminal(const Terminal&) = delete;
   Terminal& operator=(const Terminal&) = delete;
 
   pid_t pid() const { return pid_; }
-  int slave() const { return slave_; }
+  int slave() const { return pty_.slave(); }
   const termios& initial() const { return initial_; }
   const string& transcript() const { return transcript_; }
 
   void type(const string& text) const {
-    ASSERT_EQ(::write(master_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    ASSERT_EQ(::write(pty_.master(), text.data(), text.size()), static_cast<ssize_t>(text.size()));
   }
 
   // Reads until `text` appears after what earlier waits consumed (true), or 60 s passed.
@@ -107,17 +89,16 @@ class Terminal {
 
  private:
   bool read_some(int timeout_ms) {
-    pollfd ready{master_, POLLIN, 0};
+    pollfd ready{pty_.master(), POLLIN, 0};
     if (::poll(&ready, 1, timeout_ms) <= 0) return true;
     char buffer[4096];
-    const ssize_t n = ::read(master_, buffer, sizeof buffer);
+    const ssize_t n = ::read(pty_.master(), buffer, sizeof buffer);
     if (n <= 0) return false;
     transcript_.append(buffer, static_cast<std::size_t>(n));
     return true;
   }
 
-  int master_ = -1;
-  int slave_ = -1;
+  testing::Pty pty_;
   pid_t pid_ = -1;
   termios initial_{};
   string transcript_;
@@ -156,13 +137,13 @@ class Shell : public ::testing::TestWithParam<Backend> {
     return std::to_string(5000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
   }
 
+  // Waits until a process whose argv starts with `prefix` exists (30 s at most).
+  static void appear(const string& prefix) {
+    testing::wait_until([&] { return !processes_named(prefix).empty(); }, 30s);
+  }
+
   static bool gone(const string& prefix) {
-    const auto limit = std::chrono::steady_clock::now() + 30s;
-    while (!processes_named(prefix).empty()) {
-      if (std::chrono::steady_clock::now() > limit) return false;
-      std::this_thread::sleep_for(20ms);
-    }
-    return true;
+    return testing::wait_until([&] { return processes_named(prefix).empty(); }, 30s);
   }
 
   TempDir dir_;
@@ -184,10 +165,7 @@ TEST_P(Shell, TypeResizeInterruptSuspendExit) {
   // Ctrl-C is a byte for the inner line discipline: SIGINT to the inner foreground job.
   const string sleeper = "sleep 1" + tag();
   terminal.type(sleeper + "\r");
-  const auto limit = std::chrono::steady_clock::now() + 30s;
-  while (processes_named(sleeper).empty() && std::chrono::steady_clock::now() < limit) {
-    std::this_thread::sleep_for(20ms);
-  }
+  appear(sleeper);
   ASSERT_FALSE(processes_named(sleeper).empty()) << terminal.transcript();
   terminal.type("\x03");
   terminal.type("echo after$?\r");
@@ -196,9 +174,7 @@ TEST_P(Shell, TypeResizeInterruptSuspendExit) {
   // Ctrl-Z stops the job (job control works: the shell owns its terminal); seen from outside.
   const string stopped = "sleep 2" + tag();
   terminal.type(stopped + "\r");
-  while (processes_named(stopped).empty() && std::chrono::steady_clock::now() < limit + 30s) {
-    std::this_thread::sleep_for(20ms);
-  }
+  appear(stopped);
   ASSERT_FALSE(processes_named(stopped).empty()) << terminal.transcript();
   terminal.type("\x1a");
   ASSERT_TRUE(terminal.wait_for("Stopped")) << terminal.transcript();
@@ -248,10 +224,7 @@ TEST_P(Shell, SignalEndsTheShellAndRestoresTheTerminal) {
   const string sleeper = "sleep 3" + tag();
   terminal.type("setsid " + sleeper + " & echo started$((2*4))\r");
   ASSERT_TRUE(terminal.wait_for("started8")) << terminal.transcript();
-  const auto limit = std::chrono::steady_clock::now() + 30s;
-  while (processes_named(sleeper).empty() && std::chrono::steady_clock::now() < limit) {
-    std::this_thread::sleep_for(20ms);
-  }
+  appear(sleeper);
   ASSERT_FALSE(processes_named(sleeper).empty());
   ASSERT_EQ(::kill(terminal.pid(), SIGTERM), 0);
   EXPECT_EQ(terminal.exit_status(), 128 + SIGTERM) << terminal.transcript();
@@ -270,11 +243,8 @@ TEST_P(Shell, NothingSurvivesTheCliKilled) {
   terminal.type("setsid " + detached + " & (trap '' HUP TERM; exec " + ignoring +
                 ") & echo started$((2*4))\r");
   ASSERT_TRUE(terminal.wait_for("started8")) << terminal.transcript();
-  const auto limit = std::chrono::steady_clock::now() + 30s;
-  while ((processes_named(detached).empty() || processes_named(ignoring).empty()) &&
-         std::chrono::steady_clock::now() < limit) {
-    std::this_thread::sleep_for(20ms);
-  }
+  appear(detached);
+  appear(ignoring);
   ASSERT_FALSE(processes_named(detached).empty());
   ASSERT_FALSE(processes_named(ignoring).empty());
   ASSERT_EQ(::kill(terminal.pid(), SIGKILL), 0);

@@ -2,6 +2,7 @@
 // What the launcher adds beyond Landlock's file rules: no_new_privs, the capability drop, the
 // terminal-ioctl block and the architecture check, each verified from outside the sandbox.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 
 #include "harness.h"
 #include "must_run.h"
+#include "pseudo_terminal.h"
 
 namespace llrt {
 namespace {
@@ -130,62 +132,43 @@ TEST_F(LandlockRunHardening, SetuidBinaryDoesNotRaiseTheEffectiveUid) {
   EXPECT_TRUE(held.finish().exited_with(0));
 }
 
-// A pty whose slave is the controlling terminal of each attempt, as a caller's terminal is.
-class Pty {
+// A pty whose slave is the controlling terminal of each attempt, as a caller's terminal is; the
+// test reads the slave raw, as the caller's shell would read its keystrokes.
+class CallerTerminal {
  public:
-  Pty() {
-    master_ = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (master_ < 0 || grantpt(master_) != 0 || unlockpt(master_) != 0) return;
-    name_ = ptsname(master_);
-    reader_ = open(name_.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  CallerTerminal() {
+    if (!pty_.ok()) return;
     termios raw{};
-    tcgetattr(reader_, &raw);
+    tcgetattr(pty_.slave(), &raw);
     cfmakeraw(&raw);
-    tcsetattr(reader_, TCSANOW, &raw);
+    tcsetattr(pty_.slave(), TCSANOW, &raw);
   }
-  ~Pty() {
-    close(reader_);
-    close(master_);
-  }
-  bool ok() const { return reader_ >= 0; }
+  bool ok() const { return pty_.ok(); }
   // Runs argv in a new session whose controlling terminal (and stdin) is the pty.
   int run_on_terminal(const std::vector<std::string>& argv) const {
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      setsid();
-      const int tty = open(name_.c_str(), O_RDWR);
-      ioctl(tty, TIOCSCTTY, 0);
-      dup2(tty, STDIN_FILENO);
-      const int null = open("/dev/null", O_WRONLY);
-      dup2(null, STDOUT_FILENO);
-      execv(args[0], args.data());
-      _exit(127);
-    }
+    const pid_t pid = pty_.spawn(argv, false);
     int status = 0;
     waitpid(pid, &status, 0);
     return status;
   }
   // What a reader of the terminal would now receive (the injected "keystrokes").
   std::string pending() const {
+    pollfd ready{pty_.slave(), POLLIN, 0};
+    if (poll(&ready, 1, 0) <= 0) return "";
     char buffer[256];
-    const ssize_t n = read(reader_, buffer, sizeof(buffer));
+    const ssize_t n = read(pty_.slave(), buffer, sizeof(buffer));
     return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
   }
 
  private:
-  int master_ = -1;
-  int reader_ = -1;
-  std::string name_;
+  dsh::testing::Pty pty_;
 };
 
 TEST_F(LandlockRunHardening, TiocstiCannotTypeIntoTheCallersTerminal) {
   if (read_file("/proc/sys/dev/tty/legacy_tiocsti") == "0\n" && getuid() != 0) {
     DSH_SKIP_OR_FAIL("legacy_tiocsti=0: the kernel already refuses TIOCSTI");
   }
-  Pty pty;
+  CallerTerminal pty;
   if (!pty.ok()) DSH_SKIP_OR_FAIL("no pty available (/dev/ptmx)");
   pty.run_on_terminal({probe_path(), "tiocsti", "0", "id\n"});
   ASSERT_EQ(pty.pending(), "id\n") << "control: TIOCSTI does not inject here, test proves nothing";

@@ -15,6 +15,7 @@
 #include "consumer/bash_executor.h"
 #include "local_harness.h"
 #include "must_run.h"
+#include "wait.h"
 
 namespace dsh::local_it {
 namespace {
@@ -370,16 +371,6 @@ TEST_P(Evidence, ADenialInABackgroundJobLandsInItsOutcome) {
 INSTANTIATE_TEST_SUITE_P(Backends, Evidence,
                          ::testing::Values(Backend::kNatural, Backend::kLandlock), param_label);
 
-// Waits until `path` exists (a handshake), at most `limit`.
-bool wait_for(const std::string& path, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!std::filesystem::exists(path)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
 // The supervisor killed mid-run: the command (its child) dies with it, and a process that
 // outlives both finds every notified call refused, a write inside its writable root included.
 TEST(EvidenceSupervisor, KilledSupervisorLeavesNotifiedCallsRefused) {
@@ -403,17 +394,19 @@ TEST(EvidenceSupervisor, KilledSupervisorLeavesNotifiedCallsRefused) {
        "setsid sh -c '" + survivor + "' & echo up > " + ws + "/started; sleep 60"},
       options);
   ::close(out);
-  ASSERT_TRUE(wait_for(ws + "/started", std::chrono::seconds(10)));
+  ASSERT_TRUE(testing::wait_until([&] { return std::filesystem::exists(ws + "/started"); },
+                                  std::chrono::seconds(10)));
   ASSERT_EQ(::kill(launcher.pid(), SIGKILL), 0);
   const RunResult killed = launcher.wait(std::chrono::seconds(10));
   EXPECT_TRUE(killed.killed_by(SIGKILL)) << killed.describe();
   llrt::write_file(ws + "/go", "");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   std::string said;
-  while (said.find("rc=") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    said = llrt::read_file(out_path);
-  }
+  testing::wait_until(
+      [&] {
+        said = llrt::read_file(out_path);
+        return said.find("rc=") != std::string::npos;
+      },
+      std::chrono::seconds(10));
   EXPECT_NE(said.find("rc="), std::string::npos) << "the survivor never reported";
   EXPECT_EQ(said.find("rc=0"), std::string::npos) << said;
   EXPECT_FALSE(std::filesystem::exists(ws + "/late"));

@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 
 #include "base/io.h"
+#include "files.h"
 #include "must_run.h"
 #include "process.h"
 #include "temp_dir.h"
@@ -693,6 +694,61 @@ TEST_F(NetProxyTest, NpmInstallFailsWhenTheRegistryIsNotAllowed) {
   }
   EXPECT_TRUE(found) << result["denials"].dump();
   EXPECT_FALSE(std::filesystem::exists(workspace / "node_modules/tiny"));
+}
+
+// An origin that records every request head it receives (appended to a file before it answers
+// 200), so a test sees from outside exactly what the proxy forwarded.
+constexpr const char* kRecorder = R"(
+import os, socketserver, sys
+class Record(socketserver.StreamRequestHandler):
+    def handle(self):
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            byte = self.rfile.read(1)
+            if not byte: break
+            head += byte
+        with open(sys.argv[2], "ab") as f: f.write(head)
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Record)
+with open(sys.argv[1] + ".tmp", "w") as f: f.write(str(server.server_address[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+server.serve_forever()
+)";
+
+// A request head the origin could read with another Host than the one the proxy checked (a
+// bare LF or CR before a Host line, a space before a header's colon, a folded line) is refused
+// with 400 and never reaches the origin; a well-formed one does, with the checked Host only.
+TEST_F(NetProxyTest, SmuggledHostLinesNeverReachTheOrigin) {
+  TempDir recorder_dir;
+  std::ofstream(recorder_dir / "recorder.py") << kRecorder;
+  const std::string port_file = recorder_dir / "port";
+  const std::string log = recorder_dir / "heads";
+  Started recorder({"/usr/bin/python3", recorder_dir / "recorder.py", port_file, log});
+  const int recorder_port = dsh::testing::wait_for_port_file(port_file);
+  ASSERT_NE(recorder_port, 0) << "the recording origin did not start";
+  const std::string target = "GET http://allowed.test:" + std::to_string(recorder_port) + "/";
+  std::string script = "import socket\n";
+  for (const std::string& rest : {" HTTP/1.1\\r\\nX-A: 1\\nHost: evil.test\\r\\n\\r\\n",
+                                  " HTTP/1.1\\r\\nX-A: 1\\rHost: evil.test\\r\\n\\r\\n",
+                                  " HTTP/1.1\\r\\nHost : evil.test\\r\\n\\r\\n",
+                                  " HTTP/1.1\\r\\nX-A: 1\\r\\n Host: evil.test\\r\\n\\r\\n",
+                                  " HTTP/1.1\\r\\nX-A: 1\\r\\n\\r\\n"}) {
+    script +=
+        "s = socket.create_connection(('127.0.0.1', 3128))\n"
+        "s.sendall(b'" +
+        target + rest +
+        "')\n"
+        "print(s.recv(200).split(b'\\r\\n')[0].decode())\n";
+  }
+  const Outcome outcome = run_python(script);
+  EXPECT_TRUE(outcome.run.exited_with(0)) << outcome.run.describe();
+  EXPECT_EQ(outcome.run.out,
+            "HTTP/1.1 400 Bad Request\nHTTP/1.1 400 Bad Request\nHTTP/1.1 400 Bad Request\n"
+            "HTTP/1.1 400 Bad Request\nHTTP/1.1 200 OK\n");
+  // The origin answered only after recording, and the run is over: the file is complete.
+  EXPECT_EQ(dsh::testing::read_file(log),
+            "GET / HTTP/1.1\r\nHost: allowed.test:" + std::to_string(recorder_port) +
+                "\r\nX-A: 1\r\nConnection: close\r\n\r\n");
 }
 
 }  // namespace

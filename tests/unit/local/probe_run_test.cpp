@@ -19,6 +19,7 @@
 
 #include "scripts.h"
 #include "temp_dir.h"
+#include "wait.h"
 
 namespace dsh::sandbox::local {
 namespace {
@@ -130,7 +131,7 @@ TEST(RunProbe, HangingProbeIsKilledWithItsWholeGroupAndReaped) {
   ASSERT_GT(child, 0);
   EXPECT_FALSE(std::ifstream("/proc/" + std::to_string(leader) + "/stat").good())
       << "the leader must be reaped, not left a zombie";
-  for (int i = 0; i < 100 && process_alive(child); ++i) ::usleep(10000);
+  dsh::testing::wait_until([&] { return !process_alive(child); }, std::chrono::seconds(1));
   EXPECT_FALSE(process_alive(child)) << "a probe's descendant survived the timeout";
 }
 
@@ -142,7 +143,7 @@ TEST(RunProbe, DescendantsLeftBehindByAFinishedProbeAreEnded) {
   EXPECT_TRUE(run.succeeded());
   const pid_t child = read_pid(dir / "child");
   ASSERT_GT(child, 0);
-  for (int i = 0; i < 100 && process_alive(child); ++i) ::usleep(10000);
+  dsh::testing::wait_until([&] { return !process_alive(child); }, std::chrono::seconds(1));
   EXPECT_FALSE(process_alive(child));
 }
 

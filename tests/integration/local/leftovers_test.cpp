@@ -314,9 +314,9 @@ TEST_P(Leftovers, StatePlantedWhereXdgRuntimeDirLaterPointsWeakensNoCall) {
     workspace_ = ws;
     const RunResult result = run({"--json"}, "echo x > " + outside + "/escaped; true", mode);
     EXPECT_TRUE(testing::list_dir(outside).empty()) << "a write outside the workspace landed";
-    if (result.exited_with(125)) {
-      expect_one_cli_error_line(result);
-      EXPECT_NE(result.err.find("XDG_RUNTIME_DIR"), string::npos) << result.err;
+    if (result.exited_with(125)) {  // refused before anything ran: --json says why
+      const string why = parse_json(result.out)["refusal"].value("message", "");
+      EXPECT_NE(why.find("XDG_RUNTIME_DIR"), string::npos) << result.describe();
       return string("refused");
     }
     EXPECT_TRUE(result.exited_with(0)) << result.describe();
@@ -332,7 +332,10 @@ TEST_P(Leftovers, StatePlantedWhereXdgRuntimeDirLaterPointsWeakensNoCall) {
   for (const auto& [mode, ws] : calls) before.push_back(facts(mode, ws));
   const string cache = is_root() ? "/run/dsh-sandbox" : xdg_ + "/dsh-sandbox";
   const string planted = first + "/xdg";
-  string script = "mkdir -p -m 700 " + planted + "/dsh-sandbox/jobs/planted-job && cd " + planted +
+  // Every level 0700, as a real runtime directory and its cache are.
+  string script = "mkdir -m 700 " + planted + " " + planted + "/dsh-sandbox " + planted +
+                  "/dsh-sandbox/jobs " + planted + "/dsh-sandbox/jobs/planted-job && cd " +
+                  planted +
                   "/dsh-sandbox && printf '%s\\n' '{\"version\":1,\"workspaces\":[]}' "
                   "> workspaces.json && chmod 600 workspaces.json";
   for (const string& name : testing::list_dir(cache)) {

@@ -61,6 +61,8 @@ TEST(PathRulesBwrap, MountsWritableThenPinnedThenReadOnlyThenUnreadable) {
                                                "/ws/.git/hooks",
                                                "--perms",
                                                "0000",
+                                               "--size",
+                                               "4096",
                                                "--tmpfs",
                                                "/home/u/.ssh",
                                                "--ro-bind",

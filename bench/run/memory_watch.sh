@@ -14,12 +14,15 @@ build="$(cd "${1:-$repo/build}" && pwd)"
 cli="$build/bin/dsh-sandbox"
 rounds="${ROUNDS:-200}"
 sleep_s="${SLEEP:-10}"
-workspace="$(mktemp -d /var/tmp/dsh-bench-XXXXXX)"
-chmod 0777 "$workspace"
-trap 'rm -rf "$workspace"' EXIT
+# The config outside the workspace: a config a confined run could have written is refused.
+scratch="$(mktemp -d /var/tmp/dsh-bench-XXXXXX)"
+chmod 0755 "$scratch"
+trap 'rm -rf "$scratch"' EXIT
+workspace="$scratch/ws"
+mkdir -m 0777 "$workspace"
 as_user=()
 [ "$(id -u)" = 0 ] && as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
-landlock_cfg="$workspace/landlock-only.json"
+landlock_cfg="$scratch/landlock-only.json"
 echo '{"bwrapPath":"/nonexistent/bwrap"}' >"$landlock_cfg"
 chmod 0644 "$landlock_cfg"
 cd "$workspace"

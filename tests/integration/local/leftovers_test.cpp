@@ -395,6 +395,23 @@ TEST_P(Leftovers, AnUnreadableFileWithASecondHardLinkRefusesTheCall) {
   EXPECT_TRUE(llrt::exists(ran)) << alone.describe();
 }
 
+// A hard link made inside a writable root to a file outside them would be a writable name for a
+// file the run may only read, left for the next run (or the person) to write through. bwrap: every
+// writable root is its own bind mount, and link(2) across mounts fails (EXDEV); Landlock alone
+// refuses a link whose new name would grant more than the file's own place (EXDEV).
+TEST_P(Leftovers, AHardLinkToAFileOutsideTheWritableRootsCannotBeMade) {
+  const string outside = dir_.mkdir("linked-from", 0755) + "/file";
+  llrt::write_file(outside, "before\n", 0644);
+  const string alias = workspace_ + "/alias";
+  const RunResult result =
+      run({}, "ln " + outside + " " + alias + "; echo linked=$?; echo after > " + alias);
+  EXPECT_NE(result.out.find("linked=1"), string::npos) << result.describe();
+  struct stat info {};
+  ASSERT_EQ(::stat(outside.c_str(), &info), 0);
+  EXPECT_EQ(info.st_nlink, 1U);
+  EXPECT_EQ(llrt::read_file(outside), "before\n");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Leftovers,
                          ::testing::Values(Backend::kNatural, Backend::kLandlock), param_label);
 

@@ -18,6 +18,7 @@
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
+#include "exec/exec.h"
 #include "local/probe_cache.h"
 #include "seam/json_codec.h"
 
@@ -156,8 +157,11 @@ int confine(const Options& options) {
     // The directory the caller will spawn the argv in: bwrap enters it (--chdir) or refuses.
     // By default where run runs it: the policy root (run's --workdir rule without --workdir).
     const std::string cwd = options.cwd.empty() ? policy.workspace_root : options.cwd;
-    const ConfinedArgv confined = provider.confine(
-        ConfineRequest{options.argv, policy, cwd, options.status_channels, !options.no_evidence});
+    // The tmpfs mounts sized as a `run` with the default memory bound sizes them (half of RAM,
+    // tmpfs' own default too), so the argv printed is the one such a run spawns.
+    const ConfinedArgv confined =
+        provider.confine(ConfineRequest{options.argv, policy, cwd, options.status_channels,
+                                        !options.no_evidence, exec::default_max_memory_bytes()});
     nlohmann::json printed = json::to_value(confined);
     printed["policy"] = effective_policy_view(policy);
     fmt::print("{}\n", json::dump(printed).value());

@@ -420,6 +420,11 @@ void report(const RunInvocation& run, const RunSpec& spec, const RunOutcome& out
   for (const std::string& line : outcome.sandbox.git_undone) {
     fmt::print(stderr, "dsh-sandbox: git state: {}\n", line);
   }
+  // A person's only sign of why the tree died (its status is SIGKILL's); the other forms carry it.
+  if (outcome.bounds.memory.exceeded && !run.json && !run.json_lines && !run.agent) {
+    fmt::print(stderr, "dsh-sandbox: {}\n",
+               consumer::memory_exceeded_marker(outcome.bounds.memory));
+  }
   if (run.json || run.json_lines) {
     nlohmann::json result = consumer::result_json(outcome, interrupted);
     add_contract_fields(result, spec, outcome);

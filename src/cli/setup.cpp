@@ -78,9 +78,17 @@ Setup load_setup(const std::string& path, std::span<const std::string> untrusted
 }
 
 RecordedWorkspaces recorded_workspaces(std::span<const std::string> spelled_roots) {
-  auto recorded = local::read_workspace_record(untrusted_roots("", spelled_roots));
-  if (!recorded) return {{}, recorded.error().message};
-  return {std::move(recorded).value(), {}};
+  // The anchor first: a cache directory ($XDG_RUNTIME_DIR) beneath a root it lists is distrusted,
+  // and its record (which a run there could have planted to forget that root) is not read.
+  auto anchor = local::read_anchor_record(untrusted_roots("", spelled_roots));
+  std::vector<std::string> known(spelled_roots.begin(), spelled_roots.end());
+  std::vector<std::string> anchored = anchor ? anchor.value() : std::vector<std::string>{};
+  known.insert(known.end(), anchored.begin(), anchored.end());
+  auto recorded = local::read_workspace_record(untrusted_roots("", known));
+  if (!recorded) return {std::move(anchored), recorded.error().message};
+  std::vector<std::string> roots = local::merge_workspace_record(anchored, recorded.value());
+  if (!anchor) return {std::move(roots), anchor.error().message};
+  return {std::move(roots), {}};
 }
 
 namespace {

@@ -101,7 +101,8 @@ int shell(const Options& given, double timeout_seconds) {
       // One walk of the writable roots for the plan and the git check taken before the shell.
       const policy::GitWalkScope walk;
       try {
-        confined = provider.confine(ConfineRequest{run.argv, *sandbox_policy, launch.workdir});
+        confined = provider.confine(ConfineRequest{run.argv, *sandbox_policy, launch.workdir, false,
+                                                   true, run.bounds.max_memory_bytes});
       } catch (const SandboxUnavailableError&) {
         provider.invalidate_verdict();
         throw;

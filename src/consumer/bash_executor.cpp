@@ -2,8 +2,10 @@
 #include "consumer/bash_executor.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -99,7 +101,49 @@ struct Prepared {
   std::vector<UniqueFd> provided;  // the wrap's provided descriptors, open until the spawn
   // The git state as it was before the run, to check after it (workspace-write only).
   std::optional<policy::GitGuard> git;
+  // What the wrap adds to the facts of the memory bound (memory_note).
+  std::string memory_note;
 };
+
+bool on_tmpfs(const std::string& path) {
+  struct statfs info {};
+  return ::statfs(path.c_str(), &info) == 0 && info.f_type == TMPFS_MAGIC;
+}
+
+// What the wrap does for the memory bound, or leaves to it, beside what the process engine
+// enforces (exec::BoundFact::enforced_by). bwrap sizes the tmpfs mounts the command can write
+// (profiles/bwrap.h). Landlock alone has none of its own to give: it grants the host's /tmp and
+// the writable roots, and a host tmpfs among them holds what the command writes there beyond the
+// run, charged to no process (only a cgroup would count it: settle() adds this only without one).
+std::string memory_note(const RunSpec& spec, const ConfinedArgv& confined) {
+  if (!spec.process.bounds.max_memory_bytes) return {};
+  if (std::find(confined.layers.begin(), confined.layers.end(), RunnerLayer::kBwrap) !=
+      confined.layers.end()) {
+    return "; private /tmp and /dev/shm sized to the bound";
+  }
+  if (std::find(confined.layers.begin(), confined.layers.end(), RunnerLayer::kLandlockRun) ==
+          confined.layers.end() ||
+      spec.policy.mode != SandboxMode::kWorkspaceWrite) {
+    return {};
+  }
+  std::vector<std::string> roots = {"/tmp", spec.policy.workspace_root};
+  roots.insert(roots.end(), spec.policy.allow_write.begin(), spec.policy.allow_write.end());
+  std::string note;
+  for (const std::string& root : roots) {
+    if (on_tmpfs(root)) note += "; " + root + " is a host tmpfs the run writes, not bounded";
+  }
+  return note;
+}
+
+// Appends the wrap's part to the memory bound's facts: bwrap's sizing always (a cgroup counts
+// tmpfs pages too, the sizes hold anyway), Landlock's unbounded tmpfs roots only where no cgroup
+// counts them.
+void add_memory_note(exec::BoundFact& memory, const std::string& note) {
+  if (note.empty() || memory.enforced_by.empty()) return;
+  if (note.starts_with("; private") || memory.enforced_by.starts_with("RLIMIT_DATA")) {
+    memory.enforced_by += note;
+  }
+}
 
 // A sealed memfd at offset 0 holding `content`: what a runner reads a provided descriptor from.
 // A memfd rather than a pipe: nothing can block on its size, and the seals keep it unchanged.
@@ -143,8 +187,10 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
     return prepared;
   }
   prepared.confined =
-      provider.confine(ConfineRequest{spec.argv, *policy, workdir, true, spec.denial_evidence});
+      provider.confine(ConfineRequest{spec.argv, *policy, workdir, true, spec.denial_evidence,
+                                      spec.process.bounds.max_memory_bytes});
   prepared.git = policy::GitGuard::for_run(spec.policy);
+  prepared.memory_note = memory_note(spec, *prepared.confined);
   prepared.request.argv = prepared.confined->argv;
   for (const ProvidedFd& wanted : prepared.confined->provided_fds) {
     prepared.provided.push_back(provided_descriptor(wanted));
@@ -372,6 +418,7 @@ RunOutcome outcome_of(exec::Completion completion, SandboxFacts sandbox,
 RunOutcome SandboxBashExecutor::run(const RunSpec& spec) {
   Prepared prepared = prepare(provider_, spec);
   exec::Completion process = exec::run(prepared.request);
+  add_memory_note(process.bounds.memory, prepared.memory_note);
   SandboxFacts sandbox{spec.policy.mode};
   if (prepared.git) sandbox.git_undone = prepared.git->settle();
   sandbox.workspace_root = spec.policy.workspace_root;
@@ -401,24 +448,30 @@ BackgroundJob SandboxBashExecutor::start(const RunSpec& spec) {
   if (auto failure = runner_not_started(job.spawn_error(), prepared)) {
     throw SandboxUnavailableError(*to_confined_mode(spec.policy.mode), *failure);
   }
-  return {std::move(job), spec.policy.mode, std::move(prepared.confined),
-          std::move(prepared.status), std::move(prepared.git)};
+  return {std::move(job),
+          spec.policy.mode,
+          std::move(prepared.confined),
+          std::move(prepared.status),
+          std::move(prepared.git),
+          std::move(prepared.memory_note)};
 }
 
 BackgroundJob::BackgroundJob(exec::Job job, SandboxMode mode, std::optional<ConfinedArgv> confined,
                              std::unique_ptr<StatusPipes> status,
-                             std::optional<policy::GitGuard> git)
+                             std::optional<policy::GitGuard> git, std::string memory_note)
     : job_(std::move(job)),
       mode_(mode),
       confined_(std::move(confined)),
       status_(std::move(status)),
-      git_(std::move(git)) {}
+      git_(std::move(git)),
+      memory_note_(std::move(memory_note)) {}
 BackgroundJob::BackgroundJob(BackgroundJob&&) noexcept = default;
 BackgroundJob& BackgroundJob::operator=(BackgroundJob&&) noexcept = default;
 BackgroundJob::~BackgroundJob() = default;
 
 RunOutcome BackgroundJob::wait() {
   exec::Completion process = job_.wait();
+  add_memory_note(process.bounds.memory, memory_note_);
   SandboxFacts sandbox{mode_};
   if (git_) sandbox.git_undone = git_->settle();
   std::optional<std::string> failure = settle(process, sandbox, confined_, status_.get());

@@ -139,7 +139,8 @@ struct StatusPipes;  // the pipes of the wrap's status channels (bash_executor.c
 class BackgroundJob {
  public:
   BackgroundJob(exec::Job job, SandboxMode mode, std::optional<ConfinedArgv> confined,
-                std::unique_ptr<StatusPipes> status, std::optional<policy::GitGuard> git);
+                std::unique_ptr<StatusPipes> status, std::optional<policy::GitGuard> git,
+                std::string memory_note = {});
   BackgroundJob(BackgroundJob&&) noexcept;
   BackgroundJob& operator=(BackgroundJob&&) noexcept;
   ~BackgroundJob();
@@ -156,6 +157,7 @@ class BackgroundJob {
   std::optional<ConfinedArgv> confined_;  // absent under danger-full-access
   std::unique_ptr<StatusPipes> status_;
   std::optional<policy::GitGuard> git_;  // taken before the job started
+  std::string memory_note_;              // what the wrap adds to the memory bound's facts
 };
 
 class SandboxBashExecutor {

@@ -61,10 +61,20 @@ std::string ending_markers(const RunStatus& status, long long timeout_ms) {
       status);
 }
 
+}  // namespace
+
+std::string memory_exceeded_marker(const exec::BoundFact& memory) {
+  return fmt::format("[memory bound exceeded: the tree used more than {} bytes and was ended]",
+                     memory.limit.value_or(0));
+}
+
+namespace {
+
 nlohmann::json bound_json(const exec::BoundFact& bound) {
   return {{"max", bound.limit ? nlohmann::json(*bound.limit) : nlohmann::json(nullptr)},
-          {"enforcedBy", bound.enforced_by.empty() ? nlohmann::json(nullptr)
-                                                   : nlohmann::json(bound.enforced_by)}};
+          {"enforcedBy",
+           bound.enforced_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(bound.enforced_by)},
+          {"exceeded", bound.exceeded}};
 }
 
 }  // namespace
@@ -130,6 +140,7 @@ std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertis
         narrowest_changes(outcome.sandbox, outcome.sandbox.workspace_root);
     for (const std::string& change : changes) text += "[narrowest change: " + change + "]\n";
   }
+  if (outcome.bounds.memory.exceeded) text += memory_exceeded_marker(outcome.bounds.memory) + "\n";
   text += ending_markers(outcome.status, timeout_ms);
   text.pop_back();  // no trailing newline after the last line
   return text;

@@ -56,6 +56,9 @@ nlohmann::json result_json(const RunOutcome& outcome, int interrupted);
 std::optional<std::string> start_failure(const RunOutcome& outcome);
 
 // "SIGKILL" for 9; "signal N" for a number without a name.
+// The line naming a tree the supervisor ended for its memory (exec::BoundFact::exceeded).
+std::string memory_exceeded_marker(const exec::BoundFact& memory);
+
 std::string signal_name(int signal);
 
 }  // namespace dsh::sandbox::consumer

@@ -45,6 +45,10 @@ namespace detail {
 
 namespace {
 
+constexpr std::string_view kWatchedByTheSupervisor =
+    "RLIMIT_DATA per process; the tree's resident anonymous and shared memory summed by the "
+    "supervisor";
+
 std::atomic<unsigned> next_run{0};
 
 std::string read_text(const std::string& path) {
@@ -238,7 +242,10 @@ void make_tree_bounds(const ResourceBounds& bounds, TreeBounds& out) {
   }
   if (bounds.max_memory_bytes && out.facts.memory.enforced_by.empty()) {
     out.data = static_cast<rlim_t>(*bounds.max_memory_bytes);
-    out.facts.memory.enforced_by = "RLIMIT_DATA";
+    // RLIMIT_DATA alone would let a tree of N processes use N times the bound: the supervisor
+    // sums the tree's memory and ends it above the bound (supervisor.h).
+    out.watch_memory = bounds.max_memory_bytes;
+    out.facts.memory.enforced_by = std::string(kWatchedByTheSupervisor);
   }
 }
 

@@ -28,6 +28,8 @@ class TreeBounds {
   int kill = -1;                  // O_WRONLY cgroup.kill (cgroup v2, Linux 5.14), or -1
   std::optional<rlim_t> nproc;    // RLIMIT_NPROC for the command, when no cgroup bounds tasks
   std::optional<rlim_t> data;     // RLIMIT_DATA for the command, when no cgroup bounds memory
+  // Then also the whole tree's bound, which the supervisor watches (RLIMIT_DATA is per process).
+  std::optional<std::uint64_t> watch_memory;
   BoundsFacts facts;
 };
 

@@ -146,6 +146,10 @@ struct StreamOutput {
 struct BoundFact {
   std::optional<std::uint64_t> limit;  // nullopt: no bound was asked for
   std::string enforced_by;  // "cgroup2 pids.max", "cgroup1 memory.limit_in_bytes", "RLIMIT_NPROC"
+  // The supervisor ended the tree because its memory went over the bound (memory only, and only
+  // where no cgroup holds it: a cgroup's OOM killer ends a process, not the tree, and says so as
+  // SIGKILL).
+  bool exceeded = false;
 };
 
 struct BoundsFacts {

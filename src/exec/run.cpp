@@ -167,6 +167,10 @@ class Pump {
       pid_ = message.value;
       return;
     }
+    if (message.kind == MessageKind::kOverMemory) {  // the kExited of the ended tree follows
+      over_memory_ = true;
+      return;
+    }
     settled_ = true;
     if (message.kind == MessageKind::kLost) return;  // nothing more will come, nor any status
     if (message.kind == MessageKind::kSpawnFailed) {
@@ -203,6 +207,7 @@ class Pump {
     result.out = out_.finish();
     result.err = err_.finish();
     result.bounds = launched_.bounds->facts;
+    result.bounds.memory.exceeded = over_memory_;
   }
 
   pid_t pid() const { return pid_; }
@@ -273,6 +278,7 @@ class Pump {
   Cause cause_ = Cause::kNone;
   bool settled_ = false;
   bool killed_ = false;
+  bool over_memory_ = false;
   bool out_open_ = true;
   bool err_open_ = true;
   pid_t pid_ = 0;

@@ -34,6 +34,7 @@
 #include <csignal>
 
 #include "base/io.h"
+#include "exec/tree_memory.h"
 
 namespace dsh::sandbox::exec::detail {
 
@@ -42,6 +43,11 @@ namespace {
 // How often the supervisor lists its children again while ending a tree: the kernel documents
 // /proc/<pid>/task/<tid>/children as unreliable while children are being created or exiting.
 constexpr int kRelistMs = 20;
+
+// How often the supervisor sums the tree's memory where no cgroup bounds it: a safety bound, not
+// an account. Each process is held to the bound by RLIMIT_DATA meanwhile, so between two looks
+// the tree passes the bound by at most what its processes allocate in this time.
+constexpr int kWatchMs = 100;
 
 // ---- shared helpers (async-signal-safe) ----
 
@@ -222,17 +228,38 @@ void end_tree(Leader& leader, int signal_fd, int kill_fd) {
 
 namespace {
 
+std::int64_t monotonic_ms() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+  return static_cast<std::int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1'000'000;
+}
+
+// Whether the tree is over the plan's memory bound; looks at most every kWatchMs.
+bool over_memory(SpawnPlan& plan, std::int64_t& next_look) {
+  if (plan.watch_memory == 0) return false;
+  const std::int64_t now = monotonic_ms();
+  if (now < next_look) return false;
+  next_look = now + kWatchMs;
+  return tree_memory_bytes(plan.watch_queue.get(), plan.watch_capacity) > plan.watch_memory;
+}
+
 // Waits for the leader to exit, reaping orphans as they die and obeying control bytes.
-void supervise_leader(Leader& leader, const SpawnPlan& plan, int signal_fd) {
+void supervise_leader(Leader& leader, SpawnPlan& plan, int signal_fd) {
   bool control_open = true;
+  std::int64_t next_look = monotonic_ms() + kWatchMs;
   while (!leader.reaped) {
     std::array<pollfd, 2> fds = {pollfd{control_open ? plan.control_read : -1, POLLIN, 0},
                                  pollfd{signal_fd, POLLIN, 0}};
-    if (::poll(fds.data(), fds.size(), -1) < 0) continue;
+    if (::poll(fds.data(), fds.size(), plan.watch_memory > 0 ? kWatchMs : -1) < 0) continue;
     // The parent-death signal: the thread waiting for the run is gone.
     const bool orphaned = fds[1].revents != 0 && drain_signalfd(signal_fd);
     reap_exited(leader);
     if (orphaned && !leader.reaped) end_tree(leader, signal_fd, plan.cgroup_kill);
+    if (!leader.reaped && over_memory(plan, next_look)) {
+      send(plan.status_write, MessageKind::kOverMemory, 0);
+      end_tree(leader, signal_fd, plan.cgroup_kill);
+      continue;
+    }
     if (fds[0].revents == 0 || leader.reaped) continue;
     char command = kKill;
     const ssize_t n = ::read(plan.control_read, &command, 1);
@@ -359,7 +386,15 @@ SpawnPlan::SpawnPlan(const Request& request, std::vector<std::string> env,
       nproc{bounds.nproc.value_or(0), bounds.nproc.value_or(0)},
       has_data(bounds.data.has_value()),
       data{bounds.data.value_or(0), bounds.data.value_or(0)},
+      watch_memory(bounds.watch_memory.value_or(0)),
       parent(::getpid()) {
+  if (watch_memory > 0) {
+    // One slot per task the tree may have, and room for pids listed twice while they move.
+    constexpr std::uint64_t kMostTasks = std::uint64_t{1} << 20;
+    watch_capacity = static_cast<std::size_t>(
+        std::min(request.bounds.max_processes.value_or(kMostTasks), kMostTasks) * 2);
+    watch_queue = std::make_unique_for_overwrite<pid_t[]>(watch_capacity);  // NOLINT(*-c-arrays)
+  }
   for (const std::string& dir : bounds.dirs) cgroup_dirs.push_back(dir.c_str());
   std::optional<std::string> path;
   for (const std::string& entry : env_storage) {

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,14 @@ namespace dsh::sandbox::exec::detail {
 // Supervisor -> parent, over the status pipe. Each is one write of a few bytes (< PIPE_BUF),
 // so it arrives whole.
 // kLost is never sent: the parent's own note that the status pipe closed without a kExited.
-enum class MessageKind : std::int32_t { kStarted = 1, kSpawnFailed = 2, kExited = 3, kLost = 4 };
+// kOverMemory comes before the kExited of a tree the supervisor ended for its memory.
+enum class MessageKind : std::int32_t {
+  kStarted = 1,
+  kSpawnFailed = 2,
+  kExited = 3,
+  kLost = 4,
+  kOverMemory = 5
+};
 
 struct Message {
   MessageKind kind = MessageKind::kExited;
@@ -59,6 +67,11 @@ struct SpawnPlan {
   rlimit nproc{};
   bool has_data = false;
   rlimit data{};
+  // Where no cgroup bounds memory: the bound the supervisor holds the whole tree to (0: none),
+  // and the pid queue it walks the tree with, allocated before the fork.
+  std::uint64_t watch_memory = 0;
+  std::unique_ptr<pid_t[]> watch_queue;  // NOLINT(*-avoid-c-arrays): raw storage, no allocation
+  std::size_t watch_capacity = 0;
   // The caller's pid and whether the supervisor also ends the tree when the forking thread dies
   // (PR_SET_PDEATHSIG; only when that thread is the one waiting for the run).
   pid_t parent = 0;

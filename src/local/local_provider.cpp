@@ -597,9 +597,10 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   const std::vector<std::string> roots = selection->backend == SandboxBackend::kSeatbelt
                                              ? writable_roots(policy, s.temp_dir)
                                              : std::vector<std::string>{};
-  ConfinedArgv confined =
-      profiles::wrap(*selection, s.runners, argv, policy, roots, s.temp_dir,
-                     {request.workdir, request.status_channels, request.denial_evidence}, plan);
+  ConfinedArgv confined = profiles::wrap(
+      *selection, s.runners, argv, policy, roots, s.temp_dir,
+      {request.workdir, request.status_channels, request.denial_evidence, request.tmpfs_bytes},
+      plan);
   if (selection->backend == SandboxBackend::kBwrap) {
     if (auto too_long = profiles::bwrap_argv_too_long(confined.argv)) {
       throw InvalidSandboxInputError(*too_long);

@@ -39,6 +39,15 @@ std::string record_fix(const std::string& path) {
       text::quoted(path));
 }
 
+// A record under $XDG_RUNTIME_DIR that fails the check: the variable chose the place, so the
+// message names it and the fix.
+std::string xdg_fix(const InvalidInput& error) {
+  return fmt::format(
+      "{}; $XDG_RUNTIME_DIR chose that place: set it to a private directory of yours outside every "
+      "directory a confined run could write (your login's /run/user/{}), or unset it",
+      error.message, ::geteuid());
+}
+
 // The per-user cache directory, or why there is none to use.
 Result<std::string> record_directory() {
   std::string directory = user_cache_directory();
@@ -165,14 +174,34 @@ std::vector<std::string> merge_workspace_record(std::span<const std::string> rec
   return kept;
 }
 
-Result<std::vector<std::string>> read_workspace_record(
-    std::span<const std::string> untrusted_roots) {
-  auto directory = record_directory();
-  if (!directory) return directory.error();
-  const std::string& dir_path = directory.value();
+namespace {
+
+// The anchor's parent is sticky /var/tmp, which every user may write but in which none may
+// rename or remove another's entry, and no confined run may write at all: the anchor is checked
+// itself (this user's, 0700, reached without a symlink), never its parent as a place to trust.
+Result<TrustedPath> open_record_directory(const std::string& dir_path,
+                                          std::span<const std::string> untrusted_roots) {
+  const std::string path = dir_path + "/" + std::string(kWorkspaceRecordName);
+  auto dir = open_private_directory(dir_path, untrusted_roots);
+  if (!dir) {
+    return InvalidInput{fmt::format("the directory of the record {} cannot be trusted: {}; {}",
+                                    text::quoted(path), dir.error().message, record_fix(path))};
+  }
+  if (dir_path == fallback_jobs_base() && dir.value().path != dir_path) {
+    return InvalidInput{
+        fmt::format("the directory of the record {} is a symlink (to {}); remove it",
+                    text::quoted(path), text::quoted(dir.value().path))};
+  }
+  return dir;
+}
+
+// The record in `dir_path`, its directory checked against `untrusted_roots`.
+Result<std::vector<std::string>> read_record_in(const std::string& dir_path,
+                                                std::span<const std::string> untrusted_roots) {
   const std::string path = dir_path + "/" + std::string(kWorkspaceRecordName);
   struct stat info {};
   if (::lstat(dir_path.c_str(), &info) != 0 && errno == ENOENT) {
+    if (dir_path == fallback_jobs_base()) return std::vector<std::string>{};  // sticky parent
     // Never created, unless removed by someone who could write its parent: check that one.
     auto parent = check_trusted_path(parent_of(dir_path), untrusted_roots, TrustedKind::kDirectory);
     if (!parent) {
@@ -181,32 +210,27 @@ Result<std::vector<std::string>> read_workspace_record(
     }
     return std::vector<std::string>{};
   }
-  auto dir = open_private_directory(dir_path, untrusted_roots);
-  if (!dir) {
-    return InvalidInput{fmt::format("the directory of the record {} cannot be trusted: {}; {}",
-                                    text::quoted(path), dir.error().message, record_fix(path))};
-  }
+  auto dir = open_record_directory(dir_path, untrusted_roots);
+  if (!dir) return dir.error();
   return read_in(dir.value(), path);
 }
 
-Result<void> add_to_workspace_record(std::span<const std::string> roots,
-                                     std::span<const std::string> untrusted_roots) {
-  auto directory = record_directory();
-  if (!directory) return directory.error();
-  const std::string& dir_path = directory.value();
+// Adds `roots` to the record in `dir_path`, made (0700) when missing.
+Result<void> add_record_in(const std::string& dir_path, std::span<const std::string> roots,
+                           std::span<const std::string> untrusted_roots) {
   const std::string path = dir_path + "/" + std::string(kWorkspaceRecordName);
-  // The parent must pass the check before anything is created in it.
-  auto parent = check_trusted_path(parent_of(dir_path), untrusted_roots, TrustedKind::kDirectory);
-  if (!parent) {
-    return InvalidInput{fmt::format("the directory holding the record {} cannot be trusted: {}",
-                                    text::quoted(path), parent.error().message)};
+  // The parent must pass the check before anything is created in it (the anchor's: see
+  // open_record_directory).
+  if (dir_path != fallback_jobs_base()) {
+    auto parent = check_trusted_path(parent_of(dir_path), untrusted_roots, TrustedKind::kDirectory);
+    if (!parent) {
+      return InvalidInput{fmt::format("the directory holding the record {} cannot be trusted: {}",
+                                      text::quoted(path), parent.error().message)};
+    }
   }
   ::mkdir(dir_path.c_str(), 0700);
-  auto dir = open_private_directory(dir_path, untrusted_roots);
-  if (!dir) {
-    return InvalidInput{fmt::format("the directory of the record {} cannot be trusted: {}; {}",
-                                    text::quoted(path), dir.error().message, record_fix(path))};
-  }
+  auto dir = open_record_directory(dir_path, untrusted_roots);
+  if (!dir) return dir.error();
   const int dirfd = dir.value().fd.get();
   // Read, merge and replace under an exclusive lock, so concurrent calls never lose each
   // other's roots. flock(2) needs a real descriptor: a lock file beside the record.
@@ -246,6 +270,43 @@ Result<void> add_to_workspace_record(std::span<const std::string> roots,
     return cannot_write(rename_error);
   }
   return {};
+}
+
+}  // namespace
+
+std::string anchor_record_directory() {
+  const std::string cache = user_cache_directory();
+  if (::geteuid() == 0 || cache.empty()) return {};
+  return fallback_jobs_base();
+}
+
+Result<std::vector<std::string>> read_anchor_record(std::span<const std::string> untrusted_roots) {
+  const std::string anchor = anchor_record_directory();
+  if (anchor.empty()) return std::vector<std::string>{};
+  return read_record_in(anchor, untrusted_roots);
+}
+
+Result<std::vector<std::string>> read_workspace_record(
+    std::span<const std::string> untrusted_roots) {
+  auto directory = record_directory();
+  if (!directory) return directory.error();
+  auto read = read_record_in(directory.value(), untrusted_roots);
+  if (!read && !anchor_record_directory().empty()) return InvalidInput{xdg_fix(read.error())};
+  return read;
+}
+
+Result<void> add_to_workspace_record(std::span<const std::string> roots,
+                                     std::span<const std::string> untrusted_roots) {
+  auto directory = record_directory();
+  if (!directory) return directory.error();
+  // The anchor first: a call killed in between has still left the roots where no variable points.
+  const std::string anchor = anchor_record_directory();
+  if (!anchor.empty()) {
+    if (auto added = add_record_in(anchor, roots, untrusted_roots); !added) return added;
+  }
+  auto added = add_record_in(directory.value(), roots, untrusted_roots);
+  if (!added && !anchor.empty()) return InvalidInput{xdg_fix(added.error())};
+  return added;
 }
 
 }  // namespace dsh::sandbox::local

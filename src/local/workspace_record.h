@@ -35,6 +35,18 @@ std::vector<std::string> merge_workspace_record(std::span<const std::string> rec
                                                 std::span<const std::string> added,
                                                 std::size_t limit = kMaxRecordedWorkspaces);
 
+// $XDG_RUNTIME_DIR chooses the per-user cache directory, and a caller can point it into a
+// directory an earlier run could write (a workspace's subdirectory): a record planted there would
+// forget that very directory, and the state beside it (verdicts, jobs) would pass the trust check.
+// So for a user other than root the record is also kept where no variable chooses, the jobs'
+// fallback place (fallback_jobs_base(): /var/tmp/dsh-sandbox-jobs-<uid>, which no confined run can
+// write): the anchor. Root's record is /run/dsh-sandbox whatever the environment says. Empty when
+// there is no anchor (root, or no per-user cache directory: then no record is kept at all).
+std::string anchor_record_directory();
+
+// The anchor's roots: read first, so that the cache directory is checked against them too.
+Result<std::vector<std::string>> read_anchor_record(std::span<const std::string> untrusted_roots);
+
 // The recorded roots. Empty when the cache directory or the record does not exist (nothing was
 // ever recorded there). InvalidInput, saying what to fix, when this user has no per-user cache
 // directory, or it or the record fails the trust check (checked against `untrusted_roots`), or
@@ -42,9 +54,9 @@ std::vector<std::string> merge_workspace_record(std::span<const std::string> rec
 Result<std::vector<std::string>> read_workspace_record(
     std::span<const std::string> untrusted_roots);
 
-// Adds `roots` (canonical) to the record, creating the directory (0700) and the record (0600,
-// written to a temp file and renamed in the checked directory). InvalidInput, saying what to
-// fix, when it cannot: the caller must not start the command.
+// Adds `roots` (canonical) to the anchor (first) and to the record, creating the directory (0700)
+// and the record (0600, written to a temp file and renamed in the checked directory). InvalidInput,
+// saying what to fix, when it cannot: the caller must not start the command.
 Result<void> add_to_workspace_record(std::span<const std::string> roots,
                                      std::span<const std::string> untrusted_roots);
 

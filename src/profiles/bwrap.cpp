@@ -15,7 +15,23 @@
 
 namespace dsh::sandbox::profiles {
 
-std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& plan) {
+namespace {
+
+// Nothing writes into a mask (mode 0000, and no capability to override it): one page.
+constexpr std::string_view kMaskTmpfsBytes = "4096";
+
+// `--size N --tmpfs PATH`, or a plain `--tmpfs PATH` (tmpfs' default, half of RAM) without a
+// bound. bwrap 0.8: --size applies to the next --tmpfs only.
+void append_sized_tmpfs(std::vector<std::string>& args, std::optional<std::uint64_t> bytes,
+                        const std::string& path) {
+  if (bytes) args.insert(args.end(), {"--size", std::to_string(*bytes)});
+  args.insert(args.end(), {"--tmpfs", path});
+}
+
+}  // namespace
+
+std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& plan,
+                                    std::optional<std::uint64_t> tmpfs_bytes) {
   std::vector<std::string> args = {
       "--ro-bind", "/", "/",  // the host, read-only
       "--dev", "/dev",        // a fresh minimal /dev with a writable /dev/null
@@ -30,11 +46,15 @@ std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& p
       "--new-session",
       // Without it a root caller's command keeps every capability and can remount / read-write.
       "--cap-drop", "ALL"};
+  // A tmpfs's pages are charged to no process's data segment (RLIMIT_DATA), only to a memory
+  // cgroup: with a bound, /dev/shm is a tmpfs of its own sized to it, mounted over the directory
+  // bwrap's --dev made (whose tmpfs has the default size), and /tmp below likewise.
+  if (tmpfs_bytes) append_sized_tmpfs(args, tmpfs_bytes, "/dev/shm");
   // The allow-list gets the same empty namespace: only lo, where dsh-netproxy's bridge listens.
   if (policy.network != NetworkPolicy::kInherit) args.emplace_back("--unshare-net");
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite) {
-    args.insert(args.end(),
-                {"--tmpfs", "/tmp", "--bind", policy.workspace_root, policy.workspace_root});
+    append_sized_tmpfs(args, tmpfs_bytes, "/tmp");
+    args.insert(args.end(), {"--bind", policy.workspace_root, policy.workspace_root});
     // Writable first, carve-outs on top: a later mount hides what lies beneath it. The reserve
     // keeps growth linear: one push per path, no reallocation storm.
     args.reserve(args.size() +
@@ -62,7 +82,8 @@ std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& p
   // Every mode: what cannot be read, last, so no writable bind uncovers it.
   for (const PlannedPath& path : plan.unreadable) {
     if (path.directory) {
-      args.insert(args.end(), {"--perms", "0000", "--tmpfs", path.path});
+      args.insert(args.end(), {"--perms", "0000", "--size", std::string(kMaskTmpfsBytes), "--tmpfs",
+                               path.path});
     } else {
       args.insert(args.end(), {"--ro-bind", "/dev/null", path.path});
     }
@@ -99,7 +120,7 @@ std::optional<std::string> bwrap_argv_too_long(std::span<const std::string> argv
   if (argv.size() <= kBwrapMaxArgs) return std::nullopt;
   return fmt::format(
       "the confined command line has {} words and bwrap takes at most {}; the path rules add three "
-      "or four per path and Landlock's read grants two per entry beside an unreadable path: name "
+      "to six per path and Landlock's read grants two per entry beside an unreadable path: name "
       "fewer paths (a directory instead of its files)",
       argv.size(), kBwrapMaxArgs);
 }

@@ -32,7 +32,10 @@ inline constexpr int kSeccompExecFailureExit = 125;
 // and the unreadable paths (`--perms 0000 --tmpfs DIR`, `--ro-bind /dev/null FILE`: bwrap binds
 // with nodev, so opening it is EACCES), in that order, each group shallowest first. Mounts made
 // later lie on top, and the command has no capability to unmount them.
-std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& plan = {});
+// `tmpfs_bytes` (the run's memory bound) sizes the tmpfs mounts the command can write, the
+// private /tmp and a /dev/shm of its own (`--size N --tmpfs`); the mode-0000 masks get one page.
+std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& plan = {},
+                                    std::optional<std::uint64_t> tmpfs_bytes = std::nullopt);
 
 // The run's flags, right after the program name: `--json-status-fd 3` when status channels are
 // wanted, then `--chdir WORKDIR` when a workdir is given. Without --chdir a bwrap whose view

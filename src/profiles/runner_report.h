@@ -3,6 +3,7 @@
 // runner said about a settled run on its status channel.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,9 @@ struct RunNeeds {
   std::string workdir;  // absolute, or empty: none given (no --chdir)
   bool status_channels = false;
   bool denial_evidence = true;  // landlock-run --evidence on its status channel
+  // The size of bwrap's private /tmp and /dev/shm (ConfineRequest::tmpfs_bytes); nullopt: tmpfs'
+  // default, half of RAM.
+  std::optional<std::uint64_t> tmpfs_bytes;
 };
 
 // What a run's runners reported out of band. At most one field is set; none: the runner did not

@@ -113,7 +113,7 @@ void append_prefix(ConfinedArgv& out, const Selection& selection, const Runners&
         append_runner(out.argv, runners.netproxy, netproxy_run_args(needs), netproxy_args(policy));
         if (needs.status_channels) out.status_channels.push_back(netproxy_status_channel());
       }
-      Argv args = bwrap_args(policy, plan);
+      Argv args = bwrap_args(policy, plan, needs.tmpfs_bytes);
       if (allow_list) {
         const Argv env = netproxy_env_args();
         args.insert(args.end(), env.begin(), env.end());

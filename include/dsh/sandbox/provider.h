@@ -3,6 +3,8 @@
 // caller's, or throws. Silently passing a command through unconfined is never legal.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -25,6 +27,10 @@ struct ConfineRequest {
   // With status channels: whether the launcher records the refusals the policy causes
   // (landlock-run --evidence, docs/evidence.md). Off costs nothing and gives stderr inference.
   bool denial_evidence = true;
+  // The run's memory bound (ResourceBounds::max_memory_bytes), or nullopt: none. bwrap sizes the
+  // private tmpfs mounts it makes (`/tmp`, `/dev/shm`) to it: a tmpfs is no process's data
+  // segment, so without a cgroup nothing else would bound what the command writes there.
+  std::optional<std::uint64_t> tmpfs_bytes;
 };
 
 class SandboxProvider {

@@ -242,6 +242,63 @@ TEST_P(Lifecycle, MemoryIsBoundedAndTheFactsSaySo) {
   EXPECT_TRUE(control["bounds"]["memory"]["enforcedBy"].is_null()) << open.out;
 }
 
+// A tmpfs is no process's data segment: without a cgroup (nobody here) only its size bounds it.
+// bwrap's private /tmp and /dev/shm are sized to the bound; on Landlock alone /dev/shm is the
+// host's and refused, and /tmp is the host's (a disk here, so a write there is no memory).
+TEST_P(Lifecycle, WritesIntoTmpfsCountAgainstTheMemoryBound) {
+  const bool bwrap = GetParam() == Backend::kNatural;
+  const string name = token_ + "-fill";
+  const vector<string> places =
+      bwrap ? vector<string>{"/tmp", "/dev/shm"} : vector<string>{"/dev/shm"};
+  for (const string& place : places) {
+    SCOPED_TRACE(place);
+    const string fill = "head -c 209715200 /dev/zero > " + place + "/" + name + " && echo wrote";
+    const CliResult result = cli(Run({"--json", "--max-memory", "64M", "-c", fill}));
+    const nlohmann::json object = parse_json(result.out);
+    EXPECT_NE(object["stdout"], "wrote\n") << result.describe();
+    EXPECT_NE(object["exitCode"], 0) << result.describe();
+    EXPECT_FALSE(exists(place + "/" + name)) << "the host's " << place << " got the file";
+    const string enforced = object["bounds"]["memory"]["enforcedBy"].get<string>();
+    EXPECT_EQ(enforced.find("sized to the bound") != string::npos, bwrap) << enforced;
+  }
+  if (!bwrap) return;
+  // Control: the same write fits a bound above it, so the refusal above was the bound's.
+  const string fill = "head -c 209715200 /dev/zero > /tmp/" + name + " && echo wrote";
+  const CliResult open = cli(Run({"--json", "--max-memory", "1G", "-c", fill}));
+  EXPECT_EQ(parse_json(open.out)["stdout"], "wrote\n") << open.describe();
+}
+
+// Four processes, each below the bound, together above it. A cgroup holds their sum (its OOM
+// killer ends some of them); RLIMIT_DATA holds each alone, so the supervisor sums the tree and
+// ends all of it, and says so.
+TEST_P(Lifecycle, ProcessesTogetherOverTheMemoryBoundAreEnded) {
+  // Each holder keeps 48 MiB resident for 3 s; the leader counts those that lived to the end.
+  const string tree = "pids=; for i in 1 2 3 4; do (exec -a " + token_ +
+                      "-holder perl -e '$x = \"a\" x (48 << 20); sleep 3') & pids=\"$pids $!\"; "
+                      "done; held=0; for p in $pids; do wait $p && held=$((held + 1)); done; "
+                      "echo held=$held";
+  const CliResult bounded = cli(Run({"--json", "--max-memory", "128M", "-c", tree}));
+  const nlohmann::json object = parse_json(bounded.out);
+  EXPECT_NE(object["stdout"], "held=4\n") << bounded.describe();
+  EXPECT_FALSE(object["timedOut"].get<bool>()) << bounded.out;
+  const string enforced = object["bounds"]["memory"]["enforcedBy"].get<string>();
+  if (enforced.starts_with("RLIMIT_DATA")) {
+    EXPECT_NE(enforced.find("summed by the supervisor"), string::npos) << enforced;
+    EXPECT_TRUE(object["bounds"]["memory"]["exceeded"].get<bool>()) << bounded.out;
+    EXPECT_EQ(object["signal"], "SIGKILL") << bounded.out;
+    EXPECT_TRUE(bounded.exited_with(128 + SIGKILL)) << bounded.describe();
+  } else {
+    EXPECT_FALSE(object["bounds"]["memory"]["exceeded"].get<bool>()) << bounded.out;
+  }
+  EXPECT_TRUE(wait_until([&] { return live_with(token_).empty(); }, 5s))
+      << "still alive: " << ::testing::PrintToString(live_with(token_));
+  // Control: with room for all four, all four hold, and nothing is ended.
+  const CliResult open = cli(Run({"--json", "--max-memory", "1G", "-c", tree}));
+  const nlohmann::json control = parse_json(open.out);
+  EXPECT_EQ(control["stdout"], "held=4\n") << open.describe();
+  EXPECT_FALSE(control["bounds"]["memory"]["exceeded"].get<bool>()) << open.out;
+}
+
 TEST_P(Lifecycle, BadBoundsAreRefusedAndRunNothing) {
   for (const vector<string>& bad :
        {vector<string>{"--max-processes", "0"}, vector<string>{"--max-processes", "many"},

@@ -380,7 +380,9 @@ TEST_P(Trust, VerdictCacheLivesOnlyWhereNoConfinedRunCanWrite) {
   ASSERT_TRUE(later.exited_with(0)) << later.describe();
   EXPECT_NE(later.out.find("\"backend\":\"" + backend_name(GetParam()) + "\""), string::npos)
       << later.out;
-  EXPECT_EQ(read_file(entry).find("windows-acl"), string::npos);  // probed afresh, re-stored
+  // Probed afresh, and the entry left alone: the record's anchor lists `other`, so the cache
+  // directory beneath it is neither read nor written.
+  EXPECT_NE(read_file(entry).find("windows-acl"), string::npos);
   // On `other` itself the cache is neither read nor created.
   std::filesystem::remove_all(exposed + "/dsh-sandbox");
   const CliResult on_other = cli(Run({"--json", "--workspace", other, "--", "/bin/true"}));

@@ -294,6 +294,83 @@ TEST_P(Leftovers, AVerdictPlantedByAnEarlierRunCannotWeakenALaterCall) {
   EXPECT_NE(facts("workspace-write"), before[1]) << "the planted verdict would not weaken a call";
 }
 
+// $XDG_RUNTIME_DIR chooses where a user other than root keeps the verdict cache, the record of
+// writable roots and the jobs, and a caller may point it into a directory an earlier run could
+// write. A workspace-write run (the caller's usual $XDG_RUNTIME_DIR) plants there, under the
+// workspace's xdg/, a weaker verdict for every cached one, a record that forgets every workspace
+// and a job directory; then the caller's $XDG_RUNTIME_DIR points at it. Every later call, on that
+// workspace and on another, in each mode, is no weaker than before: the same mode, backend and
+// enforcement, a write outside the workspace still refused; or the call is refused before
+// anything runs, naming XDG_RUNTIME_DIR. The anchor of the record, where no variable points,
+// still lists the workspace, so nothing beneath it is trusted. Root's state is /run/dsh-sandbox
+// whatever the variable says. Control (nobody, natural chain): the planted verdicts in a private
+// directory of the caller's do weaken the next call, so the test would see a plant that landed.
+TEST_P(Leftovers, StatePlantedWhereXdgRuntimeDirLaterPointsWeakensNoCall) {
+  const string outside = dir_.mkdir("outside", 0777);
+  ::chmod(outside.c_str(), 0777);
+  const string first = workspace_;
+  const string second = dir_.mkdir("second");
+  const auto facts = [&](const string& mode, const string& ws) {
+    workspace_ = ws;
+    const RunResult result = run({"--json"}, "echo x > " + outside + "/escaped; true", mode);
+    EXPECT_TRUE(testing::list_dir(outside).empty()) << "a write outside the workspace landed";
+    if (result.exited_with(125)) {  // refused before anything ran: --json says why
+      const string why = parse_json(result.out)["refusal"].value("message", "");
+      EXPECT_NE(why.find("XDG_RUNTIME_DIR"), string::npos) << result.describe();
+      return string("refused");
+    }
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    const auto json = parse_json(result.out);
+    EXPECT_EQ(json.value("mode", ""), mode) << result.out;
+    return json.value("backend", "") + "/" + json.value("enforcement", "");
+  };
+  const vector<std::pair<string, string>> calls = {{"read-only", first},
+                                                   {"workspace-write", first},
+                                                   {"read-only", second},
+                                                   {"workspace-write", second}};
+  vector<string> before;
+  for (const auto& [mode, ws] : calls) before.push_back(facts(mode, ws));
+  const string cache = is_root() ? "/run/dsh-sandbox" : xdg_ + "/dsh-sandbox";
+  const string planted = first + "/xdg";
+  // Every level 0700, as a real runtime directory and its cache are.
+  string script = "mkdir -m 700 " + planted + " " + planted + "/dsh-sandbox " + planted +
+                  "/dsh-sandbox/jobs " + planted + "/dsh-sandbox/jobs/planted-job && cd " +
+                  planted +
+                  "/dsh-sandbox && printf '%s\\n' '{\"version\":1,\"workspaces\":[]}' "
+                  "> workspaces.json && chmod 600 workspaces.json";
+  for (const string& name : testing::list_dir(cache)) {
+    if (!name.starts_with("verdict-")) continue;
+    string bytes = llrt::read_file(cache + "/" + name);
+    const string bwrap = R"(\"backend\":\"bwrap\")";
+    if (const std::size_t at = bytes.find(bwrap); at != string::npos) {
+      bytes.replace(at, bwrap.size(), R"(\"backend\":\"landlock\")");
+    }
+    llrt::write_file(dir_ / ("weak-" + name), bytes, 0644);
+    script += " && cp " + (dir_ / ("weak-" + name)) + " " + name + " && chmod 600 " + name;
+  }
+  workspace_ = first;
+  plant(script);
+  ASSERT_TRUE(llrt::exists(planted + "/dsh-sandbox/workspaces.json"));
+  xdg_ = planted;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    SCOPED_TRACE(calls[i].first + " on " + calls[i].second);
+    const string after = facts(calls[i].first, calls[i].second);
+    if (after != "refused") {
+      EXPECT_EQ(after, before[i]);
+    }
+  }
+  if (is_root() || GetParam() != Backend::kNatural) return;
+  // Control: the same verdicts in a private directory the anchor does not distrust.
+  xdg_ = dir_.mkdir("control-xdg", 0700);
+  const string control = xdg_ + "/dsh-sandbox";
+  ASSERT_EQ(::mkdir(control.c_str(), 0700), 0);
+  for (const string& name : testing::list_dir(planted + "/dsh-sandbox")) {
+    if (!name.starts_with("verdict-")) continue;
+    llrt::write_file(control + "/" + name, llrt::read_file(planted + "/dsh-sandbox/" + name), 0600);
+  }
+  EXPECT_NE(facts("read-only", second), before[2]) << "the planted verdict would not weaken a call";
+}
+
 // --deny-read hides a name, not a file: a second hard link elsewhere would stay readable. A file
 // with one, named or beneath a named directory, refuses the call before anything runs; the same
 // call without the second name runs, and the file stays unreadable.
@@ -316,6 +393,23 @@ TEST_P(Leftovers, AnUnreadableFileWithASecondHardLinkRefusesTheCall) {
   EXPECT_FALSE(alone.exited_with(125)) << alone.describe();
   EXPECT_EQ(alone.out.find("HARD-LINKED-SECRET"), string::npos) << alone.describe();
   EXPECT_TRUE(llrt::exists(ran)) << alone.describe();
+}
+
+// A hard link made inside a writable root to a file outside them would be a writable name for a
+// file the run may only read, left for the next run (or the person) to write through. bwrap: every
+// writable root is its own bind mount, and link(2) across mounts fails (EXDEV); Landlock alone
+// refuses a link whose new name would grant more than the file's own place (EXDEV).
+TEST_P(Leftovers, AHardLinkToAFileOutsideTheWritableRootsCannotBeMade) {
+  const string outside = dir_.mkdir("linked-from", 0755) + "/file";
+  llrt::write_file(outside, "before\n", 0644);
+  const string alias = workspace_ + "/alias";
+  const RunResult result =
+      run({}, "ln " + outside + " " + alias + "; echo linked=$?; echo after > " + alias);
+  EXPECT_NE(result.out.find("linked=1"), string::npos) << result.describe();
+  struct stat info {};
+  ASSERT_EQ(::stat(outside.c_str(), &info), 0);
+  EXPECT_EQ(info.st_nlink, 1U);
+  EXPECT_EQ(llrt::read_file(outside), "before\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Leftovers,

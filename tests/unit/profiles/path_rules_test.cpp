@@ -61,6 +61,8 @@ TEST(PathRulesBwrap, MountsWritableThenPinnedThenReadOnlyThenUnreadable) {
                                                "/ws/.git/hooks",
                                                "--perms",
                                                "0000",
+                                               "--size",
+                                               "4096",
                                                "--tmpfs",
                                                "/home/u/.ssh",
                                                "--ro-bind",
@@ -71,8 +73,9 @@ TEST(PathRulesBwrap, MountsWritableThenPinnedThenReadOnlyThenUnreadable) {
 TEST(PathRulesBwrap, ReadOnlyModeHidesSecretsAndMakesNothingWritable) {
   SandboxPolicy policy{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
   const Argv args = bwrap_args(policy, plan());
-  EXPECT_EQ(tail_after(args, "--perms"), (Argv{"--perms", "0000", "--tmpfs", "/home/u/.ssh",
-                                               "--ro-bind", "/dev/null", "/home/u/.netrc"}));
+  EXPECT_EQ(tail_after(args, "--perms"),
+            (Argv{"--perms", "0000", "--size", "4096", "--tmpfs", "/home/u/.ssh", "--ro-bind",
+                  "/dev/null", "/home/u/.netrc"}));
   EXPECT_TRUE(tail_after(args, "--bind").empty());
 }
 

@@ -56,6 +56,21 @@ TEST(BwrapArgs, WorkspaceWriteAddsTmpfsThenWorkspaceBind) {
                   "--tmpfs", "/tmp", "--bind", "/ws", "/ws"}));
 }
 
+// A tmpfs is no process's data segment: with a memory bound, /tmp and /dev/shm are sized to it,
+// /dev/shm mounted after --dev made its directory.
+TEST(BwrapArgs, AMemoryBoundSizesTheWritableTmpfsMounts) {
+  const Argv args = bwrap_args(kWw, {}, std::uint64_t{64} << 20);
+  const auto dev = index_of(args, {"--dev", "/dev"});
+  const auto shm = index_of(args, {"--size", "67108864", "--tmpfs", "/dev/shm"});
+  ASSERT_GE(dev, 0);
+  EXPECT_GT(shm, dev);
+  EXPECT_GE(index_of(args, {"--size", "67108864", "--tmpfs", "/tmp", "--bind", "/ws", "/ws"}), 0);
+  EXPECT_EQ(std::count(args.begin(), args.end(), "--size"), 2);
+  const Argv read_only = bwrap_args(kRo, {}, std::uint64_t{64} << 20);
+  EXPECT_GE(index_of(read_only, {"--size", "67108864", "--tmpfs", "/dev/shm"}), 0);
+  EXPECT_EQ(std::count(read_only.begin(), read_only.end(), "/tmp"), 0);
+}
+
 TEST(BwrapArgs, ReadOnlyRootPrecedesDevProcTmpfsAndTheWorkspaceBind) {
   const Argv args = bwrap_args({ConfinedSandboxMode::kWorkspaceWrite, "/tmp/ws", std::nullopt});
   const auto root = index_of(args, {"--ro-bind", "/", "/"});

@@ -392,108 +392,107 @@ PathContext process_path_context() {
   return {std::move(h), process_env(), true, std::move(trusted_state), passwd_homes()};
 }
 
-Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const PathContext& context) {
-  EffectivePolicy out{policy, {}, {}};
-  SandboxPolicy& effective = out.policy;
+namespace {
+
+// A cache preset's directories, created as the tool would on first use (so each can be bound),
+// appended to `roots` canonical.
+Result<void> add_cache_dirs(const std::string& name, const PathContext& context,
+                            std::vector<std::string>& roots) {
+  for (const std::string& dir : cache_preset_dirs(name, context.home, context.env)) {
+    for (std::size_t i = 1; context.create_missing && i <= dir.size(); ++i) {
+      if (i == dir.size() || dir[i] == '/') ::mkdir(dir.substr(0, i).c_str(), 0700);
+    }
+    const auto path = existing_canonical(dir);
+    if (!context.create_missing && !path) {
+      roots.push_back(dir);  // shown as it would be created
+      continue;
+    }
+    if (!path || !is_directory(*path)) {
+      return InvalidInput{fmt::format(
+          "the {} cache directory {} cannot be created; create it or set the tool's cache "
+          "variable to a directory you own",
+          name, text::quoted(dir))};
+    }
+    roots.push_back(*path);
+  }
+  return {};
+}
+
+// Extra writable roots (workspace-write only): existing directories and the cache presets',
+// canonical, none covering the sandbox's own trusted state.
+Result<void> resolve_writable_roots(const SandboxPolicy& policy, const PathContext& context,
+                                    std::vector<std::string>& roots) {
+  for (const std::string& entry : policy.allow_write) {
+    const auto path = existing_canonical(entry);
+    if (!path || !is_directory(*path)) {
+      return InvalidInput{fmt::format(
+          "allow_write entry {} is not an existing directory; create it first (a writable root "
+          "that appears later would not be writable in this run)",
+          text::quoted(entry))};
+    }
+    roots.push_back(*path);
+  }
+  for (const std::string& name : policy.allow_cache) {
+    if (auto refused = cache_preset_refusal(name)) return InvalidInput{*refused};
+    if (auto added = add_cache_dirs(name, context, roots); !added) return added.error();
+  }
+  dedupe(roots);
+  if (auto covered = covers_trusted_state(roots, context.trusted_state)) {
+    return InvalidInput{*covered};
+  }
+  return {};
+}
+
+// Read-only carve-outs inside the writable roots (workspace-write only): the git state, the
+// startup files of a home a root reaches, and the caller's deny_write entries.
+Result<void> plan_carve_outs(Planner& planner, const std::vector<std::string>& deny_write,
+                             const std::vector<std::string>& lifted_write, profiles::FsPlan& plan) {
+  const SandboxPolicy& policy = planner.policy;
+  planner.writable_roots.push_back(policy.workspace_root);
+  planner.writable_roots.insert(planner.writable_roots.end(), plan.writable.begin(),
+                                plan.writable.end());
+  std::vector<std::string> walk_roots = {policy.workspace_root};
+  for (const std::string& entry : policy.allow_write) {
+    if (auto path = existing_canonical(entry)) walk_roots.push_back(*path);
+  }
+  if (planner.context.git_state) planner.protect_git_state(std::move(walk_roots));
+  for (const std::string& home : homes_reached(planner.context, planner.writable_roots)) {
+    for (const std::string_view file : home_startup_files()) {
+      const std::string path = home + "/" + std::string(file);
+      if (is_lifted(path, lifted_write)) continue;
+      if (planner.guard_startup("/", split_path(path))) plan.startup_guarded.push_back(path);
+    }
+  }
+  for (const std::string& entry : deny_write) {
+    const auto path = existing_canonical(entry);
+    if (!path) {
+      return InvalidInput{fmt::format(
+          "deny_write entry {} does not exist; a read-only carve-out must name an existing "
+          "file or directory (a missing one could be created by the command)",
+          text::quoted(entry))};
+    }
+    planner.protect(*path, false);
+  }
+  if (planner.error) return InvalidInput{*planner.error};
+  return {};
+}
+
+// The planned carve-outs, less the lifted defaults, into the effective policy and the plan.
+void settle_read_only(Planner& planner, const std::vector<std::string>& lifted_write,
+                      EffectivePolicy& out) {
   profiles::FsPlan& plan = out.plan;
-  const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
-  effective.allow_write.clear();
-  effective.deny_write.clear();
-  effective.deny_read.clear();
-  if (!workspace_write) effective.allow_cache.clear();
-
-  // Extra writable roots: existing directories, canonical.
-  if (workspace_write) {
-    for (const std::string& entry : policy.allow_write) {
-      const auto path = existing_canonical(entry);
-      if (!path || !is_directory(*path)) {
-        return InvalidInput{fmt::format(
-            "allow_write entry {} is not an existing directory; create it first (a writable root "
-            "that appears later would not be writable in this run)",
-            text::quoted(entry))};
-      }
-      effective.allow_write.push_back(*path);
-    }
-    for (const std::string& name : policy.allow_cache) {
-      if (auto refused = cache_preset_refusal(name)) return InvalidInput{*refused};
-      for (const std::string& dir : cache_preset_dirs(name, context.home, context.env)) {
-        // The user's own cache: created as the tool would on first use, so it can be bound.
-        std::string partial;
-        for (std::size_t i = 1; context.create_missing && i <= dir.size(); ++i) {
-          if (i == dir.size() || dir[i] == '/') {
-            partial = dir.substr(0, i);
-            ::mkdir(partial.c_str(), 0700);
-          }
-        }
-        const auto path = existing_canonical(dir);
-        if (!context.create_missing && !path) {
-          effective.allow_write.push_back(dir);  // shown as it would be created
-          continue;
-        }
-        if (!path || !is_directory(*path)) {
-          return InvalidInput{fmt::format(
-              "the {} cache directory {} cannot be created; create it or set the tool's cache "
-              "variable to a directory you own",
-              name, text::quoted(dir))};
-        }
-        effective.allow_write.push_back(*path);
-      }
-    }
-    dedupe(effective.allow_write);
-    if (auto covered = covers_trusted_state(effective.allow_write, context.trusted_state)) {
-      return InvalidInput{*covered};
-    }
-  }
-  plan.writable = effective.allow_write;
-  std::stable_sort(plan.writable.begin(), plan.writable.end(),
-                   [](const std::string& a, const std::string& b) { return depth(a) < depth(b); });
-
-  // Read-only carve-outs inside the writable roots.
-  std::vector<std::string> deny_write = policy.deny_write;
-  const std::vector<std::string> lifted_write = take_lifted(deny_write);
-  Planner planner{policy, context, {}, {}, {}, {}, {}, {}};
-  if (workspace_write) {
-    planner.writable_roots.push_back(policy.workspace_root);
-    planner.writable_roots.insert(planner.writable_roots.end(), plan.writable.begin(),
-                                  plan.writable.end());
-    std::vector<std::string> walk_roots = {policy.workspace_root};
-    for (const std::string& entry : policy.allow_write) {
-      if (auto path = existing_canonical(entry)) walk_roots.push_back(*path);
-    }
-    if (context.git_state) planner.protect_git_state(std::move(walk_roots));
-    for (const std::string& home : homes_reached(context, planner.writable_roots)) {
-      for (const std::string_view file : home_startup_files()) {
-        const std::string path = home + "/" + std::string(file);
-        if (is_lifted(path, lifted_write)) continue;
-        if (planner.guard_startup("/", split_path(path))) plan.startup_guarded.push_back(path);
-      }
-    }
-    for (const std::string& entry : deny_write) {
-      const auto path = existing_canonical(entry);
-      if (!path) {
-        return InvalidInput{fmt::format(
-            "deny_write entry {} does not exist; a read-only carve-out must name an existing "
-            "file or directory (a missing one could be created by the command)",
-            text::quoted(entry))};
-      }
-      planner.protect(*path, false);
-    }
-    if (planner.error) return InvalidInput{*planner.error};
-  }
+  const auto is_default = [&](const std::string& path) {
+    return std::find(planner.default_read_only.begin(), planner.default_read_only.end(), path) !=
+           planner.default_read_only.end();
+  };
   std::erase_if(planner.read_only, [&](const PlannedPath& p) {
-    const bool is_default =
-        std::find(planner.default_read_only.begin(), planner.default_read_only.end(), p.path) !=
-        planner.default_read_only.end();
-    return is_default && is_lifted(p.path, lifted_write);
+    return is_default(p.path) && is_lifted(p.path, lifted_write);
   });
   dedupe(planner.read_only);
   dedupe(planner.pinned);
   for (const PlannedPath& p : planner.read_only) {
-    effective.deny_write.push_back(p.path);
-    if (std::find(planner.default_read_only.begin(), planner.default_read_only.end(), p.path) !=
-        planner.default_read_only.end()) {
-      out.protected_paths.push_back(p.path);
-    }
+    out.policy.deny_write.push_back(p.path);
+    if (is_default(p.path)) out.protected_paths.push_back(p.path);
   }
   std::erase_if(planner.pinned,
                 [&](const std::string& path) { return is_lifted(path, lifted_write); });
@@ -506,8 +505,45 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
   plan_sealed(planner, plan);
   out.protected_paths.insert(out.protected_paths.end(), plan.startup_guarded.begin(),
                              plan.startup_guarded.end());
+}
 
-  // Unreadable paths: the secrets list and the caller's own entries.
+// One unreadable candidate that exists: refused when it would hide the workspace or a writable
+// root, or when another name (a hard link) would still reach it; else planned.
+Result<void> plan_unreadable_path(const std::string& candidate, const std::string& path,
+                                  bool is_default, const PathContext& context,
+                                  EffectivePolicy& out) {
+  const SandboxPolicy& policy = out.policy;
+  profiles::FsPlan& plan = out.plan;
+  if (path == "/" || is_beneath(policy.workspace_root, path)) {
+    return InvalidInput{fmt::format(
+        "deny_read entry {} contains the workspace {}; name the paths inside it to hide",
+        text::quoted(candidate), text::quoted(policy.workspace_root))};
+  }
+  for (const std::string& root : plan.writable) {
+    if (is_beneath(root, path)) {
+      return InvalidInput{fmt::format(
+          "deny_read entry {} contains the writable root {}; a root cannot be both writable "
+          "and unreadable. Drop one of them",
+          text::quoted(candidate), text::quoted(root))};
+    }
+  }
+  // The private state's files are made by this program alone (O_EXCL, in directories no
+  // confined run can write), so none has a name elsewhere, and a busy job store must not
+  // refuse every call.
+  const bool ours = std::find(context.private_state.begin(), context.private_state.end(),
+                              candidate) != context.private_state.end();
+  if (auto refused = ours ? std::nullopt : hard_link_refusal(candidate, path)) {
+    return InvalidInput{*refused};
+  }
+  plan.unreadable.push_back({path, is_directory(path), ours});
+  if (is_default) out.protected_paths.push_back(path);
+  return {};
+}
+
+// Unreadable paths: the secrets list, the caller's own entries and the sandbox's private state.
+Result<void> plan_unreadable(const SandboxPolicy& policy, const PathContext& context,
+                             EffectivePolicy& out) {
+  profiles::FsPlan& plan = out.plan;
   std::vector<std::string> deny_read = policy.deny_read;
   const std::vector<std::string> lifted_read = take_lifted(deny_read);
   std::vector<std::pair<std::string, bool>> candidates;  // path, is a default
@@ -525,31 +561,10 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
   for (const auto& [candidate, is_default] : candidates) {
     if (!lstat_of(candidate)) continue;
     const auto path = existing_canonical(candidate);
-    if (!path) continue;
-    if (is_default && is_lifted(*path, lifted_read)) continue;
-    if (*path == "/" || is_beneath(policy.workspace_root, *path)) {
-      return InvalidInput{fmt::format(
-          "deny_read entry {} contains the workspace {}; name the paths inside it to hide",
-          text::quoted(candidate), text::quoted(policy.workspace_root))};
+    if (!path || (is_default && is_lifted(*path, lifted_read))) continue;
+    if (auto planned = plan_unreadable_path(candidate, *path, is_default, context, out); !planned) {
+      return planned.error();
     }
-    for (const std::string& root : plan.writable) {
-      if (is_beneath(root, *path)) {
-        return InvalidInput{fmt::format(
-            "deny_read entry {} contains the writable root {}; a root cannot be both writable "
-            "and unreadable. Drop one of them",
-            text::quoted(candidate), text::quoted(root))};
-      }
-    }
-    // The private state's files are made by this program alone (O_EXCL, in directories no
-    // confined run can write), so none has a name elsewhere, and a busy job store must not
-    // refuse every call.
-    const bool ours = std::find(context.private_state.begin(), context.private_state.end(),
-                                candidate) != context.private_state.end();
-    if (auto refused = ours ? std::nullopt : hard_link_refusal(candidate, *path)) {
-      return InvalidInput{*refused};
-    }
-    plan.unreadable.push_back({*path, is_directory(*path), ours});
-    if (is_default) out.protected_paths.push_back(*path);
   }
   dedupe(plan.unreadable);
   sort_by_depth(plan.unreadable);
@@ -563,8 +578,42 @@ Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const Path
     if (!covered) outermost.push_back(std::move(p));
   }
   plan.unreadable = std::move(outermost);
+  for (const PlannedPath& p : plan.unreadable) out.policy.deny_read.push_back(p.path);
+  return {};
+}
+
+}  // namespace
+
+Result<EffectivePolicy> effective_policy(const SandboxPolicy& policy, const PathContext& context) {
+  EffectivePolicy out{policy, {}, {}};
+  SandboxPolicy& effective = out.policy;
+  profiles::FsPlan& plan = out.plan;
+  const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
+  effective.allow_write.clear();
+  effective.deny_write.clear();
+  effective.deny_read.clear();
+  if (!workspace_write) effective.allow_cache.clear();
+  if (workspace_write) {
+    if (auto roots = resolve_writable_roots(policy, context, effective.allow_write); !roots) {
+      return roots.error();
+    }
+  }
+  plan.writable = effective.allow_write;
+  std::stable_sort(plan.writable.begin(), plan.writable.end(),
+                   [](const std::string& a, const std::string& b) { return depth(a) < depth(b); });
+
+  std::vector<std::string> deny_write = policy.deny_write;
+  const std::vector<std::string> lifted_write = take_lifted(deny_write);
+  Planner planner{policy, context, {}, {}, {}, {}, {}, {}};
+  if (workspace_write) {
+    if (auto planned = plan_carve_outs(planner, deny_write, lifted_write, plan); !planned) {
+      return planned.error();
+    }
+  }
+  settle_read_only(planner, lifted_write, out);
+
+  if (auto planned = plan_unreadable(policy, context, out); !planned) return planned.error();
   dedupe(out.protected_paths);
-  for (const PlannedPath& p : plan.unreadable) effective.deny_read.push_back(p.path);
   if (!plan.unreadable.empty()) plan_read_grants(plan);
   return out;
 }

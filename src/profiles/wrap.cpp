@@ -99,55 +99,61 @@ void append_runner(Argv& out, const std::string& runner, const Argv& run_args, c
   out.emplace_back("--");
 }
 
+// The bwrap chain: the allow-list's proxy outside (when the policy has one), bwrap behind the
+// exec shim when it runs alone, the proxy's bridge and the launcher inside.
+void append_bwrap_chain(ConfinedArgv& out, const Selection& selection, const Runners& runners,
+                        const SandboxPolicy& policy, const RunNeeds& needs, const FsPlan& plan) {
+  // The allow-list: the proxy heads the chain outside; inside bwrap's network namespace the
+  // bridge listens on loopback before the launcher starts (profiles/netproxy.h).
+  const bool allow_list = policy.network == NetworkPolicy::kAllowList;
+  if (allow_list) {
+    append_runner(out.argv, runners.netproxy, netproxy_run_args(needs), netproxy_args(policy));
+    if (needs.status_channels) out.status_channels.push_back(netproxy_status_channel());
+  }
+  Argv args = bwrap_args(policy, plan, needs.tmpfs_bytes);
+  if (allow_list) {
+    const Argv env = netproxy_env_args();
+    args.insert(args.end(), env.begin(), env.end());
+    if (bwrap_hides(runners.netproxy, policy)) {
+      args.insert(args.end(), {"--ro-bind", runners.netproxy, runners.netproxy});
+    }
+  }
+  if (!selection.landlock) {
+    // bwrap alone gets the launcher's always-on filter through descriptor 5, which the exec
+    // shim in front of it opens: the argv needs nothing from its spawner. In the layered
+    // default the inner launcher installs that same filter itself, so bwrap loads none.
+    const Argv seccomp = bwrap_seccomp_args();
+    args.insert(args.end(), seccomp.begin(), seccomp.end());
+    append_runner(out.argv, runners.seccomp_exec, {}, seccomp_exec_args());
+  }
+  // Defense in depth: inside bwrap's mount view, landlock-run adds IPC scoping, seccomp
+  // hardening and its own capability drop. The read-only root shows it at its own path
+  // unless one of the profile's own mounts covers it (a launcher under /tmp vanishes under
+  // workspace-write's tmpfs): only then is it bound back, last, read-only. Each bind is a
+  // mount in every run, so it is not added where it changes nothing.
+  if (selection.landlock && bwrap_hides(runners.landlock_run, policy)) {
+    args.insert(args.end(), {"--ro-bind", runners.landlock_run, runners.landlock_run});
+  }
+  append_runner(out.argv, runners.bwrap, bwrap_run_args(needs), args);
+  if (needs.status_channels) out.status_channels.push_back(bwrap_status_channel());
+  if (allow_list) append_runner(out.argv, runners.netproxy, netproxy_bridge_args(), {});
+  if (selection.landlock) {
+    append_runner(
+        out.argv, runners.landlock_run, landlock_run_args(needs),
+        landlock_layer_args(policy, *selection.landlock, LandlockPlace::kInsideBwrap, needs, plan));
+    if (needs.status_channels) out.status_channels.push_back(landlock_status_channel());
+  }
+}
+
 // Appends the runners, their flags, profiles and separators to `out` (confine()'s hot path: no
 // copies), the descriptors they read to `fds` and the status channels they write to `channels`.
 void append_prefix(ConfinedArgv& out, const Selection& selection, const Runners& runners,
                    const SandboxPolicy& policy, std::span<const std::string> writable_roots,
                    std::string_view temp_dir, const RunNeeds& needs, const FsPlan& plan) {
   switch (selection.backend) {
-    case SandboxBackend::kBwrap: {
-      // The allow-list: the proxy heads the chain outside; inside bwrap's network namespace the
-      // bridge listens on loopback before the launcher starts (profiles/netproxy.h).
-      const bool allow_list = policy.network == NetworkPolicy::kAllowList;
-      if (allow_list) {
-        append_runner(out.argv, runners.netproxy, netproxy_run_args(needs), netproxy_args(policy));
-        if (needs.status_channels) out.status_channels.push_back(netproxy_status_channel());
-      }
-      Argv args = bwrap_args(policy, plan, needs.tmpfs_bytes);
-      if (allow_list) {
-        const Argv env = netproxy_env_args();
-        args.insert(args.end(), env.begin(), env.end());
-        if (bwrap_hides(runners.netproxy, policy)) {
-          args.insert(args.end(), {"--ro-bind", runners.netproxy, runners.netproxy});
-        }
-      }
-      if (!selection.landlock) {
-        // bwrap alone gets the launcher's always-on filter through descriptor 5, which the exec
-        // shim in front of it opens: the argv needs nothing from its spawner. In the layered
-        // default the inner launcher installs that same filter itself, so bwrap loads none.
-        const Argv seccomp = bwrap_seccomp_args();
-        args.insert(args.end(), seccomp.begin(), seccomp.end());
-        append_runner(out.argv, runners.seccomp_exec, {}, seccomp_exec_args());
-      }
-      // Defense in depth: inside bwrap's mount view, landlock-run adds IPC scoping, seccomp
-      // hardening and its own capability drop. The read-only root shows it at its own path
-      // unless one of the profile's own mounts covers it (a launcher under /tmp vanishes under
-      // workspace-write's tmpfs): only then is it bound back, last, read-only. Each bind is a
-      // mount in every run, so it is not added where it changes nothing.
-      if (selection.landlock && bwrap_hides(runners.landlock_run, policy)) {
-        args.insert(args.end(), {"--ro-bind", runners.landlock_run, runners.landlock_run});
-      }
-      append_runner(out.argv, runners.bwrap, bwrap_run_args(needs), args);
-      if (needs.status_channels) out.status_channels.push_back(bwrap_status_channel());
-      if (allow_list) append_runner(out.argv, runners.netproxy, netproxy_bridge_args(), {});
-      if (selection.landlock) {
-        append_runner(out.argv, runners.landlock_run, landlock_run_args(needs),
-                      landlock_layer_args(policy, *selection.landlock, LandlockPlace::kInsideBwrap,
-                                          needs, plan));
-        if (needs.status_channels) out.status_channels.push_back(landlock_status_channel());
-      }
+    case SandboxBackend::kBwrap:
+      append_bwrap_chain(out, selection, runners, policy, needs, plan);
       return;
-    }
     case SandboxBackend::kLandlock:
       append_runner(out.argv, runners.landlock_run, landlock_run_args(needs),
                     landlock_layer_args(policy, selection.landlock.value(), LandlockPlace::kHost,

@@ -145,7 +145,11 @@ Result<void> check_host_name(std::string_view name) {
   return {};
 }
 
-Result<NetworkEntry> parse_network_entry(std::string_view entry) {
+namespace {
+
+// Printable ASCII only: a control byte would corrupt a message or a log line, and a name beyond
+// ASCII must come in the A-label form the resolver compares.
+Result<void> check_entry_bytes(std::string_view entry) {
   for (const char c : entry) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f) return bad_entry(entry, "holds a NUL or control byte");
@@ -156,15 +160,13 @@ Result<NetworkEntry> parse_network_entry(std::string_view entry) {
     }
   }
   if (entry.empty()) return bad_entry(entry, "is empty");
-  if (is_url_entry(entry)) {
-    auto authority = url_authority(entry);
-    if (!authority) return authority.error();
-    return parse_network_entry(authority.value());
-  }
-  NetworkEntry out;
-  std::string_view host = entry;
+  return {};
+}
+
+// [v6]:port or [v6]; a bare v6 (two colons or more) carries no port; otherwise host:port.
+// Leaves the host in `host` and sets out.port.
+Result<void> split_port(std::string_view entry, std::string_view& host, NetworkEntry& out) {
   std::optional<std::string_view> port_text;
-  // [v6]:port or [v6]; a bare v6 (two colons or more) carries no port; otherwise host:port.
   if (host.front() == '[') {
     const std::size_t close = host.find(']');
     if (close == std::string_view::npos) return bad_entry(entry, "has '[' without ']'");
@@ -186,29 +188,48 @@ Result<NetworkEntry> parse_network_entry(std::string_view entry) {
     out.port = parse_port(*port_text);
     if (!out.port) return bad_entry(entry, "the port is not a number from 1 to 65535");
   }
-  // address/prefix
+  return {};
+}
+
+// ADDRESS/PREFIX, its host bits cleared so the canonical spelling is the network's.
+Result<NetworkEntry> parse_prefix(std::string_view entry, std::string_view host, std::size_t slash,
+                                  NetworkEntry out) {
+  const auto address = parse_ip(host.substr(0, slash));
+  const std::string_view bits = host.substr(slash + 1);
+  if (!address) return bad_entry(entry, "the part before '/' is not an IP address");
+  const int max = address->v4 ? 32 : 128;
+  int prefix = -1;
+  if (!bits.empty() && bits.size() <= 3 &&
+      std::all_of(bits.begin(), bits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    prefix = std::stoi(std::string(bits));
+  }
+  if (prefix < 0 || prefix > max) {
+    return bad_entry(entry, fmt::format("the prefix length is not a number from 0 to {}", max));
+  }
+  out.kind = NetworkEntry::Kind::kAddress;
+  out.address = *address;
+  out.prefix = address->v4 ? 96 + prefix : prefix;
+  for (int bit = out.prefix; bit < 128; ++bit) {
+    out.address.bytes[static_cast<std::size_t>(bit / 8)] &=
+        static_cast<std::uint8_t>(~(0x80 >> (bit % 8)));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<NetworkEntry> parse_network_entry(std::string_view entry) {
+  if (auto bytes = check_entry_bytes(entry); !bytes) return bytes.error();
+  if (is_url_entry(entry)) {
+    auto authority = url_authority(entry);
+    if (!authority) return authority.error();
+    return parse_network_entry(authority.value());
+  }
+  NetworkEntry out;
+  std::string_view host = entry;
+  if (auto split = split_port(entry, host, out); !split) return split.error();
   if (const std::size_t slash = host.find('/'); slash != std::string_view::npos) {
-    const auto address = parse_ip(host.substr(0, slash));
-    const std::string_view bits = host.substr(slash + 1);
-    if (!address) return bad_entry(entry, "the part before '/' is not an IP address");
-    const int max = address->v4 ? 32 : 128;
-    int prefix = -1;
-    if (!bits.empty() && bits.size() <= 3 &&
-        std::all_of(bits.begin(), bits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      prefix = std::stoi(std::string(bits));
-    }
-    if (prefix < 0 || prefix > max) {
-      return bad_entry(entry, fmt::format("the prefix length is not a number from 0 to {}", max));
-    }
-    out.kind = NetworkEntry::Kind::kAddress;
-    out.address = *address;
-    out.prefix = address->v4 ? 96 + prefix : prefix;
-    // Clear the host bits, so the canonical spelling is the network's.
-    for (int bit = out.prefix; bit < 128; ++bit) {
-      out.address.bytes[static_cast<std::size_t>(bit / 8)] &=
-          static_cast<std::uint8_t>(~(0x80 >> (bit % 8)));
-    }
-    return out;
+    return parse_prefix(entry, host, slash, out);
   }
   if (const auto address = parse_ip(host)) {
     out.kind = NetworkEntry::Kind::kAddress;

@@ -159,6 +159,81 @@ std::vector<std::string> untrusted_roots(std::string_view workspace_root,
 
 namespace {
 
+// A step at or beneath a root a confined run can write: the refusal, naming which.
+std::optional<InvalidInput> planted_step(const std::string& next,
+                                         std::span<const std::string> roots, bool is_link) {
+  const auto above = root_above(next, roots);
+  if (!above) return std::nullopt;
+  const std::string_view what = is_link ? "the symlink " : "";
+  if (next == *above) {
+    return InvalidInput{fmt::format("{}{} is a root a confined run can write (the "
+                                    "workspace, /tmp, $TMPDIR or an earlier workspace)",
+                                    what, text::quoted(next)),
+                        ErrorCode::kUntrusted};
+  }
+  return InvalidInput{fmt::format("{}{} lies beneath {}, which a confined run can write (the "
+                                  "workspace, /tmp, $TMPDIR "
+                                  "or an earlier workspace)",
+                                  what, text::quoted(next), text::quoted(*above)),
+                      ErrorCode::kUntrusted};
+}
+
+// The symlink `name` in `dir` (trusted, checked on the way, so only the caller or root could
+// have made it; its owner says which): its target's parts go first in `parts`, and an absolute
+// target starts again from /.
+Result<void> follow_symlink(std::vector<Dir>& stack, const std::string& name,
+                            const std::string& next, const struct stat& link, std::string_view path,
+                            int& symlinks, std::deque<std::string>& parts) {
+  if (!owned_by_caller_or_root(link)) {
+    return InvalidInput{fmt::format("the symlink {} is owned by uid {}, neither you nor root",
+                                    text::quoted(next), link.st_uid),
+                        ErrorCode::kUntrusted};
+  }
+  if (++symlinks > kMaxSymlinks) {
+    return InvalidInput{fmt::format("{}: too many levels of symbolic links", text::quoted(path))};
+  }
+  std::array<char, 4096> target{};
+  const ssize_t n = ::readlinkat(stack.back().fd.get(), name.c_str(), target.data(), target.size());
+  if (n <= 0 || static_cast<std::size_t>(n) >= target.size()) {
+    return InvalidInput{fmt::format("cannot read the symlink {}", text::quoted(next))};
+  }
+  const std::string_view spelled(target.data(), static_cast<std::size_t>(n));
+  std::deque<std::string> more = split(spelled);
+  parts.insert(parts.begin(), more.begin(), more.end());
+  if (spelled.starts_with('/')) stack.resize(1);
+  return {};
+}
+
+// The step `name` in `dir`, opened without following a link, as the same object fstatat saw
+// (`link`); a directory on the way, the last step as `kind` and `readable` want it.
+Result<Dir> open_step(const Dir& dir, const std::string& name, const std::string& next,
+                      const struct stat& link, bool last, TrustedKind kind, bool readable,
+                      bool check_objects) {
+  const bool want_dir = !last || kind == TrustedKind::kDirectory;
+  int flags = O_NOFOLLOW | O_CLOEXEC;
+  if (want_dir) {
+    flags |= O_PATH | O_DIRECTORY;
+  } else {
+    // O_NONBLOCK: a FIFO planted at the name must not block the open.
+    flags |= readable ? O_RDONLY | O_NONBLOCK : O_PATH;
+  }
+  UniqueFd fd(::openat(dir.fd.get(), name.c_str(), flags));
+  struct stat info {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0) {
+    return InvalidInput{fmt::format("{}: {}", text::quoted(next), errno_text(errno))};
+  }
+  if (info.st_dev != link.st_dev || info.st_ino != link.st_ino) {
+    return InvalidInput{fmt::format("{} changed while it was checked", text::quoted(next))};
+  }
+  if (!want_dir && !S_ISREG(info.st_mode)) {
+    return InvalidInput{fmt::format("{} is not a regular file", text::quoted(next))};
+  }
+  if (check_objects) {
+    if (auto checked = check_owner_and_mode(info, next, !last); !checked) return checked.error();
+  }
+  return Dir{std::move(fd), next};
+}
+
 // The walk behind both checks. `check_objects`: every directory and the target must pass the
 // trust check (a file that decides a run); otherwise only the symlinks met are checked (a
 // workspace, which is itself writable by design).
@@ -188,74 +263,25 @@ Result<TrustedPath> walk(std::string_view path, std::span<const std::string> roo
     struct stat link {};
     const bool found = ::fstatat(dir.fd.get(), name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0;
     const int lookup_error = errno;
-    if (check_objects || (found && S_ISLNK(link.st_mode))) {
-      if (const auto above = root_above(next, roots)) {
-        const std::string_view what = found && S_ISLNK(link.st_mode) ? "the symlink " : "";
-        if (next == *above) {
-          return InvalidInput{fmt::format("{}{} is a root a confined run can write (the "
-                                          "workspace, /tmp, $TMPDIR or an earlier workspace)",
-                                          what, text::quoted(next)),
-                              ErrorCode::kUntrusted};
-        }
-        return InvalidInput{fmt::format("{}{} lies beneath {}, which a confined run can write (the "
-                                        "workspace, /tmp, $TMPDIR "
-                                        "or an earlier workspace)",
-                                        what, text::quoted(next), text::quoted(*above)),
-                            ErrorCode::kUntrusted};
-      }
+    const bool is_link = found && S_ISLNK(link.st_mode);
+    if (check_objects || is_link) {
+      if (auto refused = planted_step(next, roots, is_link)) return std::move(*refused);
     }
     if (!found) {
       return InvalidInput{
           fmt::format("{}: {}", text::quoted(next), errno_text(lookup_error)),
           lookup_error == ENOTDIR ? ErrorCode::kNotADirectory : ErrorCode::kNotFound};
     }
-    if (S_ISLNK(link.st_mode)) {
-      // The directory holding it is trusted (checked on the way), so only the caller or root
-      // could have made it; its owner says which.
-      if (!owned_by_caller_or_root(link)) {
-        return InvalidInput{fmt::format("the symlink {} is owned by uid {}, neither you nor root",
-                                        text::quoted(next), link.st_uid),
-                            ErrorCode::kUntrusted};
+    if (is_link) {
+      if (auto followed = follow_symlink(stack, name, next, link, path, symlinks, parts);
+          !followed) {
+        return followed.error();
       }
-      if (++symlinks > kMaxSymlinks) {
-        return InvalidInput{
-            fmt::format("{}: too many levels of symbolic links", text::quoted(path))};
-      }
-      std::array<char, 4096> target{};
-      const ssize_t n = ::readlinkat(dir.fd.get(), name.c_str(), target.data(), target.size());
-      if (n <= 0 || static_cast<std::size_t>(n) >= target.size()) {
-        return InvalidInput{fmt::format("cannot read the symlink {}", text::quoted(next))};
-      }
-      const std::string_view spelled(target.data(), static_cast<std::size_t>(n));
-      std::deque<std::string> more = split(spelled);
-      parts.insert(parts.begin(), more.begin(), more.end());
-      if (spelled.starts_with('/')) stack.resize(1);
       continue;
     }
-    const bool last = parts.empty();
-    const bool want_dir = !last || kind == TrustedKind::kDirectory;
-    int flags = O_NOFOLLOW | O_CLOEXEC;
-    if (want_dir) {
-      flags |= O_PATH | O_DIRECTORY;
-    } else {
-      // O_NONBLOCK: a FIFO planted at the name must not block the open.
-      flags |= readable ? O_RDONLY | O_NONBLOCK : O_PATH;
-    }
-    UniqueFd fd(::openat(dir.fd.get(), name.c_str(), flags));
-    struct stat info {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0) {
-      return InvalidInput{fmt::format("{}: {}", text::quoted(next), errno_text(errno))};
-    }
-    if (info.st_dev != link.st_dev || info.st_ino != link.st_ino) {
-      return InvalidInput{fmt::format("{} changed while it was checked", text::quoted(next))};
-    }
-    if (!want_dir && !S_ISREG(info.st_mode)) {
-      return InvalidInput{fmt::format("{} is not a regular file", text::quoted(next))};
-    }
-    if (check_objects) {
-      if (auto checked = check_owner_and_mode(info, next, !last); !checked) return checked.error();
-    }
-    stack.push_back({std::move(fd), next});
+    auto opened = open_step(dir, name, next, link, parts.empty(), kind, readable, check_objects);
+    if (!opened) return opened.error();
+    stack.push_back(std::move(opened).value());
   }
   if (stack.size() == 1 && kind == TrustedKind::kFile) {
     return InvalidInput{fmt::format("{} names a directory, not a file", text::quoted(path))};

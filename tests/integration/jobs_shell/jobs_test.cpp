@@ -629,6 +629,26 @@ TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
   EXPECT_TRUE(refused.exited_with(125)) << refused.describe();
   EXPECT_EQ(refused.out, "");
   EXPECT_NE(refused.err.find(base), string::npos) << refused.describe();
+  // The place is checked against the roots the job's mode makes writable. Read-only makes none:
+  // a read-only job whose workspace holds the place starts, as a read-only run does. A
+  // workspace-write one could plant jobs there: refused, and no job directory appears.
+  const auto job_count = [&base] {
+    const auto entries = std::filesystem::directory_iterator(base + "/jobs");
+    return std::distance(std::filesystem::begin(entries), std::filesystem::end(entries));
+  };
+  const CliResult read_only = as_nobody(
+      {"start", "--mode", "read-only", "--workspace", "/var/tmp", "--", "echo", "read-only job"});
+  ASSERT_TRUE(read_only.exited_with(0)) << read_only.describe();
+  const CliResult read_only_ended =
+      as_nobody({"job-wait", "--timeout", "60", read_only.out.substr(0, 16)});
+  EXPECT_TRUE(read_only_ended.exited_with(0)) << read_only_ended.describe();
+  EXPECT_NE(read_only_ended.out.find("read-only job"), string::npos) << read_only_ended.describe();
+  const auto jobs_before = job_count();
+  const CliResult writable =
+      as_nobody({"start", "--mode", "workspace-write", "--workspace", "/var/tmp", "--", "true"});
+  EXPECT_TRUE(writable.exited_with(125)) << writable.describe();
+  EXPECT_EQ(writable.out, "");
+  EXPECT_EQ(job_count(), jobs_before);
   // A workspace-write run whose workspace holds that place could plant jobs there: refused
   // before anything runs, checked from outside.
   const string marker = base + "/jobs/00000000deadbeef";

@@ -48,7 +48,8 @@ run_ctest() {
   return "$status"
 }
 
-stage() { printf '\n=== %s\n' "$*"; }
+# Each stage's start says how long the run has taken so far (CI's time budget is read from it).
+stage() { printf '\n=== [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 status=0
 
 stage "build ($build) and run unit + integration tests"
@@ -89,5 +90,5 @@ else
 fi
 
 echo
-echo "tests: $passed passed, $failed failed, $skipped skipped"
+echo "tests: $passed passed, $failed failed, $skipped skipped, in $((SECONDS / 60))m$((SECONDS % 60))s"
 exit "$status"

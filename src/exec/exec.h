@@ -6,6 +6,10 @@
 // the caller dies, as bwrap's PID namespace ends it. The caller's process is never a subreaper.
 // The tree is bounded in processes and memory (a cgroup child where the caller can make one,
 // rlimits otherwise), and its output beyond the tails spills to a per-user directory.
+// exec is the process engine: every process the libraries start is started here, by run() and
+// start() below, by the terminal mode (exec/terminal.h, the interactive shell) or by the detached
+// mode (exec/detached.h, a background job's supervisor); tests/unit/exec checks that no other
+// library code does.
 #pragma once
 
 #include <sys/types.h>

@@ -3,7 +3,6 @@
 // output, enforces the deadline and abort, and collects the supervisor's status messages.
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,9 +19,8 @@
 #include "exec/bounds.h"
 #include "exec/capture.h"
 #include "exec/exec.h"
+#include "exec/supervision.h"
 #include "exec/supervisor.h"
-
-extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
 namespace dsh::sandbox::exec {
 
@@ -32,126 +30,37 @@ using Clock = std::chrono::steady_clock;
 using detail::Message;
 using detail::MessageKind;
 
-// Reading environ races with a concurrent setenv in another thread; callers that mutate their
-// environment while running commands must pass what they mean in Request::env instead.
-std::vector<std::string> ambient_environment() {
-  std::vector<std::string> out;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    out.emplace_back(*entry);
-  }
-  return out;
-}
-
-// A started supervisor, the parent's ends of its pipes and the tree's bounds. If the owner
-// gives up early (an exception from a callback, a Job destroyed unwaited), closing the control
-// pipe tells the supervisor to kill the whole tree and the destructor reaps it; the bounds'
-// cgroups are removed after that (normally the supervisor has removed them already).
-struct Launch {
-  Launch() : bounds(std::make_unique<detail::TreeBounds>()) {}
-  ~Launch() {
-    control.reset();
-    if (supervisor > 0) {
-      while (::waitpid(supervisor, nullptr, 0) < 0 && errno == EINTR) {
-      }
-    }
-  }
-  Launch(Launch&& other) noexcept
-      : supervisor(std::exchange(other.supervisor, 0)),
-        control(std::move(other.control)),
-        status(std::move(other.status)),
-        out(std::move(other.out)),
-        err(std::move(other.err)),
-        setup_error(std::move(other.setup_error)),
-        bounds(std::move(other.bounds)) {}
-  Launch& operator=(Launch&&) = delete;
-  Launch(const Launch&) = delete;
-  Launch& operator=(const Launch&) = delete;
-
-  pid_t supervisor = 0;
-  UniqueFd control;
-  UniqueFd status;
+// A started supervisor with the parent's ends of the command's output pipes.
+struct Launch : detail::Supervision {
   UniqueFd out;
   UniqueFd err;
-  std::optional<SpawnError> setup_error;
-  std::unique_ptr<detail::TreeBounds> bounds;
-
-  int watch_fd() const { return status.get(); }
-
-  // After watch_fd() polled readable: the next message; kLost when the supervisor died without
-  // a word.
-  std::optional<Message> read_news() const;
-
-  // MSG_NOSIGNAL: a supervisor that exited before its last message was read makes this fail
-  // with EPIPE; a pipe would raise SIGPIPE in the caller instead, killing a caller without a
-  // handler (`dsh-sandbox probe`) whenever a deadline races the command's own exit.
-  void control_tree(char command) const {
-    while (::send(control.get(), &command, 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {
-    }
-  }
 };
-
-// The control channel: a socket pair, so that control_tree can send without SIGPIPE.
-bool open_control(Pipe& control) {
-  std::array<int, 2> fds{};
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds.data()) != 0) return false;
-  control.read.reset(fds[0]);
-  control.write.reset(fds[1]);
-  return true;
-}
 
 // `foreground`: the calling thread waits for the run, so the supervisor may take that thread's
 // death as its caller's (PR_SET_PDEATHSIG fires when the forking thread exits).
 Launch launch(const Request& request, bool foreground) {
   Launch launched;
-  Pipe control;
-  Pipe status;
   Pipe out;
   Pipe err;
   UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (null_fd.get() < 0 || !open_control(control) || !open_pipe(status) || !open_pipe(out) ||
-      !open_pipe(err)) {
+  if (null_fd.get() < 0 || !open_pipe(out) || !open_pipe(err)) {
     launched.setup_error = SpawnError{SpawnStage::kSetup, errno, ""};
     return launched;
   }
-  detail::make_tree_bounds(request.bounds, *launched.bounds);
   const int stdin_fd = request.stdin_fd >= 0 ? request.stdin_fd : null_fd.get();
-  const std::array<int, 3> stdio = {stdin_fd, out.write.get(), err.write.get()};
   std::vector<std::string> env =
       request.inherit_env
-          ? build_environment(ambient_environment(), request.env, request.managed_env)
+          ? build_environment(detail::ambient_environment(), request.env, request.managed_env)
           : exact_environment(request.env, request.managed_env);
-  detail::SpawnPlan plan(request, std::move(env), stdio, control.read.get(), status.write.get(),
-                         *launched.bounds);
-  plan.parent_death_signal = foreground;
+  launched.start(request, std::move(env), {stdin_fd, out.write.get(), err.write.get()},
+                 detail::SupervisorMode{foreground, false});
   launched.out = std::move(out.read);
   launched.err = std::move(err.read);
-  const pid_t pid = detail::fork_supervisor(plan);
-  if (pid < 0) {
-    launched.setup_error = SpawnError{SpawnStage::kSetup, -pid, ""};
-    return launched;
-  }
-  launched.supervisor = pid;
-  launched.control = std::move(control.write);
-  launched.status = std::move(status.read);
   return launched;
 }
 
 bool read_message(int fd, Message& message) {
   return io::read_some(fd, &message, sizeof message) == static_cast<ssize_t>(sizeof message);
-}
-
-std::optional<Message> Launch::read_news() const {
-  Message message;
-  if (read_message(status.get(), message)) return message;
-  return Message{MessageKind::kLost};
-}
-
-SpawnError spawn_error_of(const Request& request, const Message& message) {
-  const auto stage = static_cast<SpawnStage>(message.stage);
-  const std::string path = stage == SpawnStage::kProgram   ? request.argv[0]
-                           : stage == SpawnStage::kWorkdir ? request.workdir
-                                                           : std::string();
-  return SpawnError{stage, message.value, path};
 }
 
 enum class Cause { kNone, kTimeout, kAbort };
@@ -174,7 +83,7 @@ class Pump {
     settled_ = true;
     if (message.kind == MessageKind::kLost) return;  // nothing more will come, nor any status
     if (message.kind == MessageKind::kSpawnFailed) {
-      result.spawn_error = spawn_error_of(request_, message);
+      result.spawn_error = detail::spawn_error_of(request_, message);
     } else if (WIFEXITED(message.value)) {
       result.exit_code = WEXITSTATUS(message.value);
     } else if (WIFSIGNALED(message.value)) {

@@ -60,8 +60,10 @@ void send(int fd, MessageKind kind, int value, int stage = 0) {
   io::write_all(fd, &message, sizeof message);
 }
 
-// Closes every descriptor not in the sorted `keep`: whatever other threads of the caller had
-// open (other runs' pipe ends above all) must not be held by this run's processes.
+}  // namespace
+
+// Whatever other threads of the caller had open (other runs' pipe ends above all) must not be
+// held by this run's processes.
 void close_all_except(const std::vector<int>& keep) {
   unsigned first = 0;
   for (const int fd : keep) {
@@ -71,6 +73,8 @@ void close_all_except(const std::vector<int>& keep) {
   }
   ::close_range(first, UINT_MAX, 0);
 }
+
+namespace {
 
 // ---- the command, between fork and exec ----
 
@@ -308,8 +312,10 @@ pid_t spawn_command(SpawnPlan& plan, const std::array<int, 2>& error_pipe) {
 
 [[noreturn]] void supervise(SpawnPlan& plan) {
   // Every signal is already blocked (fork_supervisor): the caller's handlers never run here.
-  // Its own process group: the terminal's SIGINT and a kill of the caller's group miss it.
-  ::setpgid(0, 0);
+  // Its own process group: the terminal's SIGINT and a kill of the caller's group miss it. On a
+  // terminal its own session (which makes the group too): the caller's controlling terminal is
+  // then no terminal of the tree's.
+  (void)(plan.new_session ? ::setsid() : ::setpgid(0, 0));
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   ::sigaction(SIGCHLD, &dfl, nullptr);  // an ignored SIGCHLD would auto-reap: no statuses

@@ -76,8 +76,14 @@ struct SpawnPlan {
   // (PR_SET_PDEATHSIG; only when that thread is the one waiting for the run).
   pid_t parent = 0;
   bool parent_death_signal = false;
+  // The supervisor leaves the caller's session too (setsid), not only its process group: a run
+  // on a terminal, whose tree must not share the caller's controlling terminal.
+  bool new_session = false;
   pid_t supervisor = 0;  // set by the supervisor before it forks the command
 };
+
+// Closes every descriptor not in the sorted `keep` (close_range, Linux 5.9); async-signal-safe.
+void close_all_except(const std::vector<int>& keep);
 
 // Forks the supervisor. Returns its pid, or -errno. The supervisor reads control bytes from
 // plan.control_read and writes Messages to plan.status_write.

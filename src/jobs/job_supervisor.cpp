@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/job_supervisor.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,7 +15,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
-#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -31,6 +28,7 @@
 #include "consumer/audit.h"
 #include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
+#include "exec/detached.h"
 
 namespace dsh::sandbox::jobs {
 
@@ -91,27 +89,6 @@ class LiveFile {
   UniqueFd fd_;
   std::size_t written_ = 0;
 };
-
-// Every descriptor but `keep` closed: the supervisor lives long, and a pipe it inherited from
-// whoever ran `start` (a harness reading start's output through a descriptor other than 1 and 2)
-// would otherwise never see end-of-file while the job runs.
-void close_other_descriptors(std::initializer_list<int> keep) {
-  std::vector<int> open;
-  if (DIR* fds = ::opendir("/proc/self/fd")) {
-    // One directory stream, read by this thread alone.
-    while (const dirent* entry = ::readdir(fds)) {  // NOLINT(concurrency-mt-unsafe)
-      if (entry->d_name[0] != '.') {
-        open.push_back(static_cast<int>(std::strtol(entry->d_name, nullptr, 10)));
-      }
-    }
-    ::closedir(fds);
-  }
-  for (const int fd : open) {
-    if (fd > 2 && std::find(keep.begin(), keep.end(), fd) == keep.end()) {
-      ::close(fd);
-    }
-  }
-}
 
 void send(int fd, std::string_view message) { (void)io::write_all(fd, message); }
 
@@ -189,9 +166,6 @@ void open_job_files(const JobDirectory& dir, JobLaunch& launch) {
 [[noreturn]] void supervise(int jobs_dir, const JobDirectory& dir,
                             consumer::SandboxBashExecutor& executor, JobLaunch launch,
                             UniqueFd handshake) {
-  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  for (int fd = 0; fd <= 2 && null >= 0; ++fd) ::dup2(null, fd);
-  close_other_descriptors({jobs_dir, dir.fd(), handshake.get()});
   handle_end_requests();
   bool started = false;
   try {
@@ -300,23 +274,16 @@ std::string launch_job(int jobs_dir, consumer::SandboxBashExecutor& executor, Jo
     dir.remove(jobs_dir);
     throw std::runtime_error("cannot start the job: pipe2 failed");
   }
-  const pid_t first = ::fork();
-  if (first == 0) {
-    // A new session without a terminal, then a second fork so the supervisor is no session
-    // leader and can never acquire one; the CLI call returns at once.
-    handshake.read.reset();
-    ::setsid();
-    const pid_t second = ::fork();
-    if (second != 0) ::_exit(second < 0 ? 1 : 0);
-    supervise(jobs_dir, dir, executor, std::move(launch), std::move(handshake.write));
-  }
+  // Detached (exec's detached mode): outside this call's session, no session leader, stdio on
+  // /dev/null, only the job's directories and the handshake kept; the CLI call returns at once.
+  const std::array<int, 3> keep = {jobs_dir, dir.fd(), handshake.write.get()};
+  const int error = exec::start_detached(
+      [&] { supervise(jobs_dir, dir, executor, std::move(launch), std::move(handshake.write)); },
+      keep);
   handshake.write.reset();
-  if (first < 0) {
+  if (error != 0) {
     dir.remove(jobs_dir);
     throw std::runtime_error("cannot start the job: fork failed");
-  }
-  int wait_status = 0;
-  while (::waitpid(first, &wait_status, 0) < 0 && errno == EINTR) {
   }
   std::string reply;
   (void)io::read_all(handshake.read.get(), reply, 65536);

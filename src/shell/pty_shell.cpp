@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "shell/pty_shell.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -20,7 +16,6 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -29,7 +24,7 @@
 
 #include "base/io.h"
 #include "base/unique_fd.h"
-#include "exec/bounds.h"
+#include "exec/terminal.h"
 
 namespace dsh::sandbox::shell {
 
@@ -89,108 +84,6 @@ UniqueFd provided_descriptor(const ProvidedFd& wanted) {
   return fd;
 }
 
-// Every descendant this subreaper still has (orphans reparent to it), found through
-// /proc/self/task/*/children (Linux 3.5), SIGKILLed and reaped until none is left.
-void end_descendants() {
-  for (int round = 0; round < 100; ++round) {
-    std::vector<pid_t> children;
-    if (DIR* tasks = ::opendir("/proc/self/task")) {
-      // One directory stream, read by this thread alone.
-      while (const dirent* task = ::readdir(tasks)) {  // NOLINT(concurrency-mt-unsafe)
-        if (task->d_name[0] == '.') continue;
-        std::ifstream list(std::string("/proc/self/task/") + task->d_name + "/children");
-        pid_t pid = 0;
-        while (list >> pid) children.push_back(pid);
-      }
-      ::closedir(tasks);
-    }
-    if (children.empty()) return;
-    for (const pid_t pid : children) ::kill(pid, SIGKILL);
-    for (const pid_t pid : children) {
-      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-    }
-  }
-}
-
-// The keeper's child: the runner on the inner terminal, in the tree's bounds, with the
-// descriptors the confined argv expects.
-[[noreturn]] void start_runner(const std::vector<char*>& argv, const ShellLaunch& launch, int slave,
-                               std::vector<UniqueFd>& provided,
-                               const exec::detail::TreeBounds& bounds) {
-  // A session of its own, without a controlling terminal: nothing in it can reach the
-  // person's terminal, which is not among its descriptors either. Its own terminal is made
-  // controlling inside the sandbox (setsid --ctty), after the runner's own setsid.
-  ::setsid();
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  for (int fd = 0; fd <= 2; ++fd) ::dup2(slave, fd);
-  for (std::size_t i = 0; i < provided.size(); ++i) {
-    // dup2 clears FD_CLOEXEC on the target; a descriptor already in place keeps its flag.
-    const int target = launch.provided[i].fd;
-    if (provided[i].get() == target) {
-      ::fcntl(target, F_SETFD, 0);
-    } else {
-      ::dup2(provided[i].get(), target);
-    }
-  }
-  if (::chdir(launch.workdir.c_str()) != 0) ::_exit(126);
-  // Into the tree's cgroups before anything runs, so every descendant is born inside; a bound
-  // that cannot be put in place runs nothing.
-  for (const int procs : bounds.procs) {
-    if (::write(procs, "0", 1) != 1) ::_exit(126);
-  }
-  if (bounds.nproc) {
-    const rlimit limit{*bounds.nproc, *bounds.nproc};
-    if (::setrlimit(RLIMIT_NPROC, &limit) != 0) ::_exit(126);
-  }
-  if (bounds.data) {
-    const rlimit limit{*bounds.data, *bounds.data};
-    if (::setrlimit(RLIMIT_DATA, &limit) != 0) ::_exit(126);
-  }
-  ::execve(argv.front(), argv.data(), environ);
-  ::_exit(errno == ENOENT ? 127 : 126);
-}
-
-// The keeper: our process between the CLI and the shell's runner, the child subreaper of the
-// whole tree. Orphans (a setsid'd or double-forked job) reparent to it, and it ends them all
-// when the CLI lets go of `control`: when the proxy is done, or when the CLI dies without a
-// chance to clean up (SIGKILL closes its end too). It sends the runner's pid, then its wait
-// status, over `report`. Runs in the forked child of a single-threaded CLI, so it may allocate.
-[[noreturn]] void keep(const std::vector<char*>& argv, const ShellLaunch& launch, int slave,
-                       std::vector<UniqueFd>& provided, const exec::detail::TreeBounds& bounds,
-                       int control, int report) {
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  ::setpgid(0, 0);  // out of the person's foreground process group: no terminal signal reaches it
-  const pid_t child = ::fork();
-  if (child < 0) ::_exit(126);
-  if (child == 0) start_runner(argv, launch, slave, provided, bounds);
-  // The keeper holds no terminal: neither the person's nor the inner one.
-  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  for (int fd = 0; fd <= 2 && null >= 0; ++fd) ::dup2(null, fd);
-  ::close(slave);
-  provided.clear();
-  (void)io::write_all(report, &child, sizeof child);
-  const UniqueFd child_fd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
-  bool reported = false;
-  for (;;) {
-    std::array<pollfd, 2> fds{{{control, POLLIN, 0}, {reported ? -1 : child_fd.get(), POLLIN, 0}}};
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) break;
-    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) break;  // the CLI let go
-    if ((fds[1].revents & POLLIN) != 0) {
-      int wait_status = 0;
-      while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
-      }
-      (void)io::write_all(report, &wait_status, sizeof wait_status);
-      reported = true;
-    }
-  }
-  // cgroup.kill (Linux 5.14) reaches every task of the tree at once, whatever it reparented to;
-  // then every descendant left is killed and reaped by pid.
-  if (bounds.kill >= 0) (void)!::write(bounds.kill, "1", 1);
-  end_descendants();
-  ::_exit(0);
-}
-
 int status_of(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
@@ -238,7 +131,6 @@ class SignalRoute {
   ~SignalRoute() = default;
 
   const UniqueFd& read_end() const { return read_; }
-  const UniqueFd& write_end() const { return write_; }
   void restore() {
     for (std::size_t i = 0; i < kHandled.size(); ++i) {
       ::sigaction(kHandled[i], &previous_[i], nullptr);
@@ -252,6 +144,18 @@ class SignalRoute {
   std::array<struct sigaction, kHandled.size()> previous_{};
 };
 
+// The shell's wait status from how its run ended: 127 or 126 when it never started (as a shell
+// reports a program it cannot run), `lost` when the supervisor died without a word.
+int wait_status_of(const exec::TerminalEnd& end, int lost) {
+  if (end.wait_status) return *end.wait_status;
+  if (end.spawn_error) {
+    const bool missing =
+        end.spawn_error->stage == exec::SpawnStage::kProgram && end.spawn_error->error == ENOENT;
+    return W_EXITCODE(missing ? 127 : 126, 0);
+  }
+  return lost;
+}
+
 // The relay between the person's terminal and the inner one: what is typed goes to the master,
 // what the shell writes comes back. It ends once the shell's status is in and its output
 // drained, when every holder of the inner terminal closed it, on a signal that ends the
@@ -260,7 +164,7 @@ struct Relay {
   int terminal_in;
   int terminal_out;
   int master;
-  int report;
+  exec::TerminalRun& shell;  // the shell's run, on the inner terminal
   int signal_read;
   std::string to_inner;             // typed, not yet taken by the master
   std::optional<int> child_status;  // the shell's wait status
@@ -296,17 +200,16 @@ struct Relay {
         {{signal_read, POLLIN, 0},
          {master, static_cast<short>(POLLIN | (to_inner.empty() ? 0 : POLLOUT)), 0},
          {input_open ? terminal_in : -1, POLLIN, 0},
-         {child_status ? -1 : report, POLLIN, 0}}};
+         {child_status ? -1 : shell.watch_fd(), POLLIN, 0}}};
     if (::poll(fds.data(), fds.size(), wait_ms) < 0) {
       if (errno == EINTR) return true;
       fail("poll");
     }
     if ((fds[3].revents & (POLLIN | POLLHUP)) != 0) {
-      int wait_status = 0;
-      const ssize_t n = io::read_some(report, static_cast<void*>(&wait_status), sizeof wait_status);
-      // The keeper gone without a status (killed by someone): the shell is gone with it.
-      child_status =
-          n == static_cast<ssize_t>(sizeof wait_status) ? wait_status : W_EXITCODE(126, 0);
+      // The supervisor gone without a status (killed by someone): the shell is gone with it.
+      if (const auto end = shell.take_news()) {
+        child_status = wait_status_of(*end, W_EXITCODE(126, 0));
+      }
     }
     if ((fds[0].revents & POLLIN) != 0) take_signals();
     if (ended_by != 0) return false;
@@ -345,7 +248,7 @@ struct Relay {
         winsize size{};
         if (::ioctl(terminal_in, TIOCGWINSZ, &size) == 0) ::ioctl(master, TIOCSWINSZ, &size);
       } else if (signal == SIGCHLD) {
-        // The keeper's; the shell's own status comes over the report pipe.
+        // The supervisor's; the shell's own status comes over its status pipe.
       } else if (ended_by == 0) {
         ended_by = signal;
       }
@@ -353,42 +256,18 @@ struct Relay {
   }
 };
 
-// A pipe, both ends close-on-exec: {read, write}.
-std::array<UniqueFd, 2> cloexec_pipe() {
-  std::array<int, 2> fds{};
-  if (::pipe2(fds.data(), O_CLOEXEC) != 0) fail("pipe2");
-  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
 // The tree's end once the relay is over; the shell's wait status. Ended early (a signal, the
-// deadline): the shell's group gets SIGHUP, as from a terminal that went away; then the keeper,
-// let go (`control` closed), SIGKILLs whatever is left of the tree.
-int settle(const Relay& relay, pid_t child, pid_t keeper, UniqueFd& master, UniqueFd& control,
-           int report) {
-  std::optional<int> child_status = relay.child_status;
+// deadline): the shell's group gets SIGHUP, as from a terminal that went away; then the run is
+// let go, and exec's supervisor SIGKILLs whatever is left of the tree.
+int settle(const Relay& relay, exec::TerminalRun& run, UniqueFd& master) {
   const bool early = relay.ended_by != 0 || relay.timed_out;
-  if (!child_status && early) ::kill(-child, SIGHUP);
+  if (!relay.child_status && early) run.signal(SIGHUP);
   master.reset();
-  if (!child_status && !early) {
-    // Every holder of the inner terminal closed it: the shell has exited, or gets SIGHUP from
-    // the closed master; its status comes before the keeper is let go.
-    int wait_status = 0;
-    if (io::read_some(report, static_cast<void*>(&wait_status), sizeof wait_status) ==
-        static_cast<ssize_t>(sizeof wait_status)) {
-      child_status = wait_status;
-    }
-  }
-  control.reset();
-  int keeper_status = 0;
-  while (::waitpid(keeper, &keeper_status, 0) < 0 && errno == EINTR) {
-  }
-  if (!child_status) {
-    int wait_status = 0;
-    const ssize_t n = io::read_some(report, static_cast<void*>(&wait_status), sizeof wait_status);
-    child_status =
-        n == static_cast<ssize_t>(sizeof wait_status) ? wait_status : W_EXITCODE(0, SIGKILL);
-  }
-  return *child_status;
+  // Every holder of the inner terminal closed it: the shell has exited, or gets SIGHUP from the
+  // closed master; its status comes before the run is let go.
+  if (!relay.child_status && !early) (void)run.wait();
+  const exec::TerminalEnd end = run.end();
+  return relay.child_status.value_or(wait_status_of(end, W_EXITCODE(0, SIGKILL)));
 }
 
 // What the CLI says of the shell: ended by a signal of ours (128+N), by the deadline, or as the
@@ -409,6 +288,21 @@ ShellEnd shell_end(int child_status, int ended_by, bool timed_out) {
   return end;
 }
 
+// The runner on the inner terminal, with the descriptors the confined argv expects, in the
+// tree's bounds (exec's: cgroups it joins before it execs, else rlimits and the memory watch).
+exec::TerminalRequest terminal_request(const ShellLaunch& launch, const UniqueFd& slave,
+                                       const std::vector<UniqueFd>& provided) {
+  exec::TerminalRequest request;
+  request.argv = launch.argv;
+  request.workdir = launch.workdir;
+  request.terminal = slave.get();
+  for (std::size_t i = 0; i < provided.size(); ++i) {
+    request.fds.push_back({provided[i].get(), launch.provided[i].fd});
+  }
+  request.bounds = launch.bounds;
+  return request;
+}
+
 }  // namespace
 
 ShellEnd run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out) {
@@ -422,49 +316,23 @@ ShellEnd run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out)
   for (const ProvidedFd& wanted : launch.provided) provided.push_back(provided_descriptor(wanted));
 
   SignalRoute signals;
-  const UniqueFd& signal_read = signals.read_end();
-  const UniqueFd& signal_write = signals.write_end();
-  std::vector<char*> argv;
-  for (const std::string& arg : launch.argv) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  auto [control_read, control] = cloexec_pipe();
-  auto [report, report_write] = cloexec_pipe();
-  // Made before the fork and removed (rmdir) when this returns, after the keeper ended the tree.
-  exec::detail::TreeBounds bounds;
-  exec::detail::make_tree_bounds(launch.bounds, bounds);
-  const pid_t keeper = ::fork();
-  if (keeper < 0) fail("fork");
-  if (keeper == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    // The forked child of a process whose only other threads are none of ours: signal(2) and
-    // sigprocmask(2) act on this process alone.
-    for (const int signal : kHandled) (void)::signal(signal, SIG_DFL);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // NOLINT(concurrency-mt-unsafe)
-    for (const int fd :
-         {signal_write.get(), signal_read.get(), master.get(), control.get(), report.get()}) {
-      ::close(fd);
+  exec::TerminalRun run = exec::start_on_terminal(terminal_request(launch, slave, provided));
+  if (run.pid() == 0) {
+    // Nothing ran. Its setup failed: an error; a runner that cannot be executed is the shell's
+    // status instead (126, or 127 for a missing one), as in any shell.
+    const exec::TerminalEnd end = run.wait();
+    if (end.spawn_error && end.spawn_error->stage == exec::SpawnStage::kSetup) {
+      throw std::runtime_error("the shell could not be started: " + end.spawn_error->message());
     }
-    keep(argv, launch, slave.get(), provided, bounds, control_read.get(), report_write.get());
-  }
-  control_read.reset();
-  report_write.reset();
-  pid_t child = 0;
-  if (io::read_some(report.get(), static_cast<void*>(&child), sizeof child) !=
-      static_cast<ssize_t>(sizeof child)) {
-    control.reset();
-    while (::waitpid(keeper, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    throw std::runtime_error("the shell could not be started: fork failed");
   }
   slave.reset();
   provided.clear();
   ::fcntl(master.get(), F_SETFL, O_NONBLOCK);
 
   RawMode raw(terminal_in);
-  Relay relay{terminal_in, terminal_out, master.get(), report.get(), signal_read.get()};
+  Relay relay{terminal_in, terminal_out, master.get(), run, signals.read_end().get()};
   relay.run(launch.timeout);
-  const int child_status = settle(relay, child, keeper, master, control, report.get());
+  const int child_status = settle(relay, run, master);
   raw.restore();
   signals.restore();
   return shell_end(child_status, relay.ended_by, relay.timed_out);

@@ -23,8 +23,8 @@ struct ShellLaunch {
   std::string workdir;               // absolute
   // The shell and its whole tree are ended after this (exit kTimedOutExit); nullopt: no bound.
   std::optional<std::chrono::milliseconds> timeout;
-  // The tree's processes and memory, bounded as run bounds its command's (exec/bounds.h): a
-  // cgroup child the shell joins before it execs, else rlimits on it.
+  // The tree's processes and memory, bounded as run bounds its command's: a cgroup child the
+  // shell joins before it execs, else rlimits on it and the supervisor's watch of the tree.
   exec::ResourceBounds bounds;
 };
 
@@ -43,9 +43,10 @@ inline constexpr int kTimedOutExit = 124;  // as run's timeout
 // (SIGWINCH) to the inner pty. The status is the program's exit status (128+N for a signal);
 // 128+N too when this process got SIGTERM, SIGHUP or SIGINT, after ending the program. Whatever the
 // program left behind (a double-forked or setsid'd descendant) is killed before returning, and
-// also when this process is SIGKILLed: a keeper process of ours between it and the program is
-// the tree's child subreaper and ends the tree once this process lets go of (or loses) its
-// control pipe. std::system_error when the pty cannot be made.
+// also when this process is SIGKILLed: the program runs in exec's terminal mode (exec/terminal.h),
+// under exec's supervisor, the tree's child subreaper, which ends the tree when the program exits
+// and when this process lets go of (or loses) its control channel. std::system_error when the
+// pty cannot be made; std::runtime_error when the supervisor cannot be started.
 ShellEnd run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out);
 
 }  // namespace dsh::sandbox::shell

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // No survivors: a setsid'd grandchild and a double-forked one are ended when
-// the command times out, is aborted, is killed in the background or simply exits, checked from
-// outside after the call returns.
+// the command times out, is aborted, is killed in the background or simply exits, and when a
+// terminal run's command exits or its caller lets go, checked from outside after the call returns.
 #include <gtest/gtest.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include <thread>
 
+#include "exec/terminal.h"
 #include "exec_helpers.h"
+#include "pseudo_terminal.h"
 #include "temp_dir.h"
 
 namespace dsh::sandbox::exec {
@@ -109,6 +112,45 @@ TEST(Survivors, NoneWhenABackgroundJobIsDroppedUnwaited) {
   TempDir dir;
   { const Job job = start_with_escapees(dir); }
   expect_both_gone(dir);
+}
+
+// The terminal mode: the same supervisor, the command on a terminal of the test's, its escapees
+// both running (their pid files written).
+class TerminalSurvivors : public ::testing::Test {
+ protected:
+  TerminalRun start_with_escapees(const std::string& then) {
+    EXPECT_TRUE(pty_.ok());
+    TerminalRequest request;
+    request.argv = {"/bin/sh", "-c", escapees(dir_, then)};
+    request.workdir = dir_.path();
+    request.terminal = pty_.slave();
+    TerminalRun run = start_on_terminal(request);
+    EXPECT_GT(run.pid(), 0);
+    EXPECT_TRUE(wait_for_file(dir_ / "setsid.pid"));
+    EXPECT_TRUE(wait_for_file(dir_ / "orphan.pid"));
+    return run;
+  }
+
+  TempDir dir_;
+  const dsh::testing::Pty pty_;
+};
+
+TEST_F(TerminalSurvivors, NoneAfterTheCommandExits) {
+  TerminalRun run = start_with_escapees("exit 0");
+  const TerminalEnd end = run.wait();
+  ASSERT_TRUE(end.wait_status.has_value());
+  EXPECT_TRUE(WIFEXITED(*end.wait_status) && WEXITSTATUS(*end.wait_status) == 0);
+  expect_both_gone(dir_);
+}
+
+TEST_F(TerminalSurvivors, NoneWhenTheCallerLetsGo) {
+  TerminalRun run = start_with_escapees("sleep 300");
+  const pid_t command = run.pid();
+  const TerminalEnd end = run.end();
+  ASSERT_TRUE(end.wait_status.has_value());
+  EXPECT_TRUE(WIFSIGNALED(*end.wait_status) && WTERMSIG(*end.wait_status) == SIGKILL);
+  EXPECT_FALSE(process_alive(command));
+  expect_both_gone(dir_);
 }
 
 TEST(Survivors, TheCallerIsNeverMadeASubreaper) {

@@ -319,6 +319,35 @@ TEST_P(Shell, MaxProcessesBoundsTheShellsTree) {
   EXPECT_TRUE(gone(sleeper));
 }
 
+// Four processes, each below the bound, together above it (Lifecycle's case for run): a cgroup
+// holds their sum (its OOM killer ends some of them, the shell lives on and exits 5); where
+// RLIMIT_DATA per process is the bound, exec's supervisor sums the tree and ends all of it, the
+// shell with it (SIGKILL: 137), as it ends a run's. Either way not all four hold, and nothing of
+// the tree is left (counted in /proc from outside). With room for all four, all four hold.
+TEST_P(Shell, ProcessesTogetherOverTheMemoryBoundAreEnded) {
+  const string holder = "holder" + tag();
+  const string tree = "pids=; for i in 1 2 3 4; do (exec -a " + holder +
+                      " perl -e '$x = \"a\" x (48 << 20); sleep 3') & pids=\"$pids $!\"; done; "
+                      "held=0; for p in $pids; do wait $p && held=$((held + 1)); done; "
+                      "echo held=$held; exit 5\r";
+  for (const string& bound : {"128M", "1G"}) {
+    SCOPED_TRACE(bound);
+    vector<string> bounded = args();
+    bounded.insert(bounded.begin() + 1, {"--max-memory", bound});
+    Terminal terminal(bounded);
+    terminal.type(tree);
+    const std::optional<int> status = terminal.exit_status();
+    EXPECT_TRUE(gone(holder));
+    if (bound == "1G") {
+      EXPECT_EQ(status, 5) << terminal.transcript();
+      EXPECT_NE(terminal.transcript().find("held=4"), string::npos) << terminal.transcript();
+      continue;
+    }
+    EXPECT_EQ(terminal.transcript().find("held=4"), string::npos) << terminal.transcript();
+    EXPECT_TRUE(status == 5 || status == 128 + SIGKILL) << terminal.transcript();
+  }
+}
+
 // With --session, the shell is one sandbox/run line of that log, as a run is: its argv, mode,
 // workspace, backend and exit code; read from outside.
 TEST_P(Shell, TheSessionLogRecordsTheShell) {

@@ -3,6 +3,9 @@
 # workspace holding 200 nested repositories (each a `git init` with one commit and a few
 # directories of files) against the same call in a workspace holding the same directories and no
 # repository, in one hyperfine run, on bwrap+landlock and on Landlock alone.
+# The host's load is printed before and after; on a shared host the stable figures are the CPU
+# time (hyperfine's user + system) and, when strace is installed, the system calls of one call
+# per tree (`strace -f -c`, children included), which do not depend on the load.
 # Usage: bench/policy/git_repos.sh [BUILD_DIR]   (REPOS=200 RUNS=30 to change the sizes)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -21,6 +24,7 @@ for i in $(seq 1 "$repos"); do
   git -C "$base/with/r$i" init -q .
   git -C "$base/with/r$i" commit -q --allow-empty -m init
 done
+echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for backend in bwrap+landlock landlock; do
   config=()
   [ "$backend" = landlock ] && config=(--config "$conf/landlock.json")
@@ -34,4 +38,13 @@ for backend in bwrap+landlock landlock; do
     "env HOME=$base/home $cli run --mode workspace-write --workspace $base/without ${config[*]} -- /bin/true" \
     -n "$repos repositories" \
     "env HOME=$base/home $cli run --mode workspace-write --workspace $base/with ${config[*]} -- /bin/true"
+  if command -v strace >/dev/null; then
+    for tree in without with; do
+      HOME="$base/home" strace -f -c -o "$out/strace-$backend-$tree.txt" "$cli" run \
+        --mode workspace-write --workspace "$base/$tree" "${config[@]}" -- /bin/true
+      echo "system calls, $backend, $tree: $(awk '/total$/ {print $(NF-2)}' \
+        "$out/strace-$backend-$tree.txt")"
+    done
+  fi
 done
+echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"

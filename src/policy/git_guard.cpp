@@ -100,7 +100,8 @@ constexpr int kMaxSavedDepth = 4;
 
 // `path` as it is now; `seen`, when given, is what the walk of this call saw of it a moment ago
 // (nothing ran in between): its lstat, a config's text, a hooks directory's entries.
-SavedPath save(const std::string& path, int depth, const GitState::Seen* seen = nullptr) {
+SavedPath save(const std::string& path, int depth, ChangeJudge& judge,
+               const GitState::Seen* seen = nullptr) {
   SavedPath saved{path};
   const auto info = seen != nullptr ? std::optional<struct stat>(seen->info) : lstat_of(path);
   if (!info) return saved;
@@ -110,6 +111,8 @@ SavedPath save(const std::string& path, int depth, const GitState::Seen* seen = 
   saved.ino = info->st_ino;
   saved.size = info->st_size;
   saved.mtime = info->st_mtim;
+  saved.ctime = info->st_ctim;
+  saved.stamped = judge.stamped(*info, path);
   // The walk's text stands for the file when it is all of it (a failed read left it empty).
   const bool whole = seen != nullptr && seen->text && S_ISREG(info->st_mode) &&
                      seen->text->size() == static_cast<std::size_t>(info->st_size) &&
@@ -125,28 +128,18 @@ SavedPath save(const std::string& path, int depth, const GitState::Seen* seen = 
     }
     for (const std::string& name : names) {
       if (inert(name)) continue;
-      saved.children.push_back(save(join_path(path, name), depth + 1));
+      saved.children.push_back(save(join_path(path, name), depth + 1, judge));
     }
   }
   return saved;
 }
 
-// The entries of the directory open at `dir_fd`, "." and ".." left out: getdents64(2) (glibc
-// 2.30) on the descriptor itself, rewound first, so a listing costs no descriptor of its own.
+// The names in the directory open at `dir_fd`, rewound first.
 std::vector<std::string> names_in(int dir_fd) {
   std::vector<std::string> names;
   if (::lseek(dir_fd, 0, SEEK_SET) != 0) return names;
-  alignas(dirent64) std::array<char, 16384> buffer{};
-  for (;;) {
-    const ssize_t filled = ::getdents64(dir_fd, buffer.data(), buffer.size());
-    if (filled <= 0) return names;
-    for (std::size_t at = 0; at < static_cast<std::size_t>(filled);) {
-      const auto* entry = reinterpret_cast<const dirent64*>(buffer.data() + at);
-      const std::string_view name = entry->d_name;
-      if (name != "." && name != "..") names.emplace_back(name);
-      at += entry->d_reclen;
-    }
-  }
+  for (auto& [name, type] : entries_at(dir_fd)) names.push_back(std::move(name));
+  return names;
 }
 
 // Deeper than this, a tree the run made is left (and said): the removal's own recursion and
@@ -240,11 +233,21 @@ bool same_file(const SavedPath& saved, const struct stat& now, int parent) {
           now.st_mtim.tv_sec == saved.mtime.tv_sec && now.st_mtim.tv_nsec == saved.mtime.tv_nsec);
 }
 
+// Whether a saved path, stamped before the run, still has its identity, size and ctime: then
+// neither its bytes nor (for a directory) its entries changed (ChangeClock).
+bool unchanged(const SavedPath& saved, const struct stat& now) {
+  return saved.stamped && now.st_dev == saved.dev && now.st_ino == saved.ino &&
+         now.st_mode == saved.mode && now.st_size == saved.size &&
+         now.st_ctim.tv_sec == saved.ctime.tv_sec && now.st_ctim.tv_nsec == saved.ctime.tv_nsec;
+}
+
 // Every path the check touches is reached through `dirs`: its parent opened without following
 // a symlink, and every look, removal and write back made relative to that descriptor.
 struct Settler {
   std::vector<std::string> lines;
   OpenDirectories dirs;
+  // Whether a stamp may prove a path unchanged (the clock was not stepped back meanwhile).
+  bool stamps = false;
 
   std::optional<struct stat> stat_at(int parent, const std::string& path) const {
     struct stat info {};
@@ -276,7 +279,7 @@ struct Settler {
       if (now) removed(parent, saved.path, "the run created it, and git would read it");
       return;
     }
-    if (now && same_file(saved, *now, parent)) return;
+    if (now && ((stamps && unchanged(saved, *now)) || same_file(saved, *now, parent))) return;
     if (!saved.bytes) {
       lines.push_back(
           fmt::format("{} was changed by the run and is too large to put back; read it "
@@ -297,6 +300,9 @@ struct Settler {
 
   void settle_directory(int parent, const SavedPath& saved) {
     const auto now = stat_at(parent, saved.path);
+    // No entry was added, removed or renamed: each saved one is still looked at.
+    const bool same_entries = now && stamps && unchanged(saved, *now);
+    if (same_entries && saved.children.empty()) return;
     if (!now || !S_ISDIR(now->st_mode)) {
       if (now) remove_tree(parent, saved.path);
       dirs.forget(saved.path);
@@ -320,6 +326,7 @@ struct Settler {
       known.insert(last_name(child.path));
       settle_entry(dir, child);
     }
+    if (same_entries) return;
     for (const std::string& name : names_in(dir)) {
       if (!inert(name) && !known.contains(name)) {
         removed(dir, join_path(saved.path, name), "the run added it, and git would run or read it");
@@ -357,13 +364,15 @@ struct Settler {
       if (parent < 0 || !stat_at(parent, dir.path)) return;
     }
     struct stat now {};
-    if (fd < 0 || ::fstat(fd, &now) != 0 || now.st_dev != dir.dev || now.st_ino != dir.ino) {
+    if (fd < 0 || ::fstat(fd, &now) != 0 || now.st_dev != dir.info.st_dev ||
+        now.st_ino != dir.info.st_ino) {
       lines.push_back(fmt::format(
           "the git directory {} was replaced by the run (the one it held was moved or removed); "
           "nothing was removed there: read it before running git there",
           text::quoted(dir.path)));
       return;
     }
+    if (stamps && dir.stamped && same_ctime(dir.info, now)) return;  // no entry added
     for (const std::string& name : names_in(fd)) {
       if (dir.names.contains(name) || ordinary_git_name(name)) continue;
       if (remove_entry(fd, name, 0)) {
@@ -402,7 +411,8 @@ bool ordinary_git_name(std::string_view name) {
 GitGuard GitGuard::before(GitStateContext context, const std::vector<std::string>& lifted) {
   context.create_missing = false;
   GitGuard guard;
-  const GitState state = git_state(context);
+  GitState state = git_state(context);
+  ChangeJudge judge(state.walk_start);
   const auto beneath_any = [](const std::string& path, const std::vector<std::string>& roots) {
     return std::any_of(roots.begin(), roots.end(),
                        [&](const std::string& root) { return is_beneath(path, root); });
@@ -412,15 +422,20 @@ GitGuard GitGuard::before(GitStateContext context, const std::vector<std::string
   for (const std::string& path : paths) {
     if (beneath_any(path, context.writable_roots) && !beneath_any(path, lifted)) {
       const auto seen = state.seen.find(path);
-      guard.saved_.push_back(save(path, 0, seen == state.seen.end() ? nullptr : &seen->second));
+      guard.saved_.push_back(
+          save(path, 0, judge, seen == state.seen.end() ? nullptr : &seen->second));
     }
   }
   for (const std::string& dir : git_dirs_of(state)) {
     if (beneath_any(dir, lifted)) continue;
-    const auto info = lstat_of(dir);
+    // The walk listed it a moment ago (nothing ran in between), unless it made something since.
+    const auto seen = state.seen.find(dir);
+    const bool listed = seen != state.seen.end() && seen->second.names;
+    const auto info = listed ? std::optional<struct stat>(seen->second.info) : lstat_of(dir);
     if (!info) continue;
-    const std::vector<std::string> names = directory_names(dir);
-    guard.git_dirs_.push_back({dir, info->st_dev, info->st_ino, {names.begin(), names.end()}});
+    const std::vector<std::string> names = listed ? *seen->second.names : directory_names(dir);
+    guard.git_dirs_.push_back(
+        {dir, *info, judge.stamped(*info, dir), {names.begin(), names.end()}});
     guard.known_.insert(dir);
   }
   // In path order, the check after the run reopens only what two neighbours do not share.
@@ -428,6 +443,8 @@ GitGuard GitGuard::before(GitStateContext context, const std::vector<std::string
   std::sort(guard.saved_.begin(), guard.saved_.end(), by_path);
   std::sort(guard.git_dirs_.begin(), guard.git_dirs_.end(), by_path);
   guard.context_ = std::move(context);
+  guard.start_ = state.walk_start;
+  guard.listed_ = std::move(state.listed);
   return guard;
 }
 
@@ -449,6 +466,7 @@ std::optional<GitGuard> GitGuard::for_run(const SandboxExecutionPolicy& policy) 
 
 std::vector<std::string> GitGuard::settle() const {
   Settler settler;
+  settler.stamps = ChangeJudge(start_).clock_kept_pace();
   // Both lists in path order, merged: a repository's git directory and its saved files are
   // reached through the same open directories.
   std::size_t dir = 0;
@@ -461,7 +479,7 @@ std::vector<std::string> GitGuard::settle() const {
       settler.settle(saved_[path++]);
     }
   }
-  for (const std::string& made : git_directories(context_)) {
+  for (const std::string& made : git_directories(context_, settler.stamps ? &listed_ : nullptr)) {
     if (known_.contains(made)) continue;
     settler.lines.push_back(
         fmt::format("the run created the git directory {}: its config and hooks are the "

@@ -6,6 +6,7 @@
 // already kept the rest unchanged. See docs/boundary.md, "What a run can leave behind".
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <ctime>
 
@@ -28,6 +29,9 @@ struct SavedPath {
   ino_t ino = 0;
   off_t size = 0;
   struct timespec mtime {};
+  struct timespec ctime {};
+  // ChangeJudge::stamped: the same identity, size and ctime after the run prove it unchanged.
+  bool stamped = false;
   std::optional<std::string> bytes;  // a regular file's content, when small enough to keep
   std::vector<SavedPath> children;   // a directory's entries (one level: hooks are flat)
 };
@@ -35,8 +39,8 @@ struct SavedPath {
 // A git directory inside a writable root, with the names its top level held.
 struct SavedGitDir {
   std::string path;
-  dev_t dev = 0;
-  ino_t ino = 0;
+  struct stat info {};
+  bool stamped = false;  // as SavedPath::stamped
   std::set<std::string> names;
 };
 
@@ -60,6 +64,9 @@ class GitGuard {
   std::vector<SavedPath> saved_;
   std::vector<SavedGitDir> git_dirs_;
   std::set<std::string> known_;  // every git directory found before the run
+  // When the walk this guard took started, and the directories it listed (git_directories).
+  ChangeClock start_;
+  ListedDirs listed_;
 };
 
 // Whether ordinary git work (add, commit, branch, checkout, merge, rebase, stash, fetch, gc)

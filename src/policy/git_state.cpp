@@ -5,10 +5,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -53,28 +56,44 @@ bool is_true(const std::string& value) {
   return lower.empty() || lower == "true" || lower == "yes" || lower == "on" || lower == "1";
 }
 
-// The entries of a directory (no "." or ".."), with their types (DT_UNKNOWN resolved by lstat).
-std::vector<std::pair<std::string, unsigned char>> entries_of(const std::string& dir) {
-  std::vector<std::pair<std::string, unsigned char>> out;
-  DIR* handle = ::opendir(dir.c_str());
-  if (handle == nullptr) return out;
-  while (const dirent* entry = ::readdir(handle)) {  // NOLINT(concurrency-mt-unsafe): own DIR
-    const std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    unsigned char type = entry->d_type;
-    if (type == DT_UNKNOWN) {
-      const auto info = lstat_of(join_path(dir, name));
-      type = !info                    ? DT_UNKNOWN
-             : S_ISDIR(info->st_mode) ? DT_DIR
-             : S_ISREG(info->st_mode) ? DT_REG
-             : S_ISLNK(info->st_mode) ? DT_LNK
-                                      : DT_UNKNOWN;
-    }
-    out.emplace_back(name, type);
-  }
-  ::closedir(handle);
-  return out;
+using Entries = std::vector<std::pair<std::string, unsigned char>>;
+
+UniqueFd open_directory(const std::string& dir) {
+  return UniqueFd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
+
+// The entries of a directory, as entries_at; none when it cannot be opened.
+Entries entries_of(const std::string& dir) {
+  const UniqueFd fd = open_directory(dir);
+  return fd.get() < 0 ? Entries{} : entries_at(fd.get());
+}
+
+// Whether the search for git directories uses an entry: a subdirectory (a worktree's, a bare
+// repository's objects/ and refs/, modules/ and worktrees/ of a git directory), a `.git` of any
+// type, a `HEAD`.
+bool searched(const std::pair<std::string, unsigned char>& entry) {
+  return entry.second == DT_DIR || entry.first == ".git" || entry.first == "HEAD";
+}
+
+// The filesystems whose inode times the local kernel sets from its own clock.
+bool local_times(decltype(statfs::f_type) type) {
+  return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC || type == BTRFS_SUPER_MAGIC ||
+         type == TMPFS_MAGIC;
+}
+
+bool earlier(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+constexpr std::int64_t kNanos = 1000000000;
+
+std::int64_t nanos(const struct timespec& time) {
+  return static_cast<std::int64_t>(time.tv_sec) * kNanos + time.tv_nsec;
+}
+
+// How far the real-time clock may lag the monotonic one (both coarse: a tick apart at most)
+// before it counts as stepped back; a ctime must also lie this far before the start.
+constexpr std::int64_t kClockSlack = kNanos / 10;
 
 struct GitWalk {
   const GitStateContext& context;
@@ -93,6 +112,49 @@ struct GitWalk {
   std::vector<std::string> found;
   // Each config file's text, read once per walk (a repository's is asked for three times).
   std::map<std::string, std::string> texts;
+  // Judges which listed directories are kept in state.listed (set when the walk starts).
+  ChangeJudge judge{ChangeClock{}};
+  // The search after a run: what the walk before it kept.
+  const ListedDirs* prior = nullptr;
+  // How many times the walk made something missing.
+  std::size_t makings = 0;
+
+  // A git directory's names, listed once (kept in state.seen for the check before the run): a
+  // name it lacks is not looked up. Nullopt when it cannot be listed: everything is looked up.
+  std::optional<std::set<std::string>> list_git_dir(const std::string& gitdir) {
+    const UniqueFd fd = open_directory(gitdir);
+    struct stat info {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0) return std::nullopt;
+    std::vector<std::string> names;
+    for (auto& [name, type] : entries_at(fd.get())) names.push_back(std::move(name));
+    std::set<std::string> set(names.begin(), names.end());
+    GitState::Seen& seen = state.seen[gitdir];
+    seen.info = info;
+    seen.names = std::move(names);
+    return set;
+  }
+
+  // The entries of `dir` the search uses (searched()): the kept ones when `dir` still has the
+  // identity and ctime kept with them, else listed, and kept when the judge stamps `dir`.
+  Entries listing(const std::string& dir) {
+    if (prior != nullptr) {
+      const auto kept = prior->find(dir);
+      if (kept != prior->end()) {
+        const auto now = lstat_of(dir);
+        if (now && same_ctime(kept->second.info, *now)) return kept->second.entries;
+      }
+    }
+    const UniqueFd fd = open_directory(dir);
+    if (fd.get() < 0) return {};
+    // Taken before the listing: a change after it moves the ctime.
+    struct stat info {};
+    const bool keep = prior == nullptr && !discover && ::fstat(fd.get(), &info) == 0 &&
+                      judge.stamped_at(info, fd.get());
+    Entries entries = entries_at(fd.get());
+    std::erase_if(entries, [](const auto& entry) { return !searched(entry); });
+    if (keep) state.listed[dir] = {info, entries};
+    return entries;
+  }
 
   const std::string& text_of(const std::string& path) {
     const auto kept = texts.find(path);
@@ -142,6 +204,7 @@ struct GitWalk {
       return std::nullopt;
     }
     if (!context.create_missing || discover) return std::nullopt;
+    ++makings;
     std::vector<std::string> missing;
     std::string ancestor = lexically_normalize(path);
     while (!lstat_of(ancestor) && ancestor != "/") {
@@ -227,9 +290,10 @@ struct GitWalk {
 
   // config.worktree: read when extensions.worktreeConfig is on in `common_config`; a missing
   // one is then created empty, so it cannot be planted.
-  void protect_worktree_config(const std::string& dir, const std::string& common_config) {
+  void protect_worktree_config(const std::string& dir, const std::string& common_config,
+                               bool maybe = true) {
     const std::string file = dir + "/config.worktree";
-    if (lstat_of(file)) {
+    if (maybe && lstat_of(file)) {
       protect_config(file, 0);
     } else if (reads_worktree_config(common_config)) {
       if (auto made = existing_or_created(file, false)) protect_config(*made, 0);
@@ -251,7 +315,7 @@ struct GitWalk {
 
   void protect_modules(const std::string& dir, int depth) {
     if (depth > kMaxModuleDepth) return;
-    for (const auto& [name, type] : entries_of(dir)) {
+    for (const auto& [name, type] : listing(dir)) {
       if (type != DT_DIR) continue;
       const std::string sub = join_path(dir, name);
       // A submodule's name may hold slashes: modules/a/b is the git directory of "a/b".
@@ -267,15 +331,19 @@ struct GitWalk {
     if (depth > kMaxModuleDepth || !seen_git_dirs.insert(gitdir).second) return;
     pin(gitdir);
     const std::string config = gitdir + "/config";
+    std::optional<std::set<std::string>> names;
+    if (!discover) names = list_git_dir(gitdir);
+    const auto has = [&](const char* name) { return !names || names->contains(name); };
     if (!discover) {
       protect_config(config, 0);
       // git honours commondir whenever it exists: it names where config and hooks are read.
-      protect(gitdir + "/commondir");
-      protect_worktree_config(gitdir, config);
+      if (has("commondir")) protect(gitdir + "/commondir");
+      protect_worktree_config(gitdir, config, has("config.worktree"));
       protect_hooks(gitdir);
     }
-    protect_modules(gitdir + "/modules", depth);
-    for (const auto& [name, type] : entries_of(gitdir + "/worktrees")) {
+    if (has("modules")) protect_modules(gitdir + "/modules", depth);
+    if (!has("worktrees")) return;
+    for (const auto& [name, type] : listing(gitdir + "/worktrees")) {
       if (type != DT_DIR) continue;
       const std::string admin = join_path(gitdir + "/worktrees", name);
       if (discover) {
@@ -358,7 +426,7 @@ struct GitWalk {
       bool refs = false;
       bool dotgit = false;
       std::vector<std::string> children;
-      for (const auto& [name, type] : entries_of(dir)) {
+      for (const auto& [name, type] : listing(dir)) {
         if (name == ".git") {
           dotgit = true;
           continue;
@@ -431,15 +499,23 @@ std::vector<std::string> git_config_values(const std::string& text, std::string_
 GitState git_state(const GitStateContext& context) {
   if (const GitState* kept = GitWalkScope::find(context)) return *kept;
   GitWalk walk{context, {}, {}, {}, {}, 0};
+  walk.state.walk_start = change_clock_now();
+  walk.judge = ChangeJudge(walk.state.walk_start);
   walk.protect_global_configs();
   for (const std::string& root : context.walk_roots) walk.walk(root);
+  // What the walk made may lie in a git directory it had listed: the check before the run lists
+  // them itself then.
+  if (walk.makings > 0) {
+    for (const std::string& gitdir : walk.seen_git_dirs) walk.state.seen.erase(gitdir);
+  }
   GitWalkScope::keep(context, walk.state);
   return std::move(walk.state);
 }
 
-std::vector<std::string> git_directories(const GitStateContext& context) {
+std::vector<std::string> git_directories(const GitStateContext& context, const ListedDirs* prior) {
   GitWalk walk{context, {}, {}, {}, {}, 0};
   walk.discover = true;
+  walk.prior = prior;
   for (const std::string& root : context.walk_roots) walk.walk(root);
   return std::move(walk.found);
 }
@@ -477,6 +553,59 @@ const GitState* GitWalkScope::find(const GitStateContext& context) {
 
 void GitWalkScope::keep(const GitStateContext& context, const GitState& state) {
   if (open_scope != nullptr) open_scope->kept_.push_back({context, state});
+}
+
+ChangeClock change_clock_now() {
+  ChangeClock clock;
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &clock.realtime);
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &clock.monotonic);
+  return clock;
+}
+
+bool ChangeJudge::stamped_on(const struct stat& info, bool trusted_fs) const {
+  if (!trusted_fs || S_ISLNK(info.st_mode)) return false;
+  const std::int64_t before = nanos(start_.realtime) - kClockSlack;
+  const struct timespec limit = {before / kNanos, before % kNanos};
+  // A filesystem of whole seconds truncates a later change's ctime to its second.
+  if (info.st_ctim.tv_nsec == 0) return info.st_ctim.tv_sec < limit.tv_sec;
+  return earlier(info.st_ctim, limit);
+}
+
+bool ChangeJudge::stamped_at(const struct stat& info, int fd) {
+  auto known = trusted_.find(info.st_dev);
+  if (known == trusted_.end()) {
+    struct statfs fs {};
+    known = trusted_.emplace(info.st_dev, ::fstatfs(fd, &fs) == 0 && local_times(fs.f_type)).first;
+  }
+  return stamped_on(info, known->second);
+}
+
+bool ChangeJudge::stamped(const struct stat& info, const std::string& path) {
+  if (S_ISLNK(info.st_mode)) return false;
+  if (!trusted_.contains(info.st_dev)) {
+    // The filesystem of this very inode: opened without following, and checked to be it.
+    const UniqueFd fd(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat now {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &now) != 0 || now.st_dev != info.st_dev ||
+        now.st_ino != info.st_ino) {
+      return false;
+    }
+    return stamped_at(info, fd.get());
+  }
+  return stamped_on(info, trusted_.at(info.st_dev));
+}
+
+bool ChangeJudge::clock_kept_pace() const {
+  const ChangeClock now = change_clock_now();
+  const std::int64_t real = nanos(now.realtime) - nanos(start_.realtime);
+  const std::int64_t monotonic = nanos(now.monotonic) - nanos(start_.monotonic);
+  return real >= 0 && real + kClockSlack >= monotonic;
+}
+
+bool same_ctime(const struct stat& then, const struct stat& now) {
+  return now.st_dev == then.st_dev && now.st_ino == then.st_ino && now.st_mode == then.st_mode &&
+         now.st_size == then.st_size && now.st_ctim.tv_sec == then.st_ctim.tv_sec &&
+         now.st_ctim.tv_nsec == then.st_ctim.tv_nsec;
 }
 
 // --- host_paths.h ---
@@ -528,6 +657,30 @@ std::string join_path(std::string_view dir, std::string_view name) {
   std::string path;
   path.reserve(dir.size() + 1 + name.size());
   return path.append(dir).append("/").append(name);
+}
+
+std::vector<std::pair<std::string, unsigned char>> entries_at(int dir_fd) {
+  std::vector<std::pair<std::string, unsigned char>> out;
+  alignas(dirent64) std::array<char, 16384> buffer{};
+  for (;;) {
+    const ssize_t filled = ::getdents64(dir_fd, buffer.data(), buffer.size());
+    if (filled <= 0) return out;
+    for (std::size_t at = 0; at < static_cast<std::size_t>(filled);) {
+      const auto* entry = reinterpret_cast<const dirent64*>(buffer.data() + at);
+      at += entry->d_reclen;
+      const std::string_view name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      unsigned char type = entry->d_type;
+      struct stat info {};
+      if (type == DT_UNKNOWN && ::fstatat(dir_fd, entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
+        type = S_ISDIR(info.st_mode)   ? DT_DIR
+               : S_ISREG(info.st_mode) ? DT_REG
+               : S_ISLNK(info.st_mode) ? DT_LNK
+                                       : DT_UNKNOWN;
+      }
+      out.emplace_back(name, type);
+    }
+  }
 }
 
 std::vector<std::string> directory_names(const std::string& dir) {

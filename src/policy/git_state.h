@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <ctime>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,54 @@ struct GitStateContext {
   bool create_missing = true;
 };
 
+// The clocks read when a walk starts. Every change to an inode (a write, a chmod, a rename onto
+// its name, an entry added to or removed from a directory) sets its ctime to the kernel's
+// current time, which no process can set back (utimensat(2) sets only atime and mtime, and moves
+// ctime to now) and which is never earlier than CLOCK_REALTIME_COARSE read before it (the clock
+// the kernel stamps inodes with, with or without the fine-grained ctime of Linux 6.13). So an
+// inode whose ctime, read after the walk started, lies before the start, and which still has
+// that ctime, that identity and that size later, has not changed in between: what was read of it
+// then is what it holds now.
+struct ChangeClock {
+  struct timespec realtime {};
+  struct timespec monotonic {};
+};
+ChangeClock change_clock_now();
+
+// Whether `info` (read after `start`) is such an inode: on a filesystem whose times the local
+// kernel sets (ext4, xfs, btrfs, tmpfs: not a network or FUSE filesystem, whose server stamps
+// with its own clock), with a ctime before `start` by more than the filesystem's granularity
+// (a ctime with nanoseconds proves the nanosecond one these have; without, a second is assumed).
+// Anything else is read again. `path` names it for the filesystem's type, asked once per device.
+class ChangeJudge {
+ public:
+  explicit ChangeJudge(ChangeClock start) : start_(start) {}
+  bool stamped(const struct stat& info, const std::string& path);
+  bool stamped_at(const struct stat& info, int fd);
+  // After the run: whether the real-time clock kept pace with the monotonic one since the start
+  // (it was not stepped back, which would let a change carry an earlier ctime). When it did not,
+  // nothing is taken as unchanged.
+  bool clock_kept_pace() const;
+
+ private:
+  bool stamped_on(const struct stat& info, bool trusted_fs) const;
+  ChangeClock start_;
+  std::map<dev_t, bool> trusted_;
+};
+
+// The same inode, with the same type, mode, size and ctime: unchanged since `then` was read
+// (when ChangeJudge::stamped said so of `then`).
+bool same_ctime(const struct stat& then, const struct stat& now);
+
+// What the search for git directories uses of one directory it listed (its subdirectories and
+// any `.git` or `HEAD`), kept with the directory's identity and ctime when ChangeJudge::stamped
+// it: the search after the run takes these instead of listing a directory that has not changed.
+struct ListedDir {
+  struct stat info {};
+  std::vector<std::pair<std::string, unsigned char>> entries;
+};
+using ListedDirs = std::map<std::string, ListedDir>;
+
 struct GitState {
   // Git directories inside a writable root, bound onto themselves: a mount point cannot be
   // renamed or removed (EBUSY), so none can be moved aside for a planted one.
@@ -50,6 +99,9 @@ struct GitState {
     std::optional<std::vector<std::string>> names;
   };
   std::map<std::string, Seen> seen;
+  // When the walk started, and the directories it listed that had not changed for a while then.
+  ChangeClock walk_start;
+  ListedDirs listed;
 };
 
 // At most this many directories are listed to find nested repositories; a larger tree is refused
@@ -65,8 +117,11 @@ GitState git_state(const GitStateContext& context);
 
 // Every git directory at or below `context.walk_roots` inside a writable root (what
 // GitState::pinned and guarded_git_dirs list together), found by the same walk without reading
-// any config or creating anything: the check after a run looks for repositories it made.
-std::vector<std::string> git_directories(const GitStateContext& context);
+// any config or creating anything: the check after a run looks for repositories it made. A
+// directory `prior` holds whose identity and ctime are still the ones kept is not listed again:
+// its kept entries stand for it (each subdirectory is still looked at, and listed if it changed).
+std::vector<std::string> git_directories(const GitStateContext& context,
+                                         const ListedDirs* prior = nullptr);
 
 // While one lives on this thread, git_state() keeps what it found and gives it back to a later
 // call for the same walk roots and home (and writable roots that the kept walk covered): the

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dsh::sandbox::policy {
@@ -31,6 +32,11 @@ std::string parent_of(const std::string& path);
 
 // `dir` + "/" + `name`, in one allocation.
 std::string join_path(std::string_view dir, std::string_view name);
+
+// The entries of the directory open at `dir_fd` from its offset ("." and ".." left out), with
+// their types (DT_UNKNOWN resolved by fstatat): getdents64(2) (glibc 2.30) on the descriptor
+// itself, which costs no descriptor of its own.
+std::vector<std::pair<std::string, unsigned char>> entries_at(int dir_fd);
 
 // The names in a directory, sorted, without "." and ".."; empty when it cannot be listed.
 std::vector<std::string> directory_names(const std::string& dir);

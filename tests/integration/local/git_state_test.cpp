@@ -8,8 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
+
 #include "local_harness.h"
 #include "must_run.h"
+#include "wait.h"
 
 namespace dsh::local_it {
 namespace {
@@ -92,6 +95,37 @@ class GitState : public ::testing::TestWithParam<Backend> {
     EXPECT_FALSE(llrt::exists(marker_)) << "the planted command ran outside:\n"
                                         << result.describe() << "\n"
                                         << status.describe();
+  }
+
+  // The check after the run takes a path as unchanged, without reading it, when its identity,
+  // size and ctime are those of before and that ctime lay well before the run (ChangeJudge): a
+  // path made a moment ago is always read again. So the tree an attack starts from is let age
+  // past that margin first (a condition on the clock, not on another process), and the attack
+  // meets the shortcut it tries to fool.
+  static void age(const std::vector<std::string>& paths) {
+    const auto aged = [&] {
+      struct timespec now {};
+      ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+      for (const std::string& path : paths) {
+        struct stat info {};
+        if (::lstat(path.c_str(), &info) != 0) return false;
+        const auto nanos = [](const struct timespec& time) {
+          return static_cast<std::int64_t>(time.tv_sec) * 1000000000 + time.tv_nsec;
+        };
+        if (nanos(now) - nanos(info.st_ctim) < 300000000) return false;
+      }
+      return true;
+    };
+    ASSERT_TRUE(testing::wait_until(aged, std::chrono::seconds(5)));
+  }
+
+  // A run that makes a repository and tries to hide where: its line must name `made`.
+  void expect_named(const std::string& script, const std::string& made) {
+    const RunResult result = run(script + "\necho ok");
+    ASSERT_TRUE(result.exited_with(0)) << result.describe();
+    EXPECT_NE(result.err.find("the run created the git directory \"" + made + "\""),
+              std::string::npos)
+        << result.err;
   }
 
   static std::string read_or_absent(const std::string& path) {
@@ -230,6 +264,65 @@ TEST_P(GitState, ARepositoryTheRunCreatesIsNamed) {
   EXPECT_NE(result.err.find("the run created the git directory \"" + workspace_ + "/made/.git\""),
             std::string::npos)
       << result.err;
+}
+
+// The check after the run lists again only the directories whose ctime moved since the walk
+// before it. Setting the times back cannot hide a change: utimensat(2) moves the ctime to now.
+TEST_P(GitState, ARepositoryMadeWhereTheTimesAreSetBackIsFound) {
+  const std::string quiet = root_.mkdir("ws/old") + "/inner";
+  ASSERT_EQ(::mkdir(quiet.c_str(), 0755), 0);
+  age({quiet, workspace_ + "/old"});
+  expect_named(
+      "touch -r old/inner ref\n"
+      "git init -q old/inner/made\n"
+      "touch -r ref old/inner/made old/inner; touch -m -d @1000000000 old/inner/made/.git",
+      quiet + "/made/.git");
+}
+
+TEST_P(GitState, AGitDirectoryRenamedIntoAnOldDirectoryIsFound) {
+  const std::string quiet = root_.mkdir("ws/quiet");
+  age({quiet});
+  expect_named(
+      "touch -r quiet ref\n"
+      "git init -q staging/x && git init -q --bare staging/bare\n"
+      "mv staging/x/.git quiet/.git && mv staging/bare quiet/bare\n"
+      "touch -r ref quiet quiet/.git quiet/bare",
+      quiet + "/.git");
+  expect_named(
+      "git init -q --bare staging/bare2 && mv staging/bare2 quiet/bare2 && touch -r ref "
+      "quiet quiet/bare2",
+      quiet + "/bare2");
+}
+
+TEST_P(GitState, ARepositoryMadeDeepInNewDirectoriesIsFound) {
+  age({workspace_ + "/nested"});
+  expect_named(
+      "mkdir -p nested/a/b/c/d/e/f/g && git init -q nested/a/b/c/d/e/f/g\n"
+      "touch -d @1000000000 nested/a/b/c/d/e/f/g nested/a/b/c/d/e/f nested/a/b/c nested/a "
+      "nested",
+      workspace_ + "/nested/a/b/c/d/e/f/g/.git");
+}
+
+// A nested repository's config rewritten in place to its old size (through a hard link made
+// for it, which Landlock's evidence supervisor does not know), a hook moved in, and every time
+// set back: only the ctime says so, and the check reads the config again and removes the hook.
+TEST_P(GitState, AConfigRewrittenToItsSizeWithItsTimesSetBackIsPutBack) {
+  const std::string dotgit = nested_ + "/.git";
+  age({dotgit, dotgit + "/config", dotgit + "/hooks"});
+  const std::string plant = "[core]\\n\\tfsmonitor = touch " + marker_ + "\\n";
+  attack(
+      "c=nested/clone/.git\n"
+      "for f in config hooks .; do touch -r $c/$f ref-$(basename $f); done\n"
+      "size=$(stat -c %s $c/config); printf '" +
+          plant +
+          "' > plant; body=$(stat -c %s plant)\n"
+          "{ cat plant; head -c $((size - body - 1)) /dev/zero | tr '\\0' '#'; echo; } > new\n"
+          "ln $c/config link && cat new > link; rm -f link\n"
+          "printf '#!/bin/sh\\ntouch " +
+          marker_ +
+          "\\n' > hook && chmod +x hook && mv hook $c/hooks/pre-commit\n"
+          "touch -r ref-config $c/config; touch -r ref-hooks $c/hooks; touch -r ref-. $c",
+      nested_, {dotgit + "/config", dotgit + "/hooks/pre-commit"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GitState,

@@ -5,15 +5,18 @@
 // back, removes and names.
 #include "policy/git_state.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 
 #include "files.h"
 #include "policy/git_guard.h"
+#include "policy/host_paths.h"
 #include "temp_dir.h"
 
 namespace dsh::sandbox::policy {
@@ -204,6 +207,48 @@ TEST_F(GitStateTest, FindingGitDirectoriesReadsAndMakesNothing) {
   }
   EXPECT_FALSE(testing::exists(ws_ + "/.git/hooks"));
   EXPECT_FALSE(testing::exists(ws_ + "/nested/.husky"));
+}
+
+// The search after a run takes a directory's kept entries while its identity and ctime are the
+// kept ones: a record that leaves out `old/sub` hides it, until `old` changes. Setting the times
+// back (utimensat) is such a change: it moves the ctime.
+TEST_F(GitStateTest, TheSearchAfterTheRunListsADirectoryAgainOnceItsCtimeMoved) {
+  const std::string old = ws_ + "/old";
+  make_repo(old + "/sub/.git");
+  const auto info = lstat_of(old);
+  ASSERT_TRUE(info.has_value());
+  ListedDirs prior;
+  prior[old] = {*info, {}};
+  EXPECT_FALSE(contains(git_directories(context(), &prior), old + "/sub/.git"));
+  const std::array<struct timespec, 2> times = {info->st_atim, info->st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, old.c_str(), times.data(), AT_SYMLINK_NOFOLLOW), 0);
+  const auto now = lstat_of(old);
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(now->st_mtim.tv_nsec, info->st_mtim.tv_nsec);
+  EXPECT_TRUE(contains(git_directories(context(), &prior), old + "/sub/.git"));
+}
+
+// Only a ctime that lay before the walk's start, by more than the clock's slack and the
+// filesystem's granularity, is taken as proof.
+TEST_F(GitStateTest, AStampNeedsACtimeBeforeTheStart) {
+  const std::string file = ws_ + "/.git/config";
+  auto info = lstat_of(file);
+  ASSERT_TRUE(info.has_value());
+  ChangeClock start = change_clock_now();
+  start.realtime = {info->st_ctim.tv_sec + 5, 0};
+  ChangeJudge judge(start);
+  info->st_ctim = {info->st_ctim.tv_sec, 1};
+  EXPECT_TRUE(judge.stamped(*info, file));
+  info->st_ctim = {start.realtime.tv_sec, 1};
+  EXPECT_FALSE(judge.stamped(*info, file));
+  // Whole seconds: the second before the start's may hold a later change, truncated.
+  info->st_ctim = {start.realtime.tv_sec - 1, 0};
+  EXPECT_FALSE(judge.stamped(*info, file));
+  info->st_ctim = {start.realtime.tv_sec - 2, 0};
+  EXPECT_TRUE(judge.stamped(*info, file));
+  // Another inode than the one the path names now says nothing.
+  info->st_ino += 1;
+  EXPECT_FALSE(ChangeJudge(start).stamped(*info, file));
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 """Checks every Markdown link of README.md and docs/*.md: the file it names exists, and an
 #anchor names a heading of that page (GitHub's spelling: lower case, punctuation but hyphens
 dropped, spaces as hyphens). Also checks that no file of the repository names a docs page that
-does not exist (`docs/NAME.md` in a comment, a help text, a script).
+does not exist (`docs/<page>.md` in a comment, a help text, a script).
 
 Usage: check-doc-links.py REPO_ROOT   (exit 1 and one line per broken link)"""
 import os

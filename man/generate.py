@@ -185,17 +185,23 @@ def reference(table):
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def committed_differs(path, text):
+    """Whether the committed file at `path` is missing or other than `text` (the --check of a
+    generated file that is committed: this page and the bindings' option tables)."""
+    try:
+        with open(path, encoding="utf-8") as committed:
+            return committed.read() != text
+    except FileNotFoundError:
+        return True
+
+
 def write_reference(table_path, root, check):
     with open(table_path, encoding="utf-8") as table_file:
         text = reference(json.load(table_file))
     path = os.path.join(root, "docs", "cli-reference.md")
     if check:
-        try:
-            with open(path, encoding="utf-8") as committed:
-                if committed.read() == text:
-                    return
-        except FileNotFoundError:
-            pass
+        if not committed_differs(path, text):
+            return
         sys.exit(f"generate: {path} is out of date with man/cli.json (run python3 man/generate.py "
                  "--reference man/cli.json . and commit it)")
     with open(path, "w", encoding="utf-8") as out:

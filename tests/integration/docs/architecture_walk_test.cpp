@@ -5,7 +5,8 @@
 // row's composition needs (bwrap made unusable through the config for Landlock alone; a copy of
 // the install without landlock-run for bwrap alone), and compares the printed `layers` and the
 // programs of the printed argv, outermost first, with the row. And every directory under src/
-// and launcher/ is named on the page, and every such directory the page names exists.
+// and launcher/ is named on the page, every such directory the page names exists, and so does
+// every source file it names (the walk names one per step).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -226,6 +227,24 @@ TEST(ArchitecturePage, NamesEverySourceDirectoryAndNoOther) {
   }
   EXPECT_EQ(named, present) << "directories named in docs/architecture.md (left) and present "
                                "in the tree (right)";
+}
+
+// Every file of the repository the page names by its path (the walk's steps, the runners' homes)
+// exists: a renamed or removed file fails here until the page follows.
+TEST(ArchitecturePage, EveryFileItNamesExists) {
+  const std::string page = testing::read_file(ARCHITECTURE_MD);
+  ASSERT_FALSE(page.empty()) << ARCHITECTURE_MD;
+  const std::regex file(
+      R"((?:^|[^\w/.-])((?:src|launcher|include|tests|man|scripts|bench|bindings|cmake)/)"
+      R"([\w./-]+\.(?:cpp|h|py|sh|json|js|ts|txt|cmake)))");
+  std::size_t named = 0;
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), file); it != std::sregex_iterator();
+       ++it) {
+    ++named;
+    EXPECT_TRUE(std::filesystem::exists(SOURCE_DIR "/" + (*it)[1].str()))
+        << (*it)[1].str() << " is named in docs/architecture.md but does not exist";
+  }
+  EXPECT_GT(named, 20U) << "the page names the walk's files by their paths";
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost of --evidence (docs/evidence.md): the same launcher with and without it, in one
+# The cost of --evidence (docs/evidence-and-network.md): the same launcher with and without it, in one
 # hyperfine run, on a write-heavy workload (extracting 10,000 small files into the workspace) and
 # a realistic build (make -j2 of a small C project in the workspace).
 #   bench/evidence/evidence.sh BUILD_DIR [RUNS]

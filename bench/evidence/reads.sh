@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost of naming refused reads (docs/evidence.md, carve-outs): with an unreadable path noted
+# The cost of naming refused reads (docs/evidence-and-network.md, carve-outs): with an unreadable path noted
 # (--note-unreadable), every open is a notification. The same launcher without evidence, with
 # evidence, and with evidence and a noted path, in one hyperfine run, on two read-heavy
 # workloads: 20,000 opens of one file (the round trip alone) and `grep -r` over 10,000 small files

@@ -11,7 +11,7 @@ export interface RunPolicyOptions {
   mode?: 'read-only' | 'workspace-write' | 'danger-full-access';
   /** --workspace: the workspace root (workspace-write may write beneath it) */
   workspaceRoot?: string;
-  /** --network: network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/network.md); a deny or allow: written with danger-full-access is an error */
+  /** --network: network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/evidence-and-network.md); a deny or allow: written with danger-full-access is an error */
   network?: NetworkPolicy;
   /** --network-deny: with --network allow:, destinations refused even when the allow-list admits them (same grammar; the deny-list wins) */
   networkDeny?: string;
@@ -51,7 +51,7 @@ export interface ConfinePolicyOptions {
   mode?: 'read-only' | 'workspace-write' | 'danger-full-access';
   /** --workspace: the workspace root (workspace-write may write beneath it) */
   workspaceRoot?: string;
-  /** --network: network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/network.md); a deny or allow: written with danger-full-access is an error */
+  /** --network: network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/evidence-and-network.md); a deny or allow: written with danger-full-access is an error */
   network?: NetworkPolicy;
   /** --network-deny: with --network allow:, destinations refused even when the allow-list admits them (same grammar; the deny-list wins) */
   networkDeny?: string;
@@ -79,7 +79,7 @@ export interface StartPolicyOptions {
   mode?: 'read-only' | 'workspace-write' | 'danger-full-access';
   /** --workspace: the workspace root (workspace-write may write beneath it) */
   workspaceRoot?: string;
-  /** --network: network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/network.md); a deny or allow: written with danger-full-access is an error */
+  /** --network: network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/evidence-and-network.md); a deny or allow: written with danger-full-access is an error */
   network?: NetworkPolicy;
   /** --network-deny: with --network allow:, destinations refused even when the allow-list admits them (same grammar; the deny-list wins) */
   networkDeny?: string;

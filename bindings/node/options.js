@@ -25,7 +25,7 @@ module.exports = {
       "flag": "--network",
       "kind": "value",
       "type": "network",
-      "help": "network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/network.md); a deny or allow: written with danger-full-access is an error",
+      "help": "network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/evidence-and-network.md); a deny or allow: written with danger-full-access is an error",
       "values": [
         "inherit",
         "deny",
@@ -145,7 +145,7 @@ module.exports = {
       "flag": "--network",
       "kind": "value",
       "type": "network",
-      "help": "network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/network.md); a deny or allow: written with danger-full-access is an error",
+      "help": "network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/evidence-and-network.md); a deny or allow: written with danger-full-access is an error",
       "values": [
         "inherit",
         "deny",
@@ -229,7 +229,7 @@ module.exports = {
       "flag": "--network",
       "kind": "value",
       "type": "network",
-      "help": "network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/network.md); a deny or allow: written with danger-full-access is an error",
+      "help": "network access of the command: deny (the default of confined modes: no network), inherit, or allow:NAME,*.SUFFIX,ADDRESS[/BITS][:PORT],URL,... (only those destinations, through the sandbox's proxy; docs/evidence-and-network.md); a deny or allow: written with danger-full-access is an error",
       "values": [
         "inherit",
         "deny",

@@ -2,7 +2,7 @@
 // Evidence (--evidence): the launcher forks; the child confines itself, installs the filter with a
 // seccomp user-notification listener (Linux 5.0) and hands the listener to the parent over a
 // socketpair (SCM_RIGHTS) before it execs the command; the parent, outside the sandbox, becomes the
-// supervisor. It answers every notification (docs/evidence.md):
+// supervisor. It answers every notification (docs/evidence-and-network.md):
 // - a call a rule refuses (kernel objects, --deny-network, --deny-metadata): the rule's errno,
 //   exactly what the filter returned without evidence, plus a record;
 // - a write-intent call (seccomp_rules.h kWriteIntentRules): SECCOMP_USER_NOTIF_FLAG_CONTINUE, so

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The subcommands that outlive or take over the terminal: `start` (a background job),
 // `job-output`, `job-wait`, `job-list`, `job-kill` and `shell` (an interactive confined bash behind
-// a pseudo-terminal of ours). docs/jobs-and-shell.md says what each promises.
+// a pseudo-terminal of ours). docs/contract.md says what each promises.
 #pragma once
 
 #include <CLI/CLI.hpp>

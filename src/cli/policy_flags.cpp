@@ -22,7 +22,7 @@ void add_policy_options(CLI::App& command, Options& options) {
   command.add_option("--network", options.network,
                      "inherit | deny | allow:NAME,*.SUFFIX,ADDRESS[/BITS],... (default: deny, no "
                      "network, or the config's networkAllow; deny or allow: with "
-                     "danger-full-access is an error; docs/network.md)");
+                     "danger-full-access is an error; docs/evidence-and-network.md)");
   command.add_option("--network-deny", options.network_deny,
                      "with allow:, destinations refused even when allowed (same grammar)");
   command

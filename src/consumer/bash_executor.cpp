@@ -331,7 +331,7 @@ std::optional<std::string> settle(exec::Completion& process, SandboxFacts& sandb
     }
   }
   if (status != nullptr && status->evidence) {
-    // Evidence: the launcher's records, never the command's text (docs/evidence.md).
+    // Evidence: the launcher's records, never the command's text (docs/evidence-and-network.md).
     for (std::size_t i = 0; i < texts.size() && i < confined->status_channels.size(); ++i) {
       if (confined->status_channels[i].layer == RunnerLayer::kLandlockRun) {
         profiles::collect_denials(texts[i], sandbox.denials);

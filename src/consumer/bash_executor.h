@@ -27,8 +27,8 @@ struct RunSpec {
   std::vector<std::string> argv;  // e.g. {"bash", "-c", COMMAND}
   SandboxExecutionPolicy policy;  // resolved by the caller (policy service, CLI)
   exec::Request process;          // workdir, env, timeout, callbacks, abort; argv is ignored
-  // Kernel evidence of refusals where the backend gives it (docs/evidence.md); off: stderr
-  // inference only, for callers who want the last microsecond.
+  // Kernel evidence of refusals where the backend gives it (docs/evidence-and-network.md); off:
+  // stderr inference only, for callers who want the last microsecond.
   bool denial_evidence = true;
 };
 
@@ -60,7 +60,7 @@ struct SandboxFacts {
 namespace status {
 // The command exited with `code`. When a runner reports that the kernel refused to execute the
 // command itself (the sandbox in place), the code is a shell's 127 (not found) or 126, not the
-// runner's own status (docs/consumer.md).
+// runner's own status (docs/contract.md).
 struct Exited {
   int code = 0;
   bool operator==(const Exited&) const = default;

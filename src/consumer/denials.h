@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What every surface says about a run's recorded refusals (docs/evidence.md): the markers and
-// lines the agent render and `run` print, the narrowest policy change that would have allowed
-// them (also `run --learn` and `run --escalate ask`), and the JSON fields. Pure: no I/O.
+// What every surface says about a run's recorded refusals (docs/evidence-and-network.md): the
+// markers and lines the agent render and `run` print, the narrowest policy change that would have
+// allowed them (also `run --learn` and `run --escalate ask`), and the JSON fields. Pure: no I/O.
 //
 // A record's op, path and rule are text the confined command chose (a file name, a requested
 // host): every text form here shows them through text::inert, so they can neither drive a

@@ -333,7 +333,7 @@ JobView read_job(const JobDirectory& dir) {
   } else {
     view.mode = record.mode;
     // No outcome yet: running while its supervisor lives, else the supervisor was killed before
-    // it could write one (its command's tree was ended with it: docs/jobs-and-shell.md).
+    // it could write one (its command's tree was ended with it: docs/contract.md).
     const bool alive = process_start_time(record.pid) == record.start_time;
     view.state = alive ? JobState::kRunning : JobState::kKilled;
   }

@@ -12,7 +12,7 @@ namespace dsh::sandbox::local {
 // config_from_json on a parsed document.
 Result<LocalSandboxConfig> config_from_document(const nlohmann::json& document);
 
-// The per-call path rules a config may add to every call (docs/policy.md): allowWrite, denyWrite,
+// The per-call path rules a config may add to every call (docs/boundary.md): allowWrite, denyWrite,
 // denyRead (arrays of absolute or "~/" paths, "!" in front lifts a default) and allowCache
 // (preset names). The config is trusted state (docs/trust.md): a confined run cannot write it.
 struct ConfigPathRules {
@@ -25,8 +25,8 @@ struct ConfigPathRules {
 };
 Result<ConfigPathRules> path_rules_from_document(const nlohmann::json& document);
 
-// The network allow-list a config may give every call (docs/network.md): networkAllow and
-// networkDeny, arrays of entries in the --network allow: grammar, each canonicalised here once.
+// The network allow-list a config may give every call (docs/evidence-and-network.md): networkAllow
+// and networkDeny, arrays of entries in the --network allow: grammar, each canonicalised here once.
 // A config networkAllow makes the allow-list the default network policy; an explicit --network
 // on the command line replaces it (inherit, deny) or adds to it (allow:). networkDeny refines
 // whichever allow-list is in force, and wins over it.

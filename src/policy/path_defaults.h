@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The default path rules, one documented list each (docs/policy.md): the secrets no confined
+// The default path rules, one documented list each (docs/boundary.md): the secrets no confined
 // command reads, the home directory's startup files kept read-only when a writable root covers
 // them, and the package cache presets with the environment variables each tool honours.
 #pragma once
@@ -32,7 +32,7 @@ std::optional<std::string> cache_preset_refusal(std::string_view name);
 
 // The directories of cache preset `name` (one of cache_preset_names(), not refused) for the user
 // whose home is `home`: only what the tool copies or unpacks before use, never what it executes
-// in place (docs/policy.md decides each). The tool's own variables are honoured
+// in place (docs/boundary.md decides each). The tool's own variables are honoured
 // (npm_config_cache, PIP_CACHE_DIR, CARGO_HOME, GOMODCACHE, XDG_CACHE_HOME, ...). Relative
 // variable values are ignored, as the tools would resolve them against a directory nobody chose.
 std::vector<std::string> cache_preset_dirs(std::string_view name, std::string_view home,

@@ -29,7 +29,7 @@ std::vector<std::string> netproxy_run_args(const RunNeeds& needs);
 // The bridge stage inside bwrap: `--bridge 3128`.
 std::vector<std::string> netproxy_bridge_args();
 // bwrap `--setenv NAME VALUE` triples: HTTP(S)_PROXY, ALL_PROXY, NO_PROXY and their lower-case
-// twins, npm, pip, git, cargo and Java settings (docs/network.md lists them).
+// twins, npm, pip, git, cargo and Java settings (docs/evidence-and-network.md lists them).
 std::vector<std::string> netproxy_env_args();
 // The names and values themselves, for the docs and tests.
 std::vector<std::pair<std::string, std::string>> netproxy_environment();

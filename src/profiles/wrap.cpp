@@ -44,7 +44,7 @@ ConfinedArgv facts_for(const Selection& selection, const SandboxPolicy& policy,
       // Landlock's runs), so "read-only file system" is what a refused write prints. Landlock's
       // EACCES inside bwrap is left out: "permission denied" is also every program's own EACCES
       // (a file the user may not read), and a signature must not claim those. The launcher's
-      // evidence records stay the classifier where they are read (docs/evidence.md).
+      // evidence records stay the classifier where they are read (docs/evidence-and-network.md).
       facts.denial_signatures = {std::string(kBwrapDenial)};
       // Outermost first: bwrap alone starts behind its exec shim.
       if (!selection.landlock) facts.runner_failure_rules.push_back(seccomp_exec_failure_rule());

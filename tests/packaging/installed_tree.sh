@@ -50,7 +50,7 @@ stop_http_server() { if [ -n "${server_pid:-}" ]; then kill "$server_pid" 2>/dev
 
 # allow_list_run BIN SCRIPT: SCRIPT under read-only with allowed.test (and other.test, not
 # allowed) resolved to the loopback server. 127.0.0.1 is listed too: the proxy drops a name's
-# loopback address unless an address entry admits it (docs/network.md).
+# loopback address unless an address entry admits it (docs/evidence-and-network.md).
 allow_list_run() {
   (cd "$work/proxy-workspace" &&
     "$1/dsh-sandbox" run --mode read-only --network allow:allowed.test,127.0.0.1 \

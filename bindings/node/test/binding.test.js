@@ -215,7 +215,7 @@ test('the allow-list reaches the loopback server only for a listed name', async 
   const script = `curl -sS http://allowed.test:${server.port}/marker.txt; `
     + `curl -s -o /dev/null -w '%{http_code}\\n' http://other.test:${server.port}/other.txt`;
   // 127.0.0.1 is listed too: the proxy drops a name's loopback address unless an address entry
-  // admits it (docs/network.md).
+  // admits it (docs/evidence-and-network.md).
   const result = await run(['sh', '-c', script], {
     workspaceRoot, network: { allow: ['allowed.test', '127.0.0.1'] }, networkResolve: resolve,
   });

@@ -153,7 +153,7 @@ class RunTest(WorkspaceCase):
         script = (f"curl -sS http://allowed.test:{server.port}/marker.txt; "
                   f"curl -s -o /dev/null -w '%{{http_code}}\\n' http://other.test:{server.port}/other.txt")
         # 127.0.0.1 is listed too: the proxy drops a name's loopback address unless an address
-        # entry admits it (docs/network.md).
+        # entry admits it (docs/evidence-and-network.md).
         result = dsh_sandbox.run(["sh", "-c", script], workspace_root=self.workspace,
                                  network=["allowed.test", "127.0.0.1"], network_resolve=resolve)
         self.assertEqual(result.network, "allow-list")

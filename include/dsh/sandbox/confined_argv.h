@@ -41,8 +41,8 @@ struct ProvidedFd {
 // The runners of a wrap, outermost first: a typed list, never a string to parse. "landlock-run"
 // is the launcher, alone or as the second layer inside bwrap; "runner-command" is the operator's
 // own runner (LocalSandboxConfig::runner_command).
-// "netproxy" is the network allow-list's proxy (docs/network.md): outermost when present, a
-// network runner rather than a confinement layer, so backend labels leave it out.
+// "netproxy" is the network allow-list's proxy (docs/evidence-and-network.md): outermost when
+// present, a network runner rather than a confinement layer, so backend labels leave it out.
 // "seccomp-exec" is dsh-seccomp-exec, right before bwrap when bwrap confines alone: it opens
 // bwrap's seccomp program on the descriptor `--seccomp` names and execs bwrap; it confines
 // nothing itself, so backend labels leave it out too.

@@ -63,7 +63,7 @@ struct RunRequest {
   std::function<void(std::string_view)> on_stdout;
   std::function<void(std::string_view)> on_stderr;
   // The path rules, as the CLI's --allow-write, --deny-write, --deny-read and --allow-cache take
-  // them (docs/policy.md): a relative path against the working directory, "~/" against $HOME,
+  // them (docs/boundary.md): a relative path against the working directory, "~/" against $HOME,
   // "!PATH" lifting a default. A rule the mode cannot apply is InvalidSandboxInputError.
   std::vector<std::string> allow_write;  // extra writable roots, workspace-write only
   std::vector<std::string> deny_write;   // read-only carve-outs inside writable roots

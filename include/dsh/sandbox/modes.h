@@ -37,7 +37,7 @@ enum class NetworkPolicy {
   kInherit,  // "inherit"
   kDeny,     // "deny": no sockets beyond Unix-domain ones
   // "allow-list": the command's own network namespace has no route out; TCP goes through our
-  // proxy, which dials only what NetworkAllowList admits (docs/network.md).
+  // proxy, which dials only what NetworkAllowList admits (docs/evidence-and-network.md).
   kAllowList,
 };
 

@@ -28,7 +28,7 @@ struct SandboxExecutionPolicy {
   // Set when the caller resolved the root once (ResolvedWorkspace): workspace_root is then its
   // path, and nothing downstream resolves it again.
   std::optional<ResolvedWorkspace> resolved_workspace;
-  // Added path rules (docs/policy.md). Each path absolute, NUL-free; the provider canonicalises
+  // Added path rules (docs/boundary.md). Each path absolute, NUL-free; the provider canonicalises
   // each once and adds its defaults (the git state, the secrets list) before any backend sees
   // them. allow_write: extra writable roots under workspace-write. deny_write: read-only
   // carve-outs inside writable roots. deny_read: paths the command cannot read in any confined
@@ -55,7 +55,7 @@ struct SandboxPolicy {
   // The root as resolved by the caller, when it was: the provider then takes workspace_root as
   // an existing canonical directory instead of resolving and checking it again.
   std::optional<ResolvedWorkspace> resolved_workspace;
-  // Added path rules (docs/policy.md). Each path absolute, NUL-free; the provider canonicalises
+  // Added path rules (docs/boundary.md). Each path absolute, NUL-free; the provider canonicalises
   // each once and adds its defaults (the git state, the secrets list) before any backend sees
   // them. allow_write: extra writable roots under workspace-write. deny_write: read-only
   // carve-outs inside writable roots. deny_read: paths the command cannot read in any confined
@@ -85,7 +85,7 @@ std::optional<SandboxPolicy> to_sandbox_policy(const SandboxExecutionPolicy& pol
 // Existence is the provider's check: a policy may describe a root on another host.
 Result<void> validate_policy(const SandboxPolicy& policy);
 
-// The package cache presets allow_cache accepts, in the order docs/policy.md lists them.
+// The package cache presets allow_cache accepts, in the order docs/boundary.md lists them.
 std::span<const std::string_view> cache_preset_names();
 
 // A program and its arguments: non-empty, a non-empty program name, no NUL byte anywhere

@@ -80,7 +80,8 @@ struct SandboxRunEvent {
   bool timed_out = false;
   bool denied = false;
   std::string denial;  // the denial marker shown, when denied
-  // The kernel side's records (docs/evidence.md), whether or not the run counted as denied.
+  // The kernel side's records (docs/evidence-and-network.md), whether or not the run counted as
+  // denied.
   std::optional<DenialSource> denial_source;
   DenialEvidence denials;
   // A background job's lines (dsh-sandbox start): its handle, and "started" (written before the

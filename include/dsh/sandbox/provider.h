@@ -25,7 +25,8 @@ struct ConfineRequest {
   // the spawner must then open every channel the answer names.
   bool status_channels = false;
   // With status channels: whether the launcher records the refusals the policy causes
-  // (landlock-run --evidence, docs/evidence.md). Off costs nothing and gives stderr inference.
+  // (landlock-run --evidence, docs/evidence-and-network.md). Off costs nothing and gives stderr
+  // inference.
   bool denial_evidence = true;
   // The run's memory bound (ResourceBounds::max_memory_bytes), or nullopt: none. bwrap sizes the
   // private tmpfs mounts it makes (`/tmp`, `/dev/shm`) to it: a tmpfs is no process's data

@@ -141,7 +141,8 @@ TEST_F(ExecutorTest, TheAllowListReachesTheLoopbackServerOnlyForAListedName) {
                                 base + "/other.txt"});
   run.network = NetworkPolicy::kAllowList;
   // 127.0.0.1 is listed too: the proxy drops a name's loopback address unless an address entry
-  // admits it (docs/network.md). Spelled loosely: the executor canonicalises, as the CLI does.
+  // admits it (docs/evidence-and-network.md). Spelled loosely: the executor canonicalises, as the
+  // CLI does.
   run.network_allow.allow = {"ALLOWED.test", "127.0.0.1"};
   run.network_allow.resolve = {"allowed.test=127.0.0.1", "other.test=127.0.0.1"};
   const RunResult result = executor_.run(run);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Denials from kernel evidence (docs/evidence.md): `dsh-sandbox run --json` on bwrap+landlock and
-// on Landlock alone classifies from the launcher's records, never from what the command printed.
-// Every write is judged from outside: the file on the host is absent.
+// Denials from kernel evidence (docs/evidence-and-network.md): `dsh-sandbox run --json` on
+// bwrap+landlock and on Landlock alone classifies from the launcher's records, never from what the
+// command printed. Every write is judged from outside: the file on the host is absent.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>

@@ -154,18 +154,9 @@ struct LocalSandboxProvider::State {
   std::optional<profiles::Selection> selection;
   int probes = 0;
 
+  // The first word of the runner that heads `backend`, as located; empty when none is configured.
   std::string runner_of(SandboxBackend backend) const {
-    switch (backend) {
-      case SandboxBackend::kBwrap:
-        return runners.bwrap;
-      case SandboxBackend::kLandlock:
-        return runners.landlock_run;
-      case SandboxBackend::kSeatbelt:
-        return runners.sandbox_exec;
-      case SandboxBackend::kWindowsAcl:
-        return runners.windows_acl.empty() ? std::string() : runners.windows_acl.front();
-    }
-    throw std::logic_error("unreachable variant in SandboxBackend");
+    return profiles::program_path(profiles::backend_spec(backend), runners);
   }
 
   // The runner's trust check; nullopt when it passes, or when the runner is simply missing
@@ -205,21 +196,8 @@ struct LocalSandboxProvider::State {
       hooks.probe(report);
       return report;
     }
-    const double timeout = config.probe_timeout_ms;
-    switch (backend) {
-      case SandboxBackend::kBwrap:
-        local::probe_bwrap(report, timeout);
-        break;
-      case SandboxBackend::kLandlock:
-        local::probe_landlock(report, timeout);
-        break;
-      case SandboxBackend::kSeatbelt:
-        local::probe_seatbelt(report, timeout);
-        break;
-      case SandboxBackend::kWindowsAcl:
-        local::probe_windows_acl(report, runners.windows_acl, temp_dir, timeout);
-        break;
-    }
+    const RunnerLayer layer = profiles::backend_spec(backend).layer;
+    local::backend_probe(layer)(report, {runners, temp_dir, config.probe_timeout_ms});
     return report;
   }
 
@@ -242,8 +220,13 @@ struct LocalSandboxProvider::State {
   // trusted shim that works, bwrap alone is unusable, and `report` (bwrap's) says why.
   bool admit_seccomp_exec(const profiles::Selection& chosen, BackendReport& report,
                           std::span<const std::string> roots) {
-    if (chosen.backend != SandboxBackend::kBwrap || chosen.landlock) return true;
-    const std::string& shim = runners.seccomp_exec;
+    const std::vector<profiles::ComposedLayer> layers =
+        profiles::compose_layers(chosen, NetworkPolicy::kInherit);
+    const auto selected = std::find_if(layers.begin(), layers.end(), [](const auto& layer) {
+      return layer.spec->probe == profiles::RunnerProbe::kSelected;
+    });
+    if (selected == layers.end()) return true;
+    const std::string shim = profiles::program_path(*selected->spec, runners);
     std::optional<std::string> cause;
     if (const auto distrust = runner_distrust(shim, roots)) {
       cause = fmt::format("{} cannot be trusted: {}", shim, *distrust);
@@ -363,7 +346,9 @@ struct LocalSandboxProvider::State {
   // otherwise), behind a backend that can force every connection through it, and working.
   ComponentReport probe_netproxy(std::span<const std::string> roots,
                                  const std::optional<profiles::Selection>& chosen) const {
-    ComponentReport report{"netproxy", "network allow-list", runners.netproxy};
+    const profiles::RunnerSpec& spec = profiles::netproxy_spec();
+    ComponentReport report{std::string(layer_name(spec.layer)), "network allow-list",
+                           profiles::program_path(spec, runners)};
     if (const auto distrust = runner_distrust(report.runner, roots)) {
       report.cause = fmt::format("{} cannot be trusted: {}", report.runner, *distrust);
       report.fix =
@@ -382,39 +367,21 @@ struct LocalSandboxProvider::State {
     return report;
   }
 
-  // Every runner the selection's argv starts, in order; the allow-list's proxy heads the chain
-  // when the policy has one.
+  // Every runner the selection's argv starts, in the order of its layers (the allow-list's proxy
+  // heads the chain when the policy has one), each file once.
   void require_trusted_runners(const profiles::Selection& chosen, const SandboxPolicy& policy,
                                std::span<const std::string> roots) const {
-    const ConfinedSandboxMode mode = policy.mode;
-    if (policy.network == NetworkPolicy::kAllowList) {
-      require_trusted_runner(runners.netproxy, "network allow-list's proxy", roots, mode);
+    std::vector<std::string> checked;
+    for (const profiles::ComposedLayer& layer : profiles::compose_layers(chosen, policy.network)) {
+      const std::string runner = profiles::program_path(*layer.spec, runners);
+      if (runner.empty()) {
+        throw SandboxUnavailableError::refused(
+            policy.mode, fmt::format("no {0} is configured; install the {0}", layer.spec->role));
+      }
+      if (std::find(checked.begin(), checked.end(), runner) != checked.end()) continue;
+      require_trusted_runner(runner, layer.spec->role, roots, policy.mode);
+      checked.push_back(runner);
     }
-    switch (chosen.backend) {
-      case SandboxBackend::kBwrap:
-        require_trusted_runner(runners.bwrap, "bwrap runner", roots, mode);
-        if (chosen.landlock) {
-          require_trusted_runner(runners.landlock_run, "landlock-run launcher", roots, mode);
-        } else {
-          require_trusted_runner(runners.seccomp_exec, "seccomp exec shim of bwrap alone", roots,
-                                 mode);
-        }
-        return;
-      case SandboxBackend::kLandlock:
-        require_trusted_runner(runners.landlock_run, "landlock-run launcher", roots, mode);
-        return;
-      case SandboxBackend::kSeatbelt:
-        require_trusted_runner(runners.sandbox_exec, "sandbox-exec runner", roots, mode);
-        return;
-      case SandboxBackend::kWindowsAcl:
-        if (runners.windows_acl.empty()) {
-          throw SandboxUnavailableError::refused(
-              mode, "no windows-acl runner is configured; install the windows-acl runner");
-        }
-        require_trusted_runner(runners.windows_acl.front(), "windows-acl runner", roots, mode);
-        return;
-    }
-    throw std::logic_error("unreachable variant in SandboxBackend");
   }
 
   // What confine answers per confined mode, through the composer confine itself calls: a pure
@@ -504,16 +471,8 @@ ConfinedArgv LocalSandboxProvider::State::wrap_for_runner_command(
     std::span<const std::string> argv, const SandboxPolicy& policy, const profiles::FsPlan& plan,
     std::span<const std::string> untrusted) const {
   require_trusted_runner_command(untrusted, policy.mode);
-  if (policy.network == NetworkPolicy::kAllowList) {
-    throw SandboxUnavailableError::refused(
-        policy.mode, *profiles::netproxy_unsupported_reason(/*bwrap_backend=*/false));
-  }
   if (const auto reason =
-          profiles::runner_command_unsupported_reason(policy, config.runner_accepts_hardening)) {
-    throw SandboxUnavailableError::refused(policy.mode, *reason);
-  }
-  if (const auto reason =
-          profiles::runner_command_startup_refusal(plan, config.runner_accepts_hardening)) {
+          profiles::layers_refusal(profiles::operator_layers(), {}, runners, policy, plan)) {
     throw SandboxUnavailableError::refused(policy.mode, *reason);
   }
   return profiles::wrap_runner_command(config.runner_command, config.runner_failure_signatures,
@@ -524,26 +483,20 @@ void LocalSandboxProvider::State::refuse_unsupported(const profiles::Selection& 
                                                      const SandboxPolicy& policy,
                                                      const profiles::FsPlan& plan,
                                                      const ConfineRequest& request) const {
-  if (const auto reason = profiles::unsupported_reason(chosen, runners, policy)) {
+  const profiles::RunNeeds needs{request.workdir, request.status_channels, request.denial_evidence};
+  if (const auto reason =
+          profiles::unsupported_reason(chosen, runners, policy, plan, needs, ::geteuid() == 0)) {
     throw SandboxUnavailableError::refused(policy.mode, *reason);
   }
-  if (chosen.backend == SandboxBackend::kLandlock) {
-    if (const auto reason = profiles::landlock_startup_refusal(plan)) {
-      throw SandboxUnavailableError::refused(policy.mode, *reason);
-    }
-    const profiles::RunNeeds needs{request.workdir, request.status_channels,
-                                   request.denial_evidence};
-    if (const auto reason = profiles::landlock_metadata_refusal(policy, needs, ::geteuid() == 0)) {
-      throw SandboxUnavailableError::refused(policy.mode, *reason);
-    }
-  }
-  if (policy.network == NetworkPolicy::kAllowList &&
-      ::access(runners.netproxy.c_str(), X_OK) != 0) {
+  // A feature's program is probed only by `probe`: a call checks that it is there to start.
+  for (const profiles::ComposedLayer& layer : profiles::compose_layers(chosen, policy.network)) {
+    if (layer.spec->probe != profiles::RunnerProbe::kComponent) continue;
+    const std::string program = profiles::program_path(*layer.spec, runners);
+    if (::access(program.c_str(), X_OK) == 0) continue;
     throw SandboxUnavailableError::refused(
-        policy.mode, fmt::format("the network allow-list's proxy {} is missing or not executable; "
-                                 "install dsh-netproxy beside dsh-sandbox (cmake --install "
-                                 "and the .deb do)",
-                                 runners.netproxy));
+        policy.mode, fmt::format("the {} {} is missing or not executable; install {} beside "
+                                 "dsh-sandbox (cmake --install and the .deb do)",
+                                 layer.spec->role, program, layer.spec->installed_name));
   }
 }
 

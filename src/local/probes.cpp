@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -309,6 +311,31 @@ void probe_windows_acl(BackendReport& report, const std::vector<std::string>& ru
     mark_unusable(report, fmt::format("windows-acl runner refused: {}", text::first_line(run.err)),
                   "run the runner by hand to see why");
   }
+}
+
+BackendProbe backend_probe(RunnerLayer layer) {
+  static constexpr std::array<std::pair<RunnerLayer, BackendProbe>, 4> kProbes = {{
+      {RunnerLayer::kBwrap,
+       [](BackendReport& report, const BackendProbeInputs& in) {
+         probe_bwrap(report, in.timeout_ms);
+       }},
+      {RunnerLayer::kLandlockRun,
+       [](BackendReport& report, const BackendProbeInputs& in) {
+         probe_landlock(report, in.timeout_ms);
+       }},
+      {RunnerLayer::kSeatbelt,
+       [](BackendReport& report, const BackendProbeInputs& in) {
+         probe_seatbelt(report, in.timeout_ms);
+       }},
+      {RunnerLayer::kWindowsAcl,
+       [](BackendReport& report, const BackendProbeInputs& in) {
+         probe_windows_acl(report, in.runners.windows_acl, in.temp_dir, in.timeout_ms);
+       }},
+  }};
+  for (const auto& [probed, probe] : kProbes) {
+    if (probed == layer) return probe;
+  }
+  return nullptr;
 }
 
 void probe_netproxy(ComponentReport& report, double timeout_ms) {

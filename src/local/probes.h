@@ -69,6 +69,16 @@ void probe_landlock(BackendReport& report, double timeout_ms);
 void probe_seatbelt(BackendReport& report, double timeout_ms);
 void probe_windows_acl(BackendReport& report, const std::vector<std::string>& runner,
                        const std::string& temp_dir, double timeout_ms);
+// The probe of the runner that heads a chain backend (RunnerProbe::kBackend), by its layer: what
+// it needs besides the report, and the function. nullptr for a runner probed otherwise.
+struct BackendProbeInputs {
+  const profiles::Runners& runners;
+  const std::string& temp_dir;
+  double timeout_ms = 0;
+};
+using BackendProbe = void (*)(BackendReport& report, const BackendProbeInputs& inputs);
+BackendProbe backend_probe(RunnerLayer layer);
+
 // The allow-list's proxy: `report.runner` started on `-- true`, which must exit 0.
 void probe_netproxy(ComponentReport& report, double timeout_ms);
 

@@ -21,7 +21,8 @@ std::string launcher_beside_self() {
   const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
   if (n <= 0) return {};
   std::string path(self.data(), static_cast<std::size_t>(n));
-  return path.substr(0, path.rfind('/') + 1) + "landlock-run";
+  return path.substr(0, path.rfind('/') + 1) +
+         std::string(profiles::landlock_run_spec().installed_name);
 }
 
 profiles::Runners locate_runners(const LocalSandboxConfig& config, const LocalSandboxHooks& hooks) {
@@ -29,14 +30,19 @@ profiles::Runners locate_runners(const LocalSandboxConfig& config, const LocalSa
   runners.bwrap = locate_bwrap(config.bwrap_path);
   runners.landlock_run = hooks.launcher_path.empty() ? launcher_beside_self() : hooks.launcher_path;
   if (!hooks.sandbox_exec_path.empty()) runners.sandbox_exec = hooks.sandbox_exec_path;
-  // dsh-netproxy is installed beside the launcher.
+  // The other shipped runners are installed beside the launcher, under their specs' names.
   const std::string& launcher = runners.landlock_run;
-  runners.netproxy = launcher.substr(0, launcher.rfind('/') + 1) + "dsh-netproxy";
+  const auto beside_launcher = [&](const profiles::RunnerSpec& spec) {
+    return launcher.substr(0, launcher.rfind('/') + 1) + std::string(spec.installed_name);
+  };
+  runners.netproxy = beside_launcher(profiles::netproxy_spec());
   // So is bwrap alone's exec shim, unless a test places it.
   runners.seccomp_exec = hooks.seccomp_exec_path.empty()
-                             ? launcher.substr(0, launcher.rfind('/') + 1) + "dsh-seccomp-exec"
+                             ? beside_launcher(profiles::seccomp_exec_spec())
                              : hooks.seccomp_exec_path;
   runners.windows_acl = hooks.windows_acl_runner;
+  runners.operator_runner = {config.runner_command, config.runner_failure_signatures,
+                             config.runner_accepts_hardening};
   return runners;
 }
 

@@ -12,6 +12,9 @@
 #include "seccomp_filter.h"
 
 #include "dsh/sandbox/roots.h"
+#include "profiles/landlock_run.h"
+#include "profiles/netproxy.h"
+#include "profiles/runner_spec.h"
 
 namespace dsh::sandbox::profiles {
 
@@ -183,6 +186,91 @@ RunnerReport bwrap_status_report(std::string_view status, std::string_view stder
   // Our --chdir, refused inside bwrap's view: the same fact as a workdir exec cannot enter.
   if (auto error = refused_errno(line, "bwrap: Can't chdir to ")) return {{}, {}, error};
   return {std::move(line), {}, {}};
+}
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+// Appends `--ro-bind P P` for a runner bwrap starts inside whose path one of the profile's own
+// mounts would hide (a launcher under /tmp vanishes under workspace-write's tmpfs): bound back,
+// read-only, last. Each bind is a mount in every run, so none is added where it changes nothing.
+void bind_back(Argv& args, const std::string& runner, const SandboxPolicy& policy) {
+  if (bwrap_hides(runner, policy)) args.insert(args.end(), {"--ro-bind", runner, runner});
+}
+
+// Run flags and profile, then what the layers inside it need: the allow-list's proxy
+// environment and bridge, and either the launcher (which installs the always-on seccomp filter
+// itself) or, alone, that filter through descriptor 5, which the exec shim in front opens.
+Argv bwrap_layer_args(const LayerContext& context, RunnerPlace /*place*/) {
+  Argv args = bwrap_run_args(context.needs);
+  const Argv profile = bwrap_args(context.policy, context.plan, context.needs.tmpfs_bytes);
+  args.insert(args.end(), profile.begin(), profile.end());
+  if (context.has(RunnerLayer::kNetProxy)) {
+    const Argv env = netproxy_env_args();
+    args.insert(args.end(), env.begin(), env.end());
+    bind_back(args, context.runners.netproxy, context.policy);
+  }
+  if (context.has(RunnerLayer::kLandlockRun)) {
+    bind_back(args, context.runners.landlock_run, context.policy);
+  } else {
+    const Argv seccomp = bwrap_seccomp_args();
+    args.insert(args.end(), seccomp.begin(), seccomp.end());
+  }
+  return args;
+}
+
+}  // namespace
+
+const RunnerSpec& bwrap_spec() {
+  static const RunnerSpec spec{
+      .layer = RunnerLayer::kBwrap,
+      .role = "bwrap runner",
+      .backend = SandboxBackend::kBwrap,
+      .confines = true,
+      .source = RunnerSource::kHost,
+      .installed_name = {},
+      .located_by = "the config's bwrapPath, else /usr/bin, /usr/local/bin, /bin",
+      .probe = RunnerProbe::kBackend,
+      .program = [](const Runners& runners) { return Argv{runners.bwrap}; },
+      .args = bwrap_layer_args,
+      .status_channel = [](RunnerPlace) -> std::optional<StatusChannel> {
+        return bwrap_status_channel();
+      },
+      .failure_rule = [](const Runners&) { return bwrap_failure_rule(); },
+      // The always-on filter is in place under bwrap either way: the launcher's inside, or
+      // bwrap's own --seccomp when it confines alone.
+      .limits = [](const LayerContext&, RunnerPlace,
+                   ConfinedArgv& facts) { append_kernel_refusals(facts.refused); },
+      .refusal = no_refusal,
+      // One dialect, also with landlock-run inside: every write the mode refuses meets bwrap's
+      // read-only bind first (the VFS checks the mount, EROFS, before any LSM hook such as
+      // Landlock's runs), so "read-only file system" is what a refused write prints.
+      .denial_signatures = [] { return Argv{std::string(kBwrapDenial)}; },
+      .enforcement = [](const LayerContext&) { return SandboxEnforcement::kFull; },
+      .host_writable = bwrap_host_writable,
+  };
+  return spec;
+}
+
+const RunnerSpec& seccomp_exec_spec() {
+  static const RunnerSpec spec{
+      .layer = RunnerLayer::kSeccompExec,
+      .role = "seccomp exec shim of bwrap alone",
+      .backend = std::nullopt,
+      .confines = false,
+      .source = RunnerSource::kShipped,
+      .installed_name = "dsh-seccomp-exec",
+      .located_by = "beside the launcher, or the seccomp_exec_path hook",
+      .probe = RunnerProbe::kSelected,
+      .program = [](const Runners& runners) { return Argv{runners.seccomp_exec}; },
+      .args = [](const LayerContext&, RunnerPlace) { return seccomp_exec_args(); },
+      .status_channel = no_status_channel,
+      .failure_rule = [](const Runners&) { return seccomp_exec_failure_rule(); },
+      .limits = no_limits,
+      .refusal = no_refusal,
+  };
+  return spec;
 }
 
 }  // namespace dsh::sandbox::profiles

@@ -10,6 +10,8 @@
 #include "dsh/sandbox/roots.h"
 #include "profiles/denial_line.h"
 #include "profiles/netproxy.h"
+#include "profiles/profiles.h"
+#include "profiles/runner_spec.h"
 
 namespace dsh::sandbox::profiles {
 
@@ -307,6 +309,76 @@ RunnerReport landlock_status_report(std::string_view status) {
   if (auto refused = exec_refusal(status, "landlock-run: exec failed: ")) return {{}, refused, {}};
   if (!status.empty()) return {std::string(status), {}, {}};
   return {};
+}
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+// Run flags, the grants and hardening, then the paths its supervisor names refusals at.
+Argv landlock_layer_args(const LayerContext& context, RunnerPlace place) {
+  Argv args = landlock_run_args(context.needs);
+  const Argv grants =
+      landlock_args(context.policy, context.selection.landlock.value(), place, context.plan);
+  args.insert(args.end(), grants.begin(), grants.end());
+  const Argv supervisor =
+      landlock_supervisor_args(context.needs, context.policy, place, context.plan);
+  args.insert(args.end(), supervisor.begin(), supervisor.end());
+  return args;
+}
+
+// On the host it is the whole confinement; inside bwrap, bwrap's read-only view and namespaces
+// hold first, and bwrap names the filter's refusals.
+void landlock_limits(const LayerContext& context, RunnerPlace place, ConfinedArgv& facts) {
+  if (place != RunnerPlace::kHost) return;
+  const Argv gaps = landlock_ungoverned(
+      context.policy, context.selection.landlock.value(), context.plan,
+      landlock_contains_metadata(context.needs, context.policy, LandlockPlace::kHost));
+  facts.ungoverned.insert(facts.ungoverned.end(), gaps.begin(), gaps.end());
+  append_kernel_refusals(facts.refused);
+  append_plan_refusals(context.plan, facts.refused);
+  append_host_device_refusals(facts.refused);
+}
+
+std::optional<std::string> landlock_refusal(const LayerContext& context, RunnerPlace place) {
+  if (place != RunnerPlace::kHost) return std::nullopt;
+  if (context.policy.network == NetworkPolicy::kDeny &&
+      !context.selection.landlock.value().deny_network) {
+    return "landlock-run cannot deny network access on this host (seccomp is unavailable)";
+  }
+  if (auto reason = landlock_startup_refusal(context.plan)) return reason;
+  return landlock_metadata_refusal(context.policy, context.needs, context.root);
+}
+
+}  // namespace
+
+const RunnerSpec& landlock_run_spec() {
+  static const RunnerSpec spec{
+      .layer = RunnerLayer::kLandlockRun,
+      .role = "landlock-run launcher",
+      .backend = SandboxBackend::kLandlock,
+      .confines = true,
+      .source = RunnerSource::kShipped,
+      .installed_name = "landlock-run",
+      .located_by = "beside the running dsh-sandbox (/proc/self/exe), or the launcher_path hook",
+      .probe = RunnerProbe::kBackend,
+      .program = [](const Runners& runners) { return Argv{runners.landlock_run}; },
+      .args = landlock_layer_args,
+      .status_channel = [](RunnerPlace) -> std::optional<StatusChannel> {
+        return landlock_status_channel();
+      },
+      .failure_rule = [](const Runners&) { return landlock_failure_rule(); },
+      .limits = landlock_limits,
+      .refusal = landlock_refusal,
+      .denial_signatures = [] { return Argv{std::string(kLandlockDenial)}; },
+      // What the launcher's --probe said: partial below the ABI it fully knows.
+      .enforcement =
+          [](const LayerContext& context) {
+            return context.selection.landlock.value().enforcement;
+          },
+      .host_writable = landlock_host_writable,
+  };
+  return spec;
 }
 
 }  // namespace dsh::sandbox::profiles

@@ -14,6 +14,7 @@
 #include "dsh/sandbox/policy.h"
 #include "profiles/fs_plan.h"
 #include "profiles/runner_report.h"
+#include "profiles/runner_spec.h"
 
 namespace dsh::sandbox::profiles {
 
@@ -34,7 +35,7 @@ inline constexpr int kLauncherStatusFd = 4;
 
 // Where landlock-run runs: on the host (the Landlock backend), or as the second layer inside
 // bwrap's mount namespace, whose /dev is private.
-enum class LandlockPlace { kHost, kInsideBwrap };
+using LandlockPlace = RunnerPlace;
 
 // landlock-run: `--ro / --rw /dev/null`, inside bwrap also `--rw /dev/pts --rw /dev/shm
 // --rw /dev/tty`, under workspace-write `--rw /tmp --rw WS` and `--rw ROOT` per extra writable

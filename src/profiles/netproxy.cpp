@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "profiles/runner_spec.h"
+
 namespace dsh::sandbox::profiles {
 
 std::vector<std::string> netproxy_args(const SandboxPolicy& policy) {
@@ -92,6 +94,45 @@ std::optional<std::string> netproxy_unsupported_reason(bool bwrap_backend) {
   return "a network allow-list needs bwrap's network namespace to force every connection "
          "through the proxy; this backend cannot, and an unfiltered network is never the "
          "fallback";
+}
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+// Outside, the proxy with the policy's lists; inside bwrap's network namespace, the bridge.
+Argv netproxy_layer_args(const LayerContext& context, RunnerPlace place) {
+  if (place == RunnerPlace::kInsideBwrap) return netproxy_bridge_args();
+  Argv args = netproxy_run_args(context.needs);
+  const Argv lists = netproxy_args(context.policy);
+  args.insert(args.end(), lists.begin(), lists.end());
+  return args;
+}
+
+}  // namespace
+
+const RunnerSpec& netproxy_spec() {
+  static const RunnerSpec spec{
+      .layer = RunnerLayer::kNetProxy,
+      .role = "network allow-list's proxy",
+      .backend = std::nullopt,
+      .confines = false,
+      .source = RunnerSource::kShipped,
+      .installed_name = "dsh-netproxy",
+      .located_by = "beside the launcher",
+      .probe = RunnerProbe::kComponent,
+      .program = [](const Runners& runners) { return Argv{runners.netproxy}; },
+      .args = netproxy_layer_args,
+      // The bridge reports nothing of its own: the proxy outside holds the channel.
+      .status_channel = [](RunnerPlace place) -> std::optional<StatusChannel> {
+        if (place != RunnerPlace::kHost) return std::nullopt;
+        return netproxy_status_channel();
+      },
+      .failure_rule = [](const Runners&) { return netproxy_failure_rule(); },
+      .limits = no_limits,
+      .refusal = no_refusal,
+  };
+  return spec;
 }
 
 }  // namespace dsh::sandbox::profiles

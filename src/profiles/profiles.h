@@ -20,20 +20,11 @@
 #include "profiles/netproxy.h"
 #include "profiles/runner_command.h"
 #include "profiles/runner_report.h"
+#include "profiles/runner_spec.h"
 #include "profiles/seatbelt.h"
 #include "profiles/windows_acl.h"
 
 namespace dsh::sandbox::profiles {
-
-// Absolute paths of the runners, located once (local::locate_runners) and passed as a value.
-struct Runners {
-  std::string bwrap;
-  std::string landlock_run;
-  std::string sandbox_exec = "/usr/bin/sandbox-exec";
-  std::vector<std::string> windows_acl;  // the runner's argv prefix, e.g. [node, runner.js]
-  std::string netproxy;                  // dsh-netproxy, for the network allow-list
-  std::string seccomp_exec;              // dsh-seccomp-exec, in front of bwrap alone
-};
 
 // The chain's verdict: which backend confines, and what landlock-run offers when it is used,
 // alone (kLandlock) or as a second layer inside bwrap's namespace (kBwrap with features).
@@ -44,8 +35,18 @@ struct Selection {
   bool operator==(const Selection&) const = default;
 };
 
-// The runners a selection's argv starts, outermost first: bwrap then landlock-run when layered.
-std::vector<RunnerLayer> selection_layers(const Selection& selection);
+// The layers a selection's argv starts, outermost first, each with where it runs: built first,
+// and read by every consumer (the argv and its facts here, the trust and probe steps of
+// src/local). bwrap alone starts behind its exec shim; layered, landlock-run runs inside bwrap's
+// namespaces; under a network allow-list dsh-netproxy heads a bwrap chain and its bridge runs
+// inside bwrap's network namespace, ahead of the launcher. Another backend is its one runner.
+std::vector<ComposedLayer> compose_layers(const Selection& selection, NetworkPolicy network);
+// The operator's runnerCommand in place of every backend: its one layer.
+std::vector<ComposedLayer> operator_layers();
+
+// The runners compose_layers puts in a selection's argv, outermost first: ConfinedArgv::layers.
+std::vector<RunnerLayer> selection_layers(const Selection& selection,
+                                          NetworkPolicy network = NetworkPolicy::kInherit);
 
 // "bwrap", "bwrap+landlock", "landlock", "seatbelt", "windows-acl": ConfinedArgv::backend,
 // backend_label(selection_layers(selection)).
@@ -56,12 +57,22 @@ std::string selection_name(const Selection& selection);
 // /tmp is a private tmpfs). `path` is compared as spelled; pass canonical paths.
 bool host_writable(std::string_view path, SandboxBackend backend, const SandboxPolicy& policy);
 
-// Why `selection` cannot honour `policy`, or nullopt: a denied network the backend cannot
-// enforce, or a runner the confined command could replace on the host (every later run would
-// then start an impostor, unconfined). The provider refuses such a call as unavailable rather
-// than run it with less.
+// Why `selection` cannot honour `policy`, or nullopt: a network allow-list without the bwrap
+// chain that forces it, a runner the confined command could replace on the host (every later run
+// would then start an impostor, unconfined), or a layer's own refusal (a denied network the
+// backend cannot enforce; for Landlock alone, startup files beneath a writable root under `plan`
+// and, for a `root` caller, metadata without the supervisor). The provider refuses such a call
+// as unavailable rather than run it with less.
 std::optional<std::string> unsupported_reason(const Selection& selection, const Runners& runners,
-                                              const SandboxPolicy& policy);
+                                              const SandboxPolicy& policy, const FsPlan& plan = {},
+                                              const RunNeeds& needs = {}, bool root = false);
+
+// The first refusal of `layers` (RunnerSpec::refusal, outermost first), or nullopt: what
+// unsupported_reason asks of each layer, and all the operator's runnerCommand is asked.
+std::optional<std::string> layers_refusal(std::span<const ComposedLayer> layers,
+                                          const Selection& selection, const Runners& runners,
+                                          const SandboxPolicy& policy, const FsPlan& plan = {},
+                                          const RunNeeds& needs = {}, bool root = false);
 
 // The whole ConfinedArgv for a supported selection: argv (each runner with its run flags:
 // status channels and --chdir as `needs` asks), enforcement, what is not governed, denial
@@ -73,6 +84,14 @@ ConfinedArgv wrap(const Selection& selection, const Runners& runners,
                   std::span<const std::string> argv, const SandboxPolicy& policy,
                   std::span<const std::string> writable_roots, std::string_view temp_dir,
                   const RunNeeds& needs = {}, const FsPlan& plan = {});
+
+// wrap of the given layers: each layer's program, its arguments and "--", outermost first, then
+// `argv`; its status channels (when `needs` asks), its failure rule (once per runner), what it
+// leaves ungoverned and refuses; the outermost confinement layer's denial dialect and verdict.
+ConfinedArgv compose_wrap(std::span<const ComposedLayer> layers, const Selection& selection,
+                          const Runners& runners, std::span<const std::string> argv,
+                          const SandboxPolicy& policy, std::span<const std::string> writable_roots,
+                          std::string_view temp_dir, const RunNeeds& needs, const FsPlan& plan);
 
 // What the runners of `confined` reported on its status channels once the run settled:
 // `status[i]` is everything channel confined.status_channels[i] carried. Only a nonzero exit is

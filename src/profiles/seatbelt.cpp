@@ -5,6 +5,9 @@
 
 #include "profiles/seatbelt.h"
 
+#include "profiles/bwrap.h"
+#include "profiles/runner_spec.h"
+
 namespace dsh::sandbox::profiles {
 
 std::string sbpl_string(std::string_view text) {
@@ -60,6 +63,35 @@ std::string seatbelt_profile(const SandboxPolicy& policy,
 
 RunnerFailureRule seatbelt_failure_rule() {
   return {std::nullopt, {"sandbox-exec: "}, std::nullopt};
+}
+
+const RunnerSpec& seatbelt_spec() {
+  using Argv = std::vector<std::string>;
+  static const RunnerSpec spec{
+      .layer = RunnerLayer::kSeatbelt,
+      .role = "sandbox-exec runner",
+      .backend = SandboxBackend::kSeatbelt,
+      .confines = true,
+      .source = RunnerSource::kHost,
+      .installed_name = {},
+      .located_by = "/usr/bin/sandbox-exec, or the sandbox_exec_path hook",
+      .probe = RunnerProbe::kBackend,
+      .program = [](const Runners& runners) { return Argv{runners.sandbox_exec}; },
+      .args =
+          [](const LayerContext& context, RunnerPlace) {
+            return Argv{"-p",
+                        seatbelt_profile(context.policy, context.writable_roots, context.plan)};
+          },
+      .status_channel = no_status_channel,
+      .failure_rule = [](const Runners&) { return seatbelt_failure_rule(); },
+      .limits = no_limits,
+      .refusal = no_refusal,
+      .denial_signatures = [] { return Argv{std::string(kSeatbeltDenial)}; },
+      .enforcement = [](const LayerContext&) { return SandboxEnforcement::kFull; },
+      // Its grants: the workspace and the extra writable roots, as bwrap's view.
+      .host_writable = bwrap_host_writable,
+  };
+  return spec;
 }
 
 }  // namespace dsh::sandbox::profiles

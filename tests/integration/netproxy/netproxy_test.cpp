@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -413,6 +414,66 @@ TEST_F(NetProxyTest, LandlockAloneRefusesTheAllowListAndRunsNothing) {
                "--mode", "workspace-write", "--", "touch", marker});
   EXPECT_TRUE(plain.exited_with(0)) << plain.describe();
   EXPECT_TRUE(std::filesystem::exists(marker));
+}
+
+// The programs a confined argv starts, read from the argv alone: its first word, then the word
+// after each "--" while that word is one of the runners; each named as `layers` names it.
+std::vector<std::string> layer_names_of(const std::vector<std::string>& argv) {
+  const std::vector<std::pair<std::string, std::string>> runners = {
+      {"dsh-netproxy", "netproxy"},
+      {"bwrap", "bwrap"},
+      {"landlock-run", "landlock-run"},
+      {"dsh-seccomp-exec", "seccomp-exec"}};
+  std::vector<std::string> names;
+  auto word = argv.begin();
+  while (word != argv.end()) {
+    const std::string base = std::filesystem::path(*word).filename();
+    const auto runner = std::find_if(runners.begin(), runners.end(),
+                                     [&](const auto& entry) { return entry.first == base; });
+    if (runner == runners.end()) break;
+    names.push_back(runner->second);
+    word = std::find(word, argv.end(), std::string("--"));
+    if (word != argv.end()) ++word;
+  }
+  EXPECT_EQ(std::vector<std::string>(word, argv.end()), std::vector<std::string>{"true"});
+  return names;
+}
+
+// `layers` names every program the argv starts, in order, the allow-list's proxy and its bridge
+// included; the backend label stays the one without them. On this host's chain, with and
+// without the allow-list, and on Landlock alone (bwrap made unusable by the config).
+TEST_F(NetProxyTest, ConfineLayersNameEveryProgramOfTheArgv) {
+  TempDir workspace;
+  TempDir config_dir;
+  const std::string landlock_alone =
+      write_config(config_dir, R"({"bwrapPath":"/nonexistent/dsh-netproxy-test/bwrap"})");
+  const std::vector<std::string> base = {DSH_SANDBOX_PATH, "confine", "--status-channels",
+                                         "--workspace", workspace.path()};
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--network", "allow:allowed.test"},
+        std::vector<std::string>{"--network", "deny"},
+        std::vector<std::string>{"--config", landlock_alone}}) {
+    std::vector<std::string> command = base;
+    command.insert(command.end(), extra.begin(), extra.end());
+    command.insert(command.end(), {"--", "true"});
+    const RunResult confined = execute(command);
+    ASSERT_TRUE(confined.exited_with(0)) << confined.describe();
+    const auto facts = nlohmann::json::parse(confined.out);
+    const auto layers = facts["layers"].get<std::vector<std::string>>();
+    SCOPED_TRACE(facts["backend"].get<std::string>());
+    EXPECT_EQ(layers, layer_names_of(facts["argv"].get<std::vector<std::string>>()));
+    const bool allow_list = extra.front() == "--network" && extra.back() != "deny";
+    EXPECT_EQ(std::count(layers.begin(), layers.end(), "netproxy"), allow_list ? 2 : 0);
+    if (allow_list) {
+      EXPECT_EQ(layers.front(), "netproxy");
+    }
+    if (extra.front() == "--config") {
+      EXPECT_EQ(layers, std::vector<std::string>{"landlock-run"});
+    }
+    for (const auto& channel : facts["statusChannels"]) {
+      EXPECT_NE(std::find(layers.begin(), layers.end(), channel["layer"]), layers.end());
+    }
+  }
 }
 
 // `run --json --learn` under `allow`, the test names resolved by `resolve`, running `script`.

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
@@ -636,6 +638,34 @@ TEST_F(LocalProviderFakeProxy, ProxyIsUnusableWithoutBwrap) {
   EXPECT_NE(report.cause.find("needs bwrap's network namespace"), std::string::npos)
       << report.cause;
   EXPECT_FALSE(std::filesystem::exists(marker_));
+}
+
+// The trust step reads the composition: every program the allow-list's argv starts (the proxy,
+// bwrap alone's exec shim, bwrap, the proxy's bridge) is checked, each file once, in the order of
+// its layers, last before the argv is returned; and `layers` names each of them.
+TEST_F(LocalProviderFakeProxy, EveryProgramOfTheComposedArgvIsTrustCheckedInLayerOrder) {
+  LocalSandboxHooks hooks = hooks_with_proxy("exit 0");
+  auto checked = std::make_shared<std::vector<std::string>>();
+  hooks.check_runner = [checked](const std::string& runner,
+                                 std::span<const std::string>) -> Result<void> {
+    checked->push_back(runner);
+    return {};
+  };
+  LocalSandboxProvider provider(config(), hooks);
+  const ConfinedArgv confined = provider.confine(kCommand, allow_list());
+  const std::string shim = dir_ / "dsh-seccomp-exec";
+  Argv programs = {confined.argv.front()};
+  for (auto word = confined.argv.begin(); word != confined.argv.end(); ++word) {
+    if (*word == "--" && std::next(word) != confined.argv.end())
+      programs.push_back(*std::next(word));
+  }
+  programs.resize(programs.size() - 1);  // the command itself
+  EXPECT_EQ(programs, (Argv{proxy_, shim, bwrap_, proxy_}));
+  EXPECT_EQ(confined.layers,
+            (std::vector<RunnerLayer>{RunnerLayer::kNetProxy, RunnerLayer::kSeccompExec,
+                                      RunnerLayer::kBwrap, RunnerLayer::kNetProxy}));
+  ASSERT_GE(checked->size(), 3U);
+  EXPECT_EQ(Argv(checked->end() - 3, checked->end()), (Argv{proxy_, shim, bwrap_}));
 }
 
 TEST(LocalProviderChain, WindowsAclWithNoRunnerIsUnavailableNeverAPathLookup) {

@@ -11,6 +11,16 @@
 namespace dsh::sandbox::local {
 namespace {
 
+// The spec says when a runner is probed; this table says how: every runner that heads a chain
+// backend has its probe here, and no other runner is probed as a backend.
+TEST(BackendProbes, EachRunnerThatHeadsABackendHasItsProbe) {
+  for (const profiles::RunnerSpec* spec : profiles::runner_specs()) {
+    SCOPED_TRACE(std::string(layer_name(spec->layer)));
+    EXPECT_EQ(backend_probe(spec->layer) != nullptr,
+              spec->probe == profiles::RunnerProbe::kBackend);
+  }
+}
+
 BackendReport diagnosed_bwrap(const HostFacts& host, const std::string& stderr_text) {
   BackendReport report;
   report.runner = "/usr/bin/bwrap";

@@ -21,6 +21,7 @@
 #include "exec/capture.h"
 #include "exec/exec.h"
 #include "exec/supervisor.h"
+#include "seam/call_scope.h"
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
@@ -113,6 +114,8 @@ Launch launch(const Request& request, bool foreground) {
     launched.setup_error = SpawnError{SpawnStage::kSetup, errno, ""};
     return launched;
   }
+  // What this call's checks kept is not kept past a command's start: it can change their files.
+  CallScope::forget();
   detail::make_tree_bounds(request.bounds, *launched.bounds);
   const int stdin_fd = request.stdin_fd >= 0 ? request.stdin_fd : null_fd.get();
   const std::array<int, 3> stdio = {stdin_fd, out.write.get(), err.write.get()};

@@ -161,8 +161,9 @@ std::string make_child(const std::string& parent) {
   return child;
 }
 
-void adopt(TreeBounds& out, const std::string& dir) {
-  const int procs = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+// `join`: the file a process writes "0" to, to move itself into `dir`.
+void adopt(TreeBounds& out, const std::string& dir, const char* join) {
+  const int procs = ::open((dir + "/" + join).c_str(), O_WRONLY | O_CLOEXEC);
   if (procs < 0) {
     ::rmdir(dir.c_str());
     return;
@@ -177,13 +178,14 @@ void try_v2(const std::string& place, const ResourceBounds& bounds, TreeBounds& 
   if (dir.empty()) return;
   std::string controllers = read_text(dir + "/cgroup.controllers");
   const std::string parent_has = read_text(place + "/cgroup.controllers");
+  bool enabled = false;
   for (const char* controller : {"pids", "memory"}) {
     // Enabling is refused (EBUSY) for a non-root parent that holds processes: then it stays off.
     if (!has_word(controllers, controller) && has_word(parent_has, controller)) {
-      write_text(place + "/cgroup.subtree_control", std::string("+") + controller);
+      enabled |= write_text(place + "/cgroup.subtree_control", std::string("+") + controller);
     }
   }
-  controllers = read_text(dir + "/cgroup.controllers");
+  if (enabled) controllers = read_text(dir + "/cgroup.controllers");
   if (bounds.max_processes && has_word(controllers, "pids") &&
       write_text(dir + "/pids.max", std::to_string(*bounds.max_processes))) {
     out.facts.processes.enforced_by = "cgroup2 pids.max";
@@ -193,12 +195,22 @@ void try_v2(const std::string& place, const ResourceBounds& bounds, TreeBounds& 
     write_text(dir + "/memory.swap.max", "0");  // swap would be memory beyond the bound
     out.facts.memory.enforced_by = "cgroup2 memory.max";
   }
-  adopt(out, dir);
+  // A v2 domain cgroup is joined only through cgroup.procs, whose write waits for an RCU grace
+  // period; the command is instead born inside (clone3 CLONE_INTO_CGROUP, through `v2_dir`), and
+  // the write is left for a kernel that refuses that.
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    adopt(out, dir, "cgroup.procs");
+  } else {
+    ::rmdir(dir.c_str());
+  }
   if (out.dirs.empty() || out.dirs.back() != dir) {
+    if (dir_fd >= 0) ::close(dir_fd);
     out.facts.processes.enforced_by.clear();
     out.facts.memory.enforced_by.clear();
     return;
   }
+  out.v2_dir = dir_fd;
   out.kill = ::open((dir + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC);
   if (out.kill >= 0) out.facts.tree_kill = "cgroup2 cgroup.kill";
 }
@@ -216,7 +228,11 @@ bool try_v1(const std::string& place, const std::string& file, std::uint64_t lim
     write_text(dir + "/memory.memsw.limit_in_bytes", std::to_string(limit));
   }
   const std::size_t before = out.dirs.size();
-  adopt(out, dir);
+  // `tasks`, not cgroup.procs: the joining command is single-threaded (between clone and exec),
+  // so moving its one thread moves the process, and a write of "0" (the caller itself) to a v1
+  // `tasks` file skips the threadgroup lock whose taking waits for an RCU grace period: tens of
+  // microseconds instead of milliseconds (kernel/cgroup/cgroup.c, cgroup_procs_write_start).
+  adopt(out, dir, "tasks");
   return out.dirs.size() > before;
 }
 
@@ -279,6 +295,7 @@ TreeBounds::~TreeBounds() {
     }
   }
   for (const int fd : procs) ::close(fd);
+  if (v2_dir >= 0) ::close(v2_dir);
   if (kill >= 0) ::close(kill);
 }
 

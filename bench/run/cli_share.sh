@@ -46,7 +46,7 @@ for backend in bwrap+landlock landlock; do
            -n "$name: dsh-sandbox run" "$cli run --mode read-only ${extra[*]} -- /bin/true")
   done
   hyperfine -N --warmup 20 --runs "$runs" --export-json "$results/cli_share-$backend.json" \
-    "${args[@]}" 3>/dev/null 4>/dev/null >/dev/null
+    "${args[@]}" 3>/dev/null 4>/dev/null >/dev/null 2>"$results/cli_share-$backend.log"
   echo "load after $backend: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   python3 - "$results/cli_share-$backend.json" "$backend" <<'PY'
 import json, statistics, sys

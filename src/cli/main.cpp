@@ -7,10 +7,12 @@
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/habits.h"
+#include "seam/call_scope.h"
 
 namespace {
 
 int run(int argc, char** argv) {
+  const dsh::sandbox::CallScope call;  // one walk per file this call checks (seam/call_scope.h)
   dsh::sandbox::cli::CommandLine command_line;
   CLI::App& app = command_line.app();
   const std::vector<std::string> args(argv + 1, argv + argc);

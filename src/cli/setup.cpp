@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +18,7 @@
 #include "local/runners.h"
 #include "local/workspace_record.h"
 #include "policy/effective_policy.h"
+#include "seam/call_scope.h"
 #include "seam/json_codec.h"
 #include "seam/trusted_file.h"
 
@@ -184,9 +184,7 @@ std::vector<std::string> chosen_writable_roots(SandboxMode mode, const std::stri
 
 void require_trusted_self(std::span<const std::string> chosen_roots,
                           std::span<const std::string> earlier_roots, ConfinedSandboxMode mode) {
-  std::array<char, 4096> self{};
-  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-  const std::string exe = n > 0 ? std::string(self.data(), static_cast<std::size_t>(n)) : "";
+  const std::string exe = self_executable();
   for (const std::string& root : chosen_roots) {
     if (exe.empty() || !is_beneath(exe, root)) continue;
     throw InvalidSandboxInputError(fmt::format(

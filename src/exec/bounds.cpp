@@ -26,7 +26,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -51,11 +50,14 @@ constexpr std::string_view kWatchedByTheSupervisor =
 
 std::atomic<unsigned> next_run{0};
 
+// Read with plain read(2): every run reads a few of these, and /proc/self/mountinfo is long.
 std::string read_text(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  std::string text;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  (void)io::read_all(fd, text);
+  ::close(fd);
+  return text;
 }
 
 bool write_text(const std::string& path, const std::string& text) {
@@ -66,13 +68,37 @@ bool write_text(const std::string& path, const std::string& text) {
   return ok;
 }
 
-bool has_word(const std::string& text, const std::string& word) {
-  std::istringstream words(text);
-  std::string each;
-  while (words >> each) {
-    if (each == word) return true;
+// Whether `word` is one of the words of `text`, separated by white space or commas.
+bool has_word(std::string_view text, std::string_view word) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find_first_of(" \t\n,", start);
+    if (end == std::string_view::npos) end = text.size();
+    if (text.substr(start, end - start) == word) return true;
+    start = end + 1;
   }
   return false;
+}
+
+// The `index`th field of a line separated by single spaces, or "".
+std::string_view field(std::string_view line, std::size_t index) {
+  for (std::size_t i = 0; i < index; ++i) {
+    const std::size_t space = line.find(' ');
+    if (space == std::string_view::npos) return {};
+    line.remove_prefix(space + 1);
+  }
+  return line.substr(0, line.find(' '));
+}
+
+// Calls `each` with every line of `text`.
+template <typename Each>
+void for_each_line(std::string_view text, Each each) {
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    each(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
 }
 
 // Where this process's cgroups are, per hierarchy: the v2 one and the v1 pids and memory ones.
@@ -89,42 +115,37 @@ Places own_cgroups() {
   std::string v2_mount;
   std::string pids_mount;
   std::string memory_mount;
-  std::ifstream mountinfo("/proc/self/mountinfo");
-  for (std::string line; std::getline(mountinfo, line);) {
-    std::istringstream fields(line);
-    std::string id, parent, device, root, mountpoint;
-    fields >> id >> parent >> device >> root >> mountpoint;
-    std::string field;
-    while (fields >> field && field != "-") {
-    }
-    std::string fstype, source, super;
-    fields >> fstype >> source >> super;
-    if (root != "/") continue;
+  const std::string mountinfo = read_text("/proc/self/mountinfo");
+  for_each_line(mountinfo, [&](std::string_view line) {
+    const std::string_view root = field(line, 3);
+    const std::string_view mountpoint = field(line, 4);
+    const std::size_t dash = line.find(" - ");
+    if (root != "/" || dash == std::string_view::npos) return;
+    const std::string_view tail = line.substr(dash + 3);  // fstype source superoptions
+    const std::string_view fstype = field(tail, 0);
+    const std::string_view super = field(tail, 2);
     if (fstype == "cgroup2" && v2_mount.empty()) v2_mount = mountpoint;
     if (fstype == "cgroup") {
-      std::string options = super;
-      for (char& c : options) c = c == ',' ? ' ' : c;
-      if (has_word(options, "pids") && pids_mount.empty()) pids_mount = mountpoint;
-      if (has_word(options, "memory") && memory_mount.empty()) memory_mount = mountpoint;
+      if (has_word(super, "pids") && pids_mount.empty()) pids_mount = mountpoint;
+      if (has_word(super, "memory") && memory_mount.empty()) memory_mount = mountpoint;
     }
-  }
+  });
   Places places;
-  std::ifstream cgroup("/proc/self/cgroup");
-  for (std::string line; std::getline(cgroup, line);) {
+  const std::string cgroup = read_text("/proc/self/cgroup");
+  for_each_line(cgroup, [&](std::string_view line) {
     const std::size_t first = line.find(':');
     const std::size_t second = line.find(':', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    std::string controllers = line.substr(first + 1, second - first - 1);
-    const std::string path = line.substr(second + 1);
-    if (path.starts_with("/..")) continue;  // outside this cgroup namespace's view
-    const std::string tail = path == "/" ? "" : path;
-    for (char& c : controllers) c = c == ',' ? ' ' : c;
+    if (first == std::string_view::npos || second == std::string_view::npos) return;
+    const std::string_view controllers = line.substr(first + 1, second - first - 1);
+    const std::string_view path = line.substr(second + 1);
+    if (path.starts_with("/..")) return;  // outside this cgroup namespace's view
+    const std::string tail(path == "/" ? std::string_view() : path);
     if (line.starts_with("0::") && !v2_mount.empty()) places.v2 = v2_mount + tail;
     if (has_word(controllers, "pids") && !pids_mount.empty()) places.pids = pids_mount + tail;
     if (has_word(controllers, "memory") && !memory_mount.empty()) {
       places.memory = memory_mount + tail;
     }
-  }
+  });
   return places;
 }
 
@@ -161,8 +182,9 @@ std::string make_child(const std::string& parent) {
   return child;
 }
 
-void adopt(TreeBounds& out, const std::string& dir) {
-  const int procs = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+// `join`: the file a process writes "0" to, to move itself into `dir`.
+void adopt(TreeBounds& out, const std::string& dir, const char* join) {
+  const int procs = ::open((dir + "/" + join).c_str(), O_WRONLY | O_CLOEXEC);
   if (procs < 0) {
     ::rmdir(dir.c_str());
     return;
@@ -177,13 +199,14 @@ void try_v2(const std::string& place, const ResourceBounds& bounds, TreeBounds& 
   if (dir.empty()) return;
   std::string controllers = read_text(dir + "/cgroup.controllers");
   const std::string parent_has = read_text(place + "/cgroup.controllers");
+  bool enabled = false;
   for (const char* controller : {"pids", "memory"}) {
     // Enabling is refused (EBUSY) for a non-root parent that holds processes: then it stays off.
     if (!has_word(controllers, controller) && has_word(parent_has, controller)) {
-      write_text(place + "/cgroup.subtree_control", std::string("+") + controller);
+      enabled |= write_text(place + "/cgroup.subtree_control", std::string("+") + controller);
     }
   }
-  controllers = read_text(dir + "/cgroup.controllers");
+  if (enabled) controllers = read_text(dir + "/cgroup.controllers");
   if (bounds.max_processes && has_word(controllers, "pids") &&
       write_text(dir + "/pids.max", std::to_string(*bounds.max_processes))) {
     out.facts.processes.enforced_by = "cgroup2 pids.max";
@@ -193,12 +216,22 @@ void try_v2(const std::string& place, const ResourceBounds& bounds, TreeBounds& 
     write_text(dir + "/memory.swap.max", "0");  // swap would be memory beyond the bound
     out.facts.memory.enforced_by = "cgroup2 memory.max";
   }
-  adopt(out, dir);
+  // A v2 domain cgroup is joined only through cgroup.procs, whose write waits for an RCU grace
+  // period; the command is instead born inside (clone3 CLONE_INTO_CGROUP, through `v2_dir`), and
+  // the write is left for a kernel that refuses that.
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    adopt(out, dir, "cgroup.procs");
+  } else {
+    ::rmdir(dir.c_str());
+  }
   if (out.dirs.empty() || out.dirs.back() != dir) {
+    if (dir_fd >= 0) ::close(dir_fd);
     out.facts.processes.enforced_by.clear();
     out.facts.memory.enforced_by.clear();
     return;
   }
+  out.v2_dir = dir_fd;
   out.kill = ::open((dir + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC);
   if (out.kill >= 0) out.facts.tree_kill = "cgroup2 cgroup.kill";
 }
@@ -216,7 +249,11 @@ bool try_v1(const std::string& place, const std::string& file, std::uint64_t lim
     write_text(dir + "/memory.memsw.limit_in_bytes", std::to_string(limit));
   }
   const std::size_t before = out.dirs.size();
-  adopt(out, dir);
+  // `tasks`, not cgroup.procs: the joining command is single-threaded (between clone and exec),
+  // so moving its one thread moves the process, and a write of "0" (the caller itself) to a v1
+  // `tasks` file skips the threadgroup lock whose taking waits for an RCU grace period: tens of
+  // microseconds instead of milliseconds (kernel/cgroup/cgroup.c, cgroup_procs_write_start).
+  adopt(out, dir, "tasks");
   return out.dirs.size() > before;
 }
 
@@ -279,6 +316,7 @@ TreeBounds::~TreeBounds() {
     }
   }
   for (const int fd : procs) ::close(fd);
+  if (v2_dir >= 0) ::close(v2_dir);
   if (kill >= 0) ::close(kill);
 }
 

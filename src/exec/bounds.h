@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The resource bounds of one run's command tree: cgroup children made before the fork, which
-// the command joins before it execs (so every descendant is born inside), the supervisor ends
-// through (cgroup.kill) and removes once the tree is reaped; rlimits where no cgroup can be had.
+// the command is born in (cgroup v2: clone3 CLONE_INTO_CGROUP) or joins before it execs (so
+// every descendant is born inside), the supervisor ends through (cgroup.kill) and removes once
+// the tree is reaped; rlimits where no cgroup can be had.
 #pragma once
 
 #include <sys/resource.h>
@@ -24,10 +25,14 @@ class TreeBounds {
   TreeBounds& operator=(const TreeBounds&) = delete;
 
   std::vector<std::string> dirs;  // cgroup directories created for this run
-  std::vector<int> procs;         // O_WRONLY cgroup.procs of each: the command writes "0"
-  int kill = -1;                  // O_WRONLY cgroup.kill (cgroup v2, Linux 5.14), or -1
-  std::optional<rlim_t> nproc;    // RLIMIT_NPROC for the command, when no cgroup bounds tasks
-  std::optional<rlim_t> data;     // RLIMIT_DATA for the command, when no cgroup bounds memory
+  // O_WRONLY per directory, the file a single-threaded process writes "0" to, to join: the v2
+  // child's cgroup.procs first when there is one (the fallback of a kernel that refuses clone3),
+  // then each v1 child's `tasks`.
+  std::vector<int> procs;
+  int v2_dir = -1;              // the v2 child (O_DIRECTORY), for clone3 CLONE_INTO_CGROUP, or -1
+  int kill = -1;                // O_WRONLY cgroup.kill (cgroup v2, Linux 5.14), or -1
+  std::optional<rlim_t> nproc;  // RLIMIT_NPROC for the command, when no cgroup bounds tasks
+  std::optional<rlim_t> data;   // RLIMIT_DATA for the command, when no cgroup bounds memory
   // Then also the whole tree's bound, which the supervisor watches (RLIMIT_DATA is per process).
   std::optional<std::uint64_t> watch_memory;
   BoundsFacts facts;

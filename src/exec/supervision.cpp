@@ -10,6 +10,7 @@
 
 #include "base/io.h"
 #include "base/pipe.h"
+#include "seam/call_scope.h"
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
@@ -51,6 +52,8 @@ void Supervision::start(const Request& request, std::vector<std::string> env,
     setup_error = SpawnError{SpawnStage::kSetup, errno, ""};
     return;
   }
+  // What this call's checks kept is not kept past a command's start: it can change their files.
+  CallScope::forget();
   make_tree_bounds(request.bounds, *bounds);
   SpawnPlan plan(request, std::move(env), stdio, control_pair.read.get(), status_pipe.write.get(),
                  *bounds);

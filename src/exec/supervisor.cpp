@@ -34,6 +34,7 @@
 #include <csignal>
 
 #include "base/io.h"
+#include "exec/clone_into.h"
 #include "exec/tree_memory.h"
 
 namespace dsh::sandbox::exec::detail {
@@ -131,8 +132,9 @@ bool install_fds(SpawnPlan& plan, int& error_fd) {
 [[noreturn]] DSH_COMMAND_SIDE void exec_command(SpawnPlan& plan, int error_fd) {
   ::setpgid(0, 0);
   // Into the run's cgroups before anything else runs: every descendant is born inside.
-  for (const int procs : plan.cgroup_procs) {
-    if (::write(procs, "0", 1) != 1) fail_exec(error_fd, SpawnStage::kSetup, errno);
+  const std::size_t joined = plan.born_in_cgroup ? 1 : 0;
+  for (std::size_t i = joined; i < plan.cgroup_procs.size(); ++i) {
+    if (::write(plan.cgroup_procs[i], "0", 1) != 1) fail_exec(error_fd, SpawnStage::kSetup, errno);
   }
   if (plan.has_nproc && ::setrlimit(RLIMIT_NPROC, &plan.nproc) != 0) {
     fail_exec(error_fd, SpawnStage::kSetup, errno);
@@ -302,8 +304,20 @@ pid_t spawn_command(SpawnPlan& plan, const std::array<int, 2>& error_pipe) {
   if (memory == MAP_FAILED) return -1;
   ::mprotect(memory, kGuard, PROT_NONE);  // an overflow faults instead of writing our memory
   CommandStart start{&plan, error_pipe[0], error_pipe[1]};
-  char* top = static_cast<char*>(memory) + kGuard + kStack;  // the stack grows down on x86-64
-  const pid_t pid = ::clone(command_main, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  char* bottom = static_cast<char*>(memory) + kGuard;
+  pid_t pid = -1;
+  if (plan.cgroup_dir >= 0) {
+    // Born in the run's v2 cgroup. Set before: the child reads the plan it shares with us.
+    plan.born_in_cgroup = true;
+    pid = clone_into_cgroup(command_main, bottom, kStack, &start, plan.cgroup_dir);
+    // Refused (see clone_into.h): the command joins through cgroup.procs instead, which holds
+    // the same bound; a join that fails runs nothing (exec_command).
+    if (pid < 0) plan.born_in_cgroup = false;
+  }
+  if (pid < 0) {
+    char* top = bottom + kStack;  // the stack grows down on x86-64
+    pid = ::clone(command_main, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  }
   const int error = errno;
   ::munmap(memory, kGuard + kStack);
   errno = error;
@@ -387,6 +401,7 @@ SpawnPlan::SpawnPlan(const Request& request, std::vector<std::string> env,
       control_read(control_read_fd),
       status_write(status_write_fd),
       cgroup_procs(bounds.procs),
+      cgroup_dir(bounds.v2_dir),
       cgroup_kill(bounds.kill),
       has_nproc(bounds.nproc.has_value()),
       nproc{bounds.nproc.value_or(0), bounds.nproc.value_or(0)},
@@ -424,6 +439,7 @@ SpawnPlan::SpawnPlan(const Request& request, std::vector<std::string> env,
   keep = {control_read, status_write};
   for (const FdMapping& map : maps) keep.push_back(map.source);
   keep.insert(keep.end(), cgroup_procs.begin(), cgroup_procs.end());
+  if (cgroup_dir >= 0) keep.push_back(cgroup_dir);
   if (cgroup_kill >= 0) keep.push_back(cgroup_kill);
   std::sort(keep.begin(), keep.end());
   keep.erase(std::unique(keep.begin(), keep.end()), keep.end());

@@ -58,9 +58,13 @@ struct SpawnPlan {
   std::vector<int> keep;        // sorted descriptors the supervisor keeps open
   int control_read = -1;
   int status_write = -1;
-  // The tree's bounds: cgroup.procs descriptors the command joins before exec, cgroup.kill,
+  // The tree's bounds: the files the command joins its cgroups by before exec, cgroup.kill,
   // the directories the supervisor removes, rlimits for what no cgroup bounds.
   std::vector<int> cgroup_procs;
+  // The v2 child the command is born in (clone3 CLONE_INTO_CGROUP), or -1; when it was, the
+  // command skips cgroup_procs' first entry (that child's cgroup.procs).
+  int cgroup_dir = -1;
+  bool born_in_cgroup = false;
   int cgroup_kill = -1;
   std::vector<const char*> cgroup_dirs;
   bool has_nproc = false;

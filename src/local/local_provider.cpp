@@ -24,6 +24,7 @@
 #include "local/runners.h"
 #include "local/verdict_codec.h"
 #include "policy/effective_policy.h"
+#include "seam/call_scope.h"
 
 namespace dsh::sandbox {
 
@@ -501,6 +502,7 @@ void LocalSandboxProvider::State::refuse_unsupported(const profiles::Selection& 
 }
 
 ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& request) {
+  const CallScope call;  // each runner walked once, though the chain and the argv both check it
   State& s = *state_;
   const std::span<const std::string> argv = request.argv;
   SandboxPolicy policy = request.policy;

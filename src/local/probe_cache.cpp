@@ -26,6 +26,7 @@
 #include "local/probes.h"
 #include "local/runners.h"
 #include "policy/host_paths.h"
+#include "seam/call_scope.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox::local {
@@ -209,9 +210,7 @@ std::string verdict_key(const LocalSandboxConfig& config, const std::string& bwr
                         const std::string& launcher) {
   utsname kernel{};
   ::uname(&kernel);
-  std::array<char, 4096> self{};
-  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-  const std::string exe = n > 0 ? std::string(self.data(), static_cast<std::size_t>(n)) : "";
+  const std::string exe = self_executable();
   // What decides whether this process can create namespaces or enforce Landlock without a
   // reboot: the userns sysctls, the LSM list, and a seccomp filter on this very process (a
   // container's profile). Without them a verdict probed inside a filtered process would

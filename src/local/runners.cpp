@@ -3,8 +3,7 @@
 
 #include <unistd.h>
 
-#include <array>
-#include <climits>
+#include "seam/call_scope.h"
 
 namespace dsh::sandbox::local {
 
@@ -17,10 +16,8 @@ std::string locate_bwrap(const std::string& configured) {
 }
 
 std::string launcher_beside_self() {
-  std::array<char, PATH_MAX> self{};
-  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-  if (n <= 0) return {};
-  std::string path(self.data(), static_cast<std::size_t>(n));
+  const std::string path = self_executable();
+  if (path.empty()) return {};
   return path.substr(0, path.rfind('/') + 1) +
          std::string(profiles::landlock_run_spec().installed_name);
 }

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <optional>
 #include <system_error>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +23,7 @@
 #include "dsh/sandbox/trust.h"
 #include "local/private_directory.h"
 #include "local/probe_cache.h"
+#include "seam/call_scope.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox::local {
@@ -99,12 +102,85 @@ Result<std::vector<std::string>> read_in(const TrustedPath& dir, const std::stri
     return InvalidInput{fmt::format("the record {} is corrupt: {}; {}", text::quoted(path),
                                     parsed.error().message, record_fix(path))};
   }
+  // Only canonical paths are ever recorded: this call's trust checks take them as they are,
+  // rather than a realpath of each (a readlink per component) every time roots are gathered.
+  CallScope::keep_canonical(parsed.value());
   return parsed;
 }
 
 }  // namespace
 
+namespace {
+
+// lexically_normalize(path) == path, without building the normalized copy: absolute, and no
+// empty, "." or ".." component, no trailing slash (but "/" itself).
+bool is_normalized_absolute(std::string_view path) {
+  if (path.empty() || path.front() != '/') return false;
+  if (path == "/") return true;
+  if (path.back() == '/') return false;
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    const std::string_view part = path.substr(start, slash - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = slash + 1;
+  }
+  return true;
+}
+
+// The record exactly as format_workspace_record writes it when every path is printable ASCII
+// without a quote or backslash (so its JSON string is the path itself): the list, or nullopt
+// for any other text, which the JSON parser then reads. The answer is the parser's for such a
+// text; only the parser's price (most of a call's instructions at 256 roots) is saved.
+std::optional<std::vector<std::string_view>> plain_record_entries(std::string_view text) {
+  constexpr std::string_view kHead = R"({"version":1,"workspaces":[)";
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  if (!text.starts_with(kHead) || !text.ends_with("]}")) return std::nullopt;
+  std::string_view list = text.substr(kHead.size(), text.size() - kHead.size() - 2);
+  std::vector<std::string_view> entries;
+  while (!list.empty()) {
+    if (list.front() != '"') return std::nullopt;
+    std::size_t close = 1;
+    while (close < list.size() && list[close] != '"') {
+      const char c = list[close];
+      if (c < 0x20 || c > 0x7e || c == '\\') return std::nullopt;
+      ++close;
+    }
+    if (close == list.size()) return std::nullopt;
+    entries.push_back(list.substr(1, close - 1));
+    list.remove_prefix(close + 1);
+    if (list.empty()) break;
+    if (list.front() != ',' || list.size() == 1) return std::nullopt;
+    list.remove_prefix(1);
+  }
+  return entries;
+}
+
+Result<std::vector<std::string>> checked_roots(const std::vector<std::string_view>& entries) {
+  if (entries.size() > kMaxRecordedWorkspaces) {
+    return InvalidInput{
+        fmt::format("\"workspaces\" must be an array of at most {} paths", kMaxRecordedWorkspaces)};
+  }
+  std::vector<std::string> roots;
+  roots.reserve(entries.size());
+  std::unordered_set<std::string_view> seen;
+  for (const std::string_view root : entries) {
+    if (root.find('\0') != std::string_view::npos || !is_normalized_absolute(root)) {
+      return InvalidInput{fmt::format("{} is not an absolute normalized path", text::quoted(root))};
+    }
+    if (!seen.insert(root).second) {
+      return InvalidInput{fmt::format("{} is listed twice", text::quoted(root))};
+    }
+    roots.emplace_back(root);
+  }
+  return roots;
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> parse_workspace_record(std::string_view text) {
+  if (const auto plain = plain_record_entries(text)) return checked_roots(*plain);
   nlohmann::json value;
   try {
     value = nlohmann::json::parse(text);
@@ -123,25 +199,35 @@ Result<std::vector<std::string>> parse_workspace_record(std::string_view text) {
     return InvalidInput{
         fmt::format("\"workspaces\" must be an array of at most {} paths", kMaxRecordedWorkspaces)};
   }
-  std::vector<std::string> roots;
+  std::vector<std::string_view> entries;
   for (const nlohmann::json& entry : list) {
     if (!entry.is_string()) return InvalidInput{"every workspace must be a string"};
-    std::string root = entry.get<std::string>();
-    if (root.empty() || root.front() != '/' || root.find('\0') != std::string::npos ||
-        lexically_normalize(root) != root) {
-      return InvalidInput{fmt::format("{} is not an absolute normalized path", text::quoted(root))};
-    }
-    if (std::find(roots.begin(), roots.end(), root) != roots.end()) {
-      return InvalidInput{fmt::format("{} is listed twice", text::quoted(root))};
-    }
-    roots.push_back(std::move(root));
+    entries.emplace_back(entry.get_ref<const std::string&>());
   }
-  return roots;
+  return checked_roots(entries);
 }
 
 std::string format_workspace_record(std::span<const std::string> roots) {
   return nlohmann::json{{"version", kRecordVersion}, {"workspaces", roots}}.dump() + "\n";
 }
+
+namespace {
+
+// Whether some entry of `all` lies strictly beneath another one: each entry's ancestors looked up
+// in a set, rather than every pair compared.
+bool any_nested(const std::vector<std::string>& all) {
+  const std::unordered_set<std::string_view> names(all.begin(), all.end());
+  for (const std::string& root : all) {
+    if (root != "/" && names.contains("/")) return true;
+    for (std::size_t slash = root.find('/', 1); slash != std::string::npos;
+         slash = root.find('/', slash + 1)) {
+      if (names.contains(std::string_view(root).substr(0, slash))) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 std::vector<std::string> merge_workspace_record(std::span<const std::string> recorded,
                                                 std::span<const std::string> added,
@@ -149,6 +235,21 @@ std::vector<std::string> merge_workspace_record(std::span<const std::string> rec
   std::vector<std::string> all(recorded.begin(), recorded.end());
   all.insert(all.end(), added.begin(), added.end());
   std::reverse(all.begin(), all.end());
+  if (!any_nested(all)) {
+    // Then the rule below keeps the newest of equal entries and nothing else: the same answer
+    // without comparing every pair (the record read on every call is such a list).
+    std::vector<std::string> kept;
+    kept.reserve(all.size());  // no reallocation: `seen` views the kept strings themselves
+    std::unordered_set<std::string_view> seen;
+    for (std::string& root : all) {
+      if (root.empty() || seen.contains(root)) continue;
+      kept.push_back(std::move(root));
+      seen.insert(kept.back());
+    }
+    if (kept.size() > limit) kept.resize(limit);
+    std::reverse(kept.begin(), kept.end());
+    return kept;
+  }
   // Newest first: an entry covered by a kept one (equal or beneath) adds nothing; one covering
   // kept entries replaces the newest of them, in its place.
   std::vector<std::string> kept;

@@ -27,6 +27,7 @@
 #include "dsh/sandbox/roots.h"
 #include "policy/git_state.h"
 #include "policy/host_paths.h"
+#include "seam/call_scope.h"
 
 namespace dsh::sandbox::policy {
 
@@ -388,7 +389,8 @@ PathContext process_path_context() {
   std::string h = home != nullptr && home[0] == '/' ? lexically_normalize(home) : std::string();
   if (h == "/") h.clear();  // a home of "/" would make every path a home path
   std::vector<std::string> trusted_state = {"/usr/bin/true", "/bin/true"};
-  if (auto self = existing_canonical("/proc/self/exe")) trusted_state.push_back(std::move(*self));
+  // The kernel's link is the executable's real path already: no realpath of it.
+  if (std::string self = self_executable(); !self.empty()) trusted_state.push_back(std::move(self));
   return {std::move(h), process_env(), true, std::move(trusted_state), passwd_homes()};
 }
 

@@ -11,12 +11,14 @@
 #include <deque>
 #include <optional>
 #include <system_error>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "base/io.h"
 #include "base/text.h"
 #include "dsh/sandbox/roots.h"
+#include "seam/call_scope.h"
 #include "seam/trusted_file.h"
 
 namespace dsh::sandbox {
@@ -109,13 +111,16 @@ std::vector<std::string> untrusted_roots_after(std::vector<std::string> roots,
                                                std::string_view workspace_root,
                                                std::span<const std::string> extra_roots,
                                                std::string_view temp_dir) {
-  const auto add = [&roots](std::string_view root) {
+  // A set beside the list: a record of 256 roots would otherwise compare every pair. It views
+  // the list's own strings, which stay in place: the list never grows beyond what is reserved.
+  roots.reserve(roots.size() + extra_roots.size() + 3);
+  std::unordered_set<std::string_view> seen(roots.begin(), roots.end());
+  const auto add = [&roots, &seen](std::string_view root) {
     if (root.empty()) return;
-    std::string canonical = canonical_path(root);
-    if (canonical.starts_with('/')) canonical = lexically_normalize(canonical);
-    if (std::find(roots.begin(), roots.end(), canonical) == roots.end()) {
-      roots.push_back(std::move(canonical));
-    }
+    std::string canonical = canonical_root(root);
+    if (seen.contains(canonical)) return;
+    roots.push_back(std::move(canonical));
+    seen.insert(roots.back());
   };
   add(workspace_root);
   add("/tmp");
@@ -324,9 +329,13 @@ Result<ResolvedWorkspace> ResolvedWorkspace::resolve_trusted(std::string_view pa
 
 Result<std::string> check_trusted_path(std::string_view path, std::span<const std::string> roots,
                                        TrustedKind kind) {
+  // A runner is checked when the chain is admitted and again when its argv is built: one walk.
+  if (auto kept = CallScope::find_check(path, roots, kind)) return std::move(*kept);
   auto opened = open_trusted_path(path, roots, kind, false);
-  if (!opened) return opened.error();
-  return std::move(opened.value().path);
+  Result<std::string> answer =
+      opened ? Result<std::string>(std::move(opened.value().path)) : opened.error();
+  CallScope::keep_check(path, roots, kind, answer);
+  return answer;
 }
 
 Result<std::string> read_trusted_file(const TrustedPath& file, std::size_t limit) {

@@ -224,6 +224,83 @@ TEST_P(Lifecycle, AForkBombIsBoundedAndLeavesNothing) {
       << live_with(token_).size() << " processes of the bomb are alive";
 }
 
+// The line of /proc/PID/cgroup for `hierarchy` ("0:" for v2, else a v1 controller's name).
+string cgroup_line(pid_t pid, const string& hierarchy) {
+  const string text = read_file("/proc/" + std::to_string(pid) + "/cgroup");
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == string::npos) end = text.size();
+    const string line = text.substr(start, end - start);
+    const std::size_t colon = line.find(':');
+    const string rest = colon == string::npos ? "" : line.substr(colon + 1);
+    if (hierarchy == "0:"
+            ? line.starts_with("0::")
+            : rest.starts_with(hierarchy + ":") || rest.starts_with(hierarchy + ",")) {
+      return line;
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+// Every live process whose argv[0] is `name` (the shell that started it has it in its script).
+vector<pid_t> live_named(const string& name) {
+  vector<pid_t> found;
+  for (const pid_t pid : live_with(name)) {
+    const string cmdline = process_cmdline(pid);
+    if (cmdline == name || cmdline.starts_with(name + " ")) {
+      found.push_back(pid);
+    }
+  }
+  return found;
+}
+
+// The command is born in its run's cgroups (cgroup v2: clone3 CLONE_INTO_CGROUP; v1: its `tasks`
+// file) and so is everything it forks: a small bound stops a loop of forks, nothing is left
+// after the run, and /proc shows the tree inside the run's cgroups while it runs.
+TEST_P(Lifecycle, ASmallProcessBoundHoldsForTheWholeTreeInsideTheRunsCgroups) {
+  // dash gives up at the first failed fork ("Cannot fork"); bash would retry for half a minute.
+  const string child = "bash -c 'exec -a " + token_ + "-a sleep 60' & ";
+  const string loop = "i=0; while [ $i -lt 100 ]; do " + child + "i=$((i+1)); echo $i; done";
+  const CliResult bombed =
+      cli(Run({"--json", "--max-processes", "32", "--", "/usr/bin/dash", "-c", loop}, "read-only"));
+  const nlohmann::json facts = parse_json(bombed.out);
+  EXPECT_NE(facts["exitCode"], 0) << bombed.describe();
+  EXPECT_NE(facts["stderr"].get<string>().find("Cannot fork"), string::npos) << bombed.out;
+  // Each line is a fork that succeeded; the shell (and the runner's processes) count as well. As
+  // nobody the bound is RLIMIT_NPROC, which counts every process of the user: other tests' take
+  // from it too, so the bound is not small.
+  const string out = facts["stdout"].get<string>();
+  const std::size_t last = out.rfind('\n', out.size() - 2);
+  const int forks = std::stoi(out.substr(last == string::npos ? 0 : last + 1));
+  EXPECT_GE(forks, 1) << bombed.out;
+  EXPECT_LE(forks, 31) << bombed.out;
+  EXPECT_TRUE(wait_until([&] { return live_with(token_ + "-a").empty(); }, 5s))
+      << live_with(token_ + "-a").size() << " processes of the loop are alive";
+  const string processes = facts["bounds"]["processes"]["enforcedBy"].get<string>();
+  const string kill = facts["bounds"]["treeKill"].get<string>();
+  ASSERT_FALSE(processes.empty()) << bombed.out;
+
+  // From outside, while it runs: every process of the tree is in the run's cgroups.
+  const string pair = "bash -c 'exec -a " + token_ + "-b sleep 60' & ";
+  Spawned cli(Run({"--max-processes", "64", "--", "/usr/bin/dash", "-c", pair + pair + "wait"},
+                  "read-only"),
+              -1, -1);
+  ASSERT_TRUE(wait_until([&] { return live_named(token_ + "-b").size() == 2; }, 20s));
+  for (const pid_t pid : live_named(token_ + "-b")) {
+    if (processes == "cgroup1 pids.max") {
+      EXPECT_NE(cgroup_line(pid, "pids").find("/dsh-run-"), string::npos)
+          << cgroup_line(pid, "pids");
+    }
+    if (processes == "cgroup2 pids.max" || kill == "cgroup2 cgroup.kill") {
+      EXPECT_NE(cgroup_line(pid, "0:").find("/dsh-run-"), string::npos) << cgroup_line(pid, "0:");
+    }
+  }
+  ASSERT_EQ(::kill(cli.pid(), SIGINT), 0);
+  EXPECT_TRUE(cli.wait().exited_with(128 + SIGINT));
+  EXPECT_TRUE(wait_until([&] { return live_with(token_ + "-b").empty(); }, 5s));
+}
+
 TEST_P(Lifecycle, MemoryIsBoundedAndTheFactsSaySo) {
   // tail keeps the current line: 512 MiB without a newline.
   const string hog = "set -o pipefail; head -c 536870912 /dev/zero | tail -n 1 | wc -c";

@@ -5,10 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "dsh/sandbox/roots.h"
 
 namespace dsh::sandbox::local {
 namespace {
@@ -84,6 +88,81 @@ TEST(WorkspaceRecord, KeepsTheNewestWithinTheBound) {
   EXPECT_EQ(merged.front(), "/w1");  // the oldest is forgotten
   EXPECT_EQ(merged.back(), "/new");
   EXPECT_EQ(merge_workspace_record(Roots{"/a", "/b", "/c"}, Roots{"/d"}, 2), (Roots{"/c", "/d"}));
+}
+
+// The record as written (printable ASCII paths) and as any other JSON spelling of the same
+// document read alike; what the plain reading refuses is what the JSON reading refuses.
+TEST(WorkspaceRecord, EverySpellingOfARecordReadsAlike) {
+  const Roots odd = {"/a\"quote", "/back\\slash", "/caf\xc3\xa9", "/tab\there"};
+  EXPECT_EQ(parse_workspace_record(format_workspace_record(odd)).value(), odd);
+  EXPECT_EQ(parse_workspace_record("{ \"version\": 1, \"workspaces\": [ \"/a\" ] }").value(),
+            Roots{"/a"});
+  EXPECT_EQ(parse_workspace_record("{\"workspaces\":[\"/a\"],\"version\":1}").value(), Roots{"/a"});
+  EXPECT_EQ(parse_workspace_record("{\"version\":1,\"workspaces\":[\"/a\"]}").value(), Roots{"/a"});
+  EXPECT_EQ(parse_workspace_record("{\"version\":1,\"workspaces\":[\"/\"]}").value(), Roots{"/"});
+  EXPECT_NE(error_of("{\"version\":1,\"workspaces\":[\"/a\",]}"), "valid");
+  EXPECT_NE(error_of("{\"version\":1,\"workspaces\":[\"/a\"\"/b\"]}"), "valid");
+  EXPECT_NE(error_of("{\"version\":1,\"workspaces\":[\"/a\"]}x"), "valid");
+  EXPECT_NE(error_of("{\"version\":1,\"workspaces\":[\"/a//b\"]}"), "valid");
+  EXPECT_NE(error_of("{\"version\":1,\"workspaces\":[\"/a/./b\"]}"), "valid");
+  EXPECT_NE(error_of("{\"version\":1,\"workspaces\":[\"/a/.\"]}"), "valid");
+  EXPECT_NE(error_of("{\"version\":1,\"workspaces\":[\"/a/..\"]}"), "valid");
+  EXPECT_NE(error_of("{\"version\":1,\"workspaces\":[\"/a\x01\"]}"), "valid");  // raw control
+  EXPECT_EQ(error_of("{\"version\":1,\"workspaces\":[\"/a/\"]}"),
+            "\"/a/\" is not an absolute normalized path");
+  EXPECT_EQ(error_of("{ \"version\":1,\"workspaces\":[\"/a/\"]}"),
+            "\"/a/\" is not an absolute normalized path");
+}
+
+// The pairwise rule the merge is defined by, as it was written first: the merge must give what
+// this gives, however it gets there.
+Roots merged_pairwise(const Roots& recorded, const Roots& added, std::size_t limit) {
+  Roots all(recorded.begin(), recorded.end());
+  all.insert(all.end(), added.begin(), added.end());
+  std::reverse(all.begin(), all.end());
+  Roots kept;
+  for (const std::string& root : all) {
+    if (root.empty()) continue;
+    if (std::any_of(kept.begin(), kept.end(),
+                    [&root](const std::string& k) { return is_beneath(root, k); })) {
+      continue;
+    }
+    const auto covered = std::find_if(
+        kept.begin(), kept.end(), [&root](const std::string& k) { return is_beneath(k, root); });
+    if (covered == kept.end()) {
+      kept.push_back(root);
+      continue;
+    }
+    *covered = root;
+    kept.erase(std::remove_if(std::next(covered), kept.end(),
+                              [&root](const std::string& k) { return is_beneath(k, root); }),
+               kept.end());
+  }
+  if (kept.size() > limit) kept.resize(limit);
+  std::reverse(kept.begin(), kept.end());
+  return kept;
+}
+
+TEST(WorkspaceRecord, MergeGivesWhatThePairwiseRuleGives) {
+  // Paths over a small alphabet, so that equal, nested and prefix-sharing ones are frequent.
+  const std::vector<std::string> parts = {"a", "b", "ab", "a b"};
+  std::mt19937 random(7);
+  const auto path = [&] {
+    std::string made;
+    const std::size_t depth = random() % 4;
+    for (std::size_t i = 0; i < depth; ++i) made += "/" + parts[random() % parts.size()];
+    return made.empty() ? std::string(random() % 8 == 0 ? "/" : "") : made;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    Roots recorded;
+    Roots added;
+    for (std::size_t i = random() % 9; i > 0; --i) recorded.push_back(path());
+    for (std::size_t i = random() % 3; i > 0; --i) added.push_back(path());
+    const std::size_t limit = 1 + random() % 8;
+    EXPECT_EQ(merge_workspace_record(recorded, added, limit),
+              merged_pairwise(recorded, added, limit))
+        << ::testing::PrintToString(recorded) << " + " << ::testing::PrintToString(added);
+  }
 }
 
 }  // namespace

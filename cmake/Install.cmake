@@ -42,18 +42,21 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/version.h.in
                ${PROJECT_BINARY_DIR}/generated/cli/version.h @ONLY)
 target_include_directories(dsh-sandbox PRIVATE ${PROJECT_BINARY_DIR}/generated)
 
-# Man pages and completions, from the one table in man/ (man/generate.py; python3 is a build
-# dependency already).
+# Man pages, completions and the options reference (Markdown), from the one table in man/ that
+# the parser's option list is generated from too (man/generate.py; python3 is a build dependency
+# already).
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(dsh_man_outputs ${PROJECT_BINARY_DIR}/man/dsh-sandbox.1 ${PROJECT_BINARY_DIR}/man/landlock-run.1
                     ${PROJECT_BINARY_DIR}/completions/dsh-sandbox.bash
-                    ${PROJECT_BINARY_DIR}/completions/_dsh-sandbox)
+                    ${PROJECT_BINARY_DIR}/completions/_dsh-sandbox
+                    ${PROJECT_BINARY_DIR}/reference/dsh-sandbox.md
+                    ${PROJECT_BINARY_DIR}/reference/landlock-run.md)
 add_custom_command(
   OUTPUT ${dsh_man_outputs}
   COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/man/generate.py
           ${PROJECT_SOURCE_DIR}/man/cli.json ${PROJECT_BINARY_DIR} ${PROJECT_VERSION}
   DEPENDS ${PROJECT_SOURCE_DIR}/man/generate.py ${PROJECT_SOURCE_DIR}/man/cli.json
-  COMMENT "Generating man pages and shell completions")
+  COMMENT "Generating man pages, shell completions and the options reference")
 add_custom_target(dsh_man ALL DEPENDS ${dsh_man_outputs})
 
 # The programs: every target declared with dsh_program (cmake/ProjectOptions.cmake), the one list

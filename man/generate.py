@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Generates the man pages (troff) and the bash and zsh completions of dsh-sandbox and
-landlock-run from the one table in man/cli.json. Usage: generate.py CLI.json OUTDIR VERSION
-(writes OUTDIR/man/*.1 and OUTDIR/completions/)."""
+"""Generates the man pages (troff), the bash and zsh completions and the options reference
+(Markdown) of dsh-sandbox and landlock-run from the one table in man/cli.json, the table the
+parser's option list is generated from too (man/generate_parser.py). Usage: generate.py CLI.json
+OUTDIR VERSION (writes OUTDIR/man/*.1, OUTDIR/completions/ and OUTDIR/reference/*.md)."""
 import json
 import os
 import sys
@@ -125,15 +126,41 @@ _dsh_sandbox "$@"
 """
 
 
+def markdown_cell(text):
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def reference(name, page):
+    """Every command and every option of `name`, as the parser takes them, in Markdown."""
+    out = [f"# {name} options", "", f"Generated from man/cli.json by man/generate.py. {page['summary']}.", ""]
+    if page["commands"]:
+        out += ["| command | what it does |", "|---|---|"]
+        out += [f"| `{c['name']}` | {markdown_cell(c['help'])} |" for c in page["commands"]]
+        out.append("")
+    out += ["| option | commands | default | what it does |", "|---|---|---|---|"]
+    for option in page["options"]:
+        head = option["name"] + (" " + option["arg"] if "arg" in option else "")
+        body = option["help"]
+        if "values" in option:
+            body += "; one of: " + ", ".join(option["values"])
+        commands = ", ".join(option.get("commands", []))
+        out.append(f"| `{head}` | {commands} | {markdown_cell(option.get('default', ''))} | "
+                   f"{markdown_cell(body)} |")
+    return "\n".join(out) + "\n"
+
+
 def main():
     table_path, outdir, version = sys.argv[1:4]
     with open(table_path, encoding="utf-8") as table_file:
         table = json.load(table_file)
     os.makedirs(os.path.join(outdir, "man"), exist_ok=True)
     os.makedirs(os.path.join(outdir, "completions"), exist_ok=True)
+    os.makedirs(os.path.join(outdir, "reference"), exist_ok=True)
     for name, page in table.items():
         with open(os.path.join(outdir, "man", name + ".1"), "w", encoding="utf-8") as out:
             out.write(man_page(name, page, version))
+        with open(os.path.join(outdir, "reference", name + ".md"), "w", encoding="utf-8") as out:
+            out.write(reference(name, page))
     page = table["dsh-sandbox"]
     with open(os.path.join(outdir, "completions", "dsh-sandbox.bash"), "w", encoding="utf-8") as out:
         out.write(bash_completion(page))

@@ -1,48 +1,87 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/command_line.h"
 
+#include <array>
+#include <stdexcept>
+#include <string_view>
+
+#include "cli/commands.h"
 #include "cli/habits.h"
-#include "cli/policy_flags.h"
+#include "cli/option_table.h"
 
 namespace dsh::sandbox::cli {
 
 namespace {
 
-void add_probe_command(CLI::App& app, Options& options) {
-  CLI::App* probe = app.add_subcommand("probe", "report each backend of this host's chain");
-  probe->add_option("--config", options.config_path, "JSON config file");
-  probe->add_flag("--json", options.json, "print one JSON object");
+struct Handler {
+  std::string_view command;
+  int (*run)(const Options&);
+};
+
+constexpr auto kHandlers = std::to_array<Handler>({
+    {"run", run},
+    {"confine", confine},
+    {"probe", probe},
+    {"start", start_job},
+    {"job-output", job_output},
+    {"job-wait", job_wait},
+    {"job-list", job_list},
+    {"job-kill", job_kill},
+    {"shell", shell},
+    {"tool-schema", tool_schema},
+});
+
+const Handler& handler_of(std::string_view command) {
+  for (const Handler& handler : kHandlers) {
+    if (handler.command == command) return handler;
+  }
+  throw std::logic_error("man/cli.json names the subcommand " + std::string(command) +
+                         ", which src/cli/command_line.cpp dispatches to nothing");
+}
+
+// The subcommand `args` name: the first word before `--` that is no flag (there are no options
+// before the subcommand but --help and --version).
+std::string_view named_command(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    if (!arg.starts_with('-')) return arg;
+  }
+  return {};
 }
 
 }  // namespace
 
-CommandLine::CommandLine() {
+CommandLine::CommandLine() : CommandLine(std::vector<std::string>{}) {}
+
+CommandLine::CommandLine(const std::vector<std::string>& args) {
   app_.footer(help_footer());
   app_.set_version_flag("--version", version_text());
   app_.require_subcommand(1);
-  confine_ = add_confine_command(app_, options_);
-  run_ = add_run_command(app_, options_);
-  add_probe_command(app_, options_);
-  jobs_and_shell_.emplace(app_);
-  schema_ =
-      app_.add_subcommand("tool-schema", "print the bash tool definition a harness hands a model");
-  schema_->add_option("--mode", options_.mode, "the session's mode (default: the config's)");
-  schema_->add_option("--workspace", options_.workspace, "the policy's workspace root");
-  schema_->add_option("--config", options_.config_path, "JSON config file");
-  schema_->add_option("--network", options_.network,
-                      "the session's network: inherit | deny | allow:LIST (default: deny, or the "
-                      "config's networkAllow)");
-  schema_->add_flag("--no-sandbox", plain_executor_,
-                    "the composition mounts no sandboxing executor");
-  schema_->add_option("--workdir", schema_workdir_,
-                      "a model workdir to resolve (relative: against the root)");
+  const std::span<const TableCommand> commands = table_commands();
+  const std::string_view named = named_command(args);
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    if (commands[i].name == named) {
+      add_command(i);
+      return;
+    }
+  }
+  for (std::size_t i = 0; i < commands.size(); ++i) add_command(i);
 }
 
-int CommandLine::dispatch() const {
-  if (const auto status = jobs_and_shell_->dispatch()) return *status;
-  if (run_->parsed()) return run(options_);
-  if (schema_->parsed()) return tool_schema(options_, plain_executor_, schema_workdir_);
-  return confine_->parsed() ? confine(options_) : probe(options_);
+void CommandLine::add_command(std::size_t index) {
+  const TableCommand& command = table_commands()[index];
+  (void)handler_of(command.name);
+  CLI::App* sub = app_.add_subcommand(std::string(command.name), std::string(command.help));
+  add_table_options(*sub, index, options_);
+}
+
+int CommandLine::dispatch() {
+  for (const CLI::App* sub : app_.get_subcommands()) {
+    const CLI::Option* timeout = sub->get_option_no_throw("--timeout");
+    options_.timeout_given = timeout != nullptr && timeout->count() > 0;
+    return handler_of(sub->get_name()).run(options_);
+  }
+  throw std::logic_error("dispatch: no subcommand was parsed");
 }
 
 }  // namespace dsh::sandbox::cli

@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "cli/version.h"
@@ -12,8 +11,6 @@
 namespace dsh::sandbox::cli {
 
 namespace {
-
-bool json_errors_enabled = false;
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -150,16 +147,6 @@ bool wants_json(const std::vector<std::string>& args) {
     if (arg == "--json" || arg == "--json-lines") return true;
   }
   return false;
-}
-
-void set_json_errors(bool enabled) { json_errors_enabled = enabled; }
-bool json_errors() { return json_errors_enabled; }
-
-std::string error_json(std::string_view code, std::string_view message) {
-  const nlohmann::json object = {
-      {"schemaVersion", 1},
-      {"error", {{"code", std::string(code)}, {"message", std::string(message)}}}};
-  return object.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace dsh::sandbox::cli

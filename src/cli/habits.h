@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What people expect of a command-line tool, kept out of the parser itself: --version, the help
 // footer (defaults, exit statuses, examples), unknown flags named with the closest known one, and
-// errors as JSON objects when the call asked for JSON.
+// whether the call asked for JSON.
 #pragma once
 
 #include <optional>
@@ -38,12 +38,7 @@ std::optional<std::string> unknown_flag(const CLI::App& app, const std::vector<s
 void parse_command_line(CLI::App& app, const std::vector<std::string>& args);
 
 // True when `args` ask for JSON (--json or --json-lines before any `--`): fail() then also prints
-// the error as a JSON object on stdout.
+// the error as a JSON object on stdout (output.h).
 bool wants_json(const std::vector<std::string>& args);
-void set_json_errors(bool enabled);
-bool json_errors();
-
-// {"schemaVersion":1,"error":{"code":CODE,"message":MESSAGE}} (docs/schema/error.schema.json).
-std::string error_json(std::string_view code, std::string_view message);
 
 }  // namespace dsh::sandbox::cli

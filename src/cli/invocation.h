@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
+#include "cli/options.h"
 #include "dsh/sandbox/modes.h"
 #include "dsh/sandbox/result.h"
 #include "exec/exec.h"
@@ -20,7 +20,7 @@ struct PolicyOptions {
   std::optional<SandboxMode> mode;  // the approved mode for this call; nullopt: the default
   NetworkPolicy network = NetworkPolicy::kInherit;
   NetworkAllowList network_allow;  // --network allow:..., --network-deny, --network-resolve
-  bool network_given = false;      // --network was on the command line (cli/network_config.h)
+  bool network_given = false;      // --network was on the command line (policy/call_policy.h)
 };
 
 enum class Escalation { kNever, kAsk };

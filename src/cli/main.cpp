@@ -5,17 +5,17 @@
 #include <exception>
 
 #include "cli/command_line.h"
-#include "cli/commands.h"
 #include "cli/habits.h"
+#include "cli/output.h"
 #include "seam/call_scope.h"
 
 namespace {
 
 int run(int argc, char** argv) {
   const dsh::sandbox::CallScope call;  // one walk per file this call checks (seam/call_scope.h)
-  dsh::sandbox::cli::CommandLine command_line;
-  CLI::App& app = command_line.app();
   const std::vector<std::string> args(argv + 1, argv + argc);
+  dsh::sandbox::cli::CommandLine command_line(args);
+  CLI::App& app = command_line.app();
   dsh::sandbox::cli::set_json_errors(dsh::sandbox::cli::wants_json(args));
   if (const auto unknown = dsh::sandbox::cli::unknown_flag(app, args)) {
     return dsh::sandbox::cli::fail(*unknown + "; see dsh-sandbox --help", "USAGE");

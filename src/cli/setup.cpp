@@ -38,15 +38,18 @@ Result<Setup> parse_setup(std::string_view text) {
       Setup setup{std::move(provider)};
       auto rules = local::path_rules_from_document(document);
       if (!rules) return rules.error();
-      setup.path_rules = std::move(rules).value();
+      setup.defaults.rules = {
+          std::move(rules.value().allow_write), std::move(rules.value().deny_write),
+          std::move(rules.value().deny_read), std::move(rules.value().allow_cache)};
       auto network = local::network_rules_from_document(document);
       if (!network) return network.error();
-      setup.network_rules = std::move(network).value();
+      setup.defaults.network_allow = std::move(network.value().allow);
+      setup.defaults.network_deny = std::move(network.value().deny);
       if (!document.contains("mode")) return setup;
       const nlohmann::json& mode = document["mode"];
       if (!mode.is_string()) return InvalidInput{"mode must be a string", ErrorCode::kMalformed};
       return parse_sandbox_mode(mode.get<std::string>()).transform([&setup](SandboxMode parsed) {
-        setup.mode = parsed;
+        setup.defaults.mode = parsed;
         return std::move(setup);
       });
     });
@@ -105,9 +108,8 @@ std::vector<std::string> effective_extra_roots(const SandboxPolicy& policy) {
   return effective.value().policy.allow_write;
 }
 
-}  // namespace
-
-void record_writable_workspace(const ResolvedWorkspace& workspace, const SandboxPolicy& policy,
+// The record's part of a confined policy.
+void record_confined_workspace(const ResolvedWorkspace& workspace, const SandboxPolicy& policy,
                                std::span<const std::string> untrusted_roots) {
   // A danger-full-access run is unconfined by the caller's choice: it can write anything the
   // caller can, the record included, so recording it would promise nothing.
@@ -124,11 +126,13 @@ void record_writable_workspace(const ResolvedWorkspace& workspace, const Sandbox
   }
 }
 
+}  // namespace
+
 void record_writable_workspace(const ResolvedWorkspace& workspace,
                                const SandboxExecutionPolicy& policy,
                                std::span<const std::string> untrusted_roots) {
   if (const auto confined = to_sandbox_policy(policy)) {
-    record_writable_workspace(workspace, *confined, untrusted_roots);
+    record_confined_workspace(workspace, *confined, untrusted_roots);
   }
 }
 

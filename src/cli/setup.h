@@ -13,15 +13,15 @@
 #include "dsh/sandbox/policy.h"
 #include "dsh/sandbox/resolved_workspace.h"
 #include "local/config.h"
-#include "policy/call_rules.h"
+#include "policy/call_policy.h"
 
 namespace dsh::sandbox::cli {
 
 struct Setup {
   LocalSandboxConfig provider;
-  SandboxMode mode = SandboxMode::kReadOnly;  // the fail-safe default
-  local::ConfigPathRules path_rules;          // allowWrite, denyWrite, denyRead, allowCache
-  local::ConfigNetworkRules network_rules;    // networkAllow, networkDeny
+  // `mode` (read-only, the fail-safe default, when absent), allowWrite, denyWrite, denyRead,
+  // allowCache, networkAllow and networkDeny: what every call gets unless it says otherwise.
+  policy::CallDefaults defaults;
 };
 
 // The config file holds the provider's keys and the default mode; an empty path is no file.
@@ -30,7 +30,7 @@ struct Setup {
 // next run's mode and runner.
 Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots);
 
-// The config document's keys: the provider's, and `mode`.
+// The config document's keys: the provider's, and the defaults of every call.
 Result<Setup> parse_setup(std::string_view text);
 
 // What the per-user record says earlier confined runs could write, or why that is unknown.
@@ -61,11 +61,6 @@ ResolvedWorkspace workspace_root(const std::string& given,
 void record_writable_workspace(const ResolvedWorkspace& workspace,
                                const SandboxExecutionPolicy& policy,
                                std::span<const std::string> untrusted_roots);
-void record_writable_workspace(const ResolvedWorkspace& workspace, const SandboxPolicy& policy,
-                               std::span<const std::string> untrusted_roots);
-
-// policy::require_unplanted_rule_paths (policy/call_rules.h), shared with the executor.
-using policy::require_unplanted_rule_paths;
 
 // The spelled workspace (given or the working directory) and its realpath: the roots a session
 // file and the record are checked against before the workspace itself is resolved.

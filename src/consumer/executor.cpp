@@ -19,7 +19,7 @@
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "exec/exec.h"
-#include "policy/call_rules.h"
+#include "policy/call_policy.h"
 
 namespace dsh::sandbox {
 
@@ -114,26 +114,27 @@ void check_request(const RunRequest& request) {
   }
 }
 
-// The policy as the CLI builds it: the mode, the root, the network with its allow-list, and the
-// path rules through policy::add_path_rules, then the check that no rule path was planted.
+// The policy through the CLI's own builder: the mode, the root, the network with its allow-list
+// and the path rules, then the check that no rule path was planted beneath /tmp or $TMPDIR.
 SandboxExecutionPolicy make_policy(const RunRequest& request) {
-  SandboxExecutionPolicy policy;
-  policy.mode = request.mode;
-  policy.network =
-      request.mode == SandboxMode::kDangerFullAccess ? NetworkPolicy::kInherit : request.network;
-  policy.network_allow = canonical_allow_list(request);
-  policy.session_id = request.session_id;
-  const std::string root =
+  policy::CallInputs inputs;
+  inputs.request.mode = request.mode;
+  inputs.request.network = request.network;
+  inputs.request.network_allow = canonical_allow_list(request);
+  // deny is the request's default: under danger-full-access it says nothing (check_request has
+  // refused an allow-list there), and the command keeps the caller's network.
+  inputs.request.network_given = request.network != NetworkPolicy::kDeny;
+  inputs.request.rules = {request.allow_write, request.deny_write, request.deny_read,
+                          request.allow_cache};
+  inputs.session_id = request.session_id;
+  inputs.workspace_root =
       request.workspace_root.empty() ? current_directory() : request.workspace_root;
-  policy.workspace_root = resolve_workspace_root(root);
-  const policy::PathRules rules{request.allow_write, request.deny_write, request.deny_read,
-                                request.allow_cache};
-  policy::add_path_rules(policy, {}, rules, {});
+  inputs.planted_roots = untrusted_roots("", {});
+  SandboxExecutionPolicy policy = policy::build_call_policy(inputs);
   if (const auto confined = to_sandbox_policy(policy)) {
     if (auto valid = validate_policy(*confined); !valid) {
       throw InvalidSandboxInputError(valid.error().message);
     }
-    policy::require_unplanted_rule_paths(*confined, untrusted_roots("", {}));
   }
   return policy;
 }

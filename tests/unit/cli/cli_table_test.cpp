@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The parser and man/cli.json, held to each other both ways: every subcommand and every option
-// CLI11 registers for it (the very builder main() runs, cli/command_line.h) is in the table with
-// that subcommand in its `commands`, and every option the table gives a subcommand is one the
-// parser takes. The table feeds the man page, the completions and the bindings' option modules
+// CLI11 registers for it (the very builder main() runs, cli/command_line.h, which registers the
+// rows man/generate_parser.py generates from the table) is in the table with that subcommand in
+// its `commands`, every option the table gives a subcommand is one the parser takes, with the
+// kind of value the table says, and a call builds only the subcommand it names, with the same
+// options. The table feeds the man page, the completions and the bindings' option modules
 // (man/generate.py, man/generate_bindings.py), so none of them can name a flag the CLI lacks or
 // miss one it has.
 #include <gtest/gtest.h>
@@ -13,8 +15,10 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cli/command_line.h"
+#include "cli/habits.h"
 
 namespace dsh::sandbox::cli {
 namespace {
@@ -101,6 +105,60 @@ TEST(CliTable, EveryBindingOptionIsOneTheParserTakes) {
     }
   }
   EXPECT_GT(bound, 15);
+}
+
+// Every flag of `command` with whether it takes a value and how many.
+std::set<std::pair<std::string, int>> flags_of(const CLI::App& command) {
+  std::set<std::pair<std::string, int>> flags;
+  for (const CLI::Option* option : command.get_options()) {
+    const std::string name = option->get_positional() ? option->get_name() : flag_name(*option);
+    flags.emplace(name, option->get_items_expected_max());
+  }
+  return flags;
+}
+
+TEST(CliTable, ACallBuildsOnlyTheSubcommandItNamesWithTheSameOptions) {
+  CommandLine all;
+  const std::vector<CLI::App*> every = all.app().get_subcommands({});
+  ASSERT_EQ(every.size(), cli_table().at("dsh-sandbox").at("commands").size());
+  for (const CLI::App* sub : every) {
+    SCOPED_TRACE(sub->get_name());
+    CommandLine one(std::vector<std::string>{"--json", sub->get_name(), "--", "run"});
+    const std::vector<CLI::App*> built = one.app().get_subcommands({});
+    ASSERT_EQ(built.size(), 1U);
+    EXPECT_EQ(built.front()->get_name(), sub->get_name());
+    EXPECT_EQ(flags_of(*built.front()), flags_of(*sub));
+    EXPECT_GT(flags_of(*sub).size(), 1U);  // --help and the table's
+  }
+  // Without a subcommand it knows (the help, a typo): every one, for the list and the error.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--help"}, std::vector<std::string>{"rnu", "--mode"},
+        std::vector<std::string>{"--", "run"}}) {
+    EXPECT_EQ(CommandLine(args).app().get_subcommands({}).size(), every.size());
+  }
+}
+
+TEST(CliTable, TheParsedValueLandsInTheFieldTheSubcommandReads) {
+  CommandLine run(std::vector<std::string>{"run"});
+  parse_command_line(run.app(), {"run", "--timeout", "7", "--deny-read", "/a", "--deny-read", "/b",
+                                 "--json", "--", "true"});
+  EXPECT_EQ(run.options().timeout_seconds, 7);
+  EXPECT_EQ(run.options().deny_read, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_TRUE(run.options().json);
+  EXPECT_EQ(run.options().argv, std::vector<std::string>{"true"});
+  // One flag, three fields: run's --timeout, shell's and job-wait's are apart.
+  CommandLine wait(std::vector<std::string>{"job-wait"});
+  parse_command_line(wait.app(), {"job-wait", "--timeout", "3", "0123456789abcdef"});
+  EXPECT_EQ(wait.options().wait_timeout_seconds, 3);
+  EXPECT_EQ(wait.options().timeout_seconds, 120);
+  EXPECT_EQ(wait.options().handle, "0123456789abcdef");
+  CommandLine shell(std::vector<std::string>{"shell"});
+  parse_command_line(shell.app(), {"shell", "--timeout", "5"});
+  EXPECT_EQ(shell.options().shell_timeout_seconds, 5);
+  // A value the table lists for an option CLI11 checks: anything else is a parse error.
+  CommandLine bad(std::vector<std::string>{"run"});
+  EXPECT_THROW(parse_command_line(bad.app(), {"run", "--escalate", "sometimes", "--", "true"}),
+               CLI::ParseError);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The command line of confine and run, parsed exactly as the CLI parses it (the same builders,
+// The command line of confine and run, parsed exactly as the CLI parses it (the same builder,
 // parse_command_line): nothing after the first `--` is ever one of our options, whichever option
 // precedes it, and every repeatable option takes one value per flag.
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_line.h"
 #include "cli/habits.h"
-#include "cli/policy_flags.h"
 
 namespace dsh::sandbox::cli {
 namespace {
@@ -20,12 +20,13 @@ using Words = std::vector<std::string>;
 // The command whose words must arrive unchanged: its own -c, and words that spell our options.
 const Words kCommand = {"bash", "-c", "echo $0", "x", "--mode", "danger-full-access", "-c", "y"};
 
+// The very command line main() builds (every subcommand, from man/cli.json).
 struct Cli {
-  CLI::App app{"test", "dsh-sandbox"};
-  Options options;
-  CLI::App* confine = add_confine_command(app, options);
-  CLI::App* run = add_run_command(app, options);
-  CLI::App* probe = app.add_subcommand("probe");
+  CommandLine line;
+  CLI::App& app = line.app();
+  const Options& options = line.options();
+  CLI::App* confine = app.get_subcommand("confine");
+  CLI::App* run = app.get_subcommand("run");
 
   void parse(const Words& args) { parse_command_line(app, args); }
 };

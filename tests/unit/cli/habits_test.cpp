@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/invocation.h"
+#include "cli/output.h"
 
 namespace dsh::sandbox::cli {
 namespace {

@@ -17,8 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.h"
-#include "cli/jobs_and_shell.h"
-#include "cli/run_context.h"
+#include "cli/call.h"
+#include "cli/commands.h"
+#include "cli/output.h"
 #include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
@@ -30,6 +31,9 @@
 namespace dsh::sandbox::cli {
 
 namespace {
+
+// job-wait --timeout: poll(2) takes an int of milliseconds; a day is far below its bound.
+constexpr double kMaxWaitSeconds = 24.0 * 60 * 60;
 
 // What job-output and job-kill check the job directory against: they have no workspace, so
 // /tmp and $TMPDIR (the job directory is owner-only on every level besides).
@@ -58,10 +62,6 @@ jobs::JobDirectory open_job(int jobs_dir, const std::string& handle, std::string
   return std::move(*dir);
 }
 
-}  // namespace
-
-namespace {
-
 // The job's first session-log line, written before its command runs, so the session counts its
 // workspace as written (under workspace-write) from the start; the outcome follows at settlement
 // (job_supervisor.cpp). A log that cannot take it stops the start: the session would not know.
@@ -86,53 +86,52 @@ void audit_start(const CallContext& call, const consumer::RunSpec& spec,
   }
 }
 
+void check_start_flags(Options& options) {
+  if (options.argv.empty() && options.command.empty()) {
+    throw InvalidSandboxInputError("start: give the command: -c COMMAND, or -- ARGV...");
+  }
+}
+
+// The provider's refusals (no usable backend, an untrusted runner) are this call's errors; only
+// the runner's spawn, in the job supervisor, is the job's outcome.
+std::optional<ConfinedArgv> confine_job(LocalSandboxProvider& provider,
+                                        const consumer::RunSpec& spec) {
+  const auto policy = to_sandbox_policy(spec.policy);
+  if (!policy) return std::nullopt;
+  try {
+    return provider.confine(ConfineRequest{spec.argv, *policy, spec.process.workdir});
+  } catch (const SandboxUnavailableError&) {
+    provider.invalidate_verdict();
+    throw;
+  }
+}
+
+int start_call(Call& call) {
+  consumer::RunSpec spec;
+  spec.argv = call.run.argv;
+  spec.policy = call.policy;
+  spec.process.workdir = call_workdir(call.run, spec.policy, *call.context);
+  spec.process.bounds = call.run.bounds;
+  admit(*call.context, spec.policy);
+  LocalSandboxProvider provider = call_provider(call.setup, *call.context);
+  const std::optional<ConfinedArgv> confined = confine_job(provider, spec);
+  const UniqueFd jobs =
+      jobs::open_jobs_directory(state_untrusted_roots(*call.context, spec.policy), true);
+  consumer::SandboxBashExecutor executor(provider);
+  const std::optional<SessionLog>& session_log = call.context->session;
+  const std::string session = session_log ? canonical_file(session_log->path()) : "";
+  jobs::prune_ended_jobs(jobs.get());
+  jobs::JobLaunch launch{std::move(spec), session, session_log, jobs::new_handle()};
+  audit_start(*call.context, launch.spec, confined, launch.handle);
+  const std::string handle = jobs::launch_job(jobs.get(), executor, std::move(launch));
+  fmt::print("{}\n", handle);
+  return 0;
+}
+
 }  // namespace
 
 int start_job(const Options& options) {
-  std::optional<CallContext> call;
-  std::vector<std::string> argv;
-  SandboxMode mode = SandboxMode::kReadOnly;
-  try {
-    if (options.argv.empty() && options.command.empty()) {
-      throw InvalidSandboxInputError("start: give the command: -c COMMAND, or -- ARGV...");
-    }
-    const RunInvocation run = run_invocation(options).value();
-    argv = run.argv;
-    call = call_context(run);
-    const Setup setup = load_setup(run.config_path, call->untrusted);
-    consumer::RunSpec spec;
-    spec.argv = run.argv;
-    spec.policy = resolve_policy(options, run, setup, *call);
-    mode = spec.policy.mode;
-    spec.process.workdir = call_workdir(run, spec.policy, *call);
-    spec.process.bounds = run.bounds;
-    admit(*call, spec.policy);
-    LocalSandboxProvider provider = call_provider(setup, *call);
-    // The provider's refusals (no usable backend, an untrusted runner) are this call's errors;
-    // only the runner's spawn, in the job supervisor, is the job's outcome.
-    std::optional<ConfinedArgv> confined;
-    if (const auto policy = to_sandbox_policy(spec.policy)) {
-      try {
-        confined = provider.confine(ConfineRequest{spec.argv, *policy, spec.process.workdir});
-      } catch (const SandboxUnavailableError&) {
-        provider.invalidate_verdict();
-        throw;
-      }
-    }
-    const UniqueFd jobs =
-        jobs::open_jobs_directory(state_untrusted_roots(*call, spec.policy), true);
-    consumer::SandboxBashExecutor executor(provider);
-    const std::string session = call->session ? canonical_file(call->session->path()) : "";
-    jobs::prune_ended_jobs(jobs.get());
-    jobs::JobLaunch launch{std::move(spec), session, call->session, jobs::new_handle()};
-    audit_start(*call, launch.spec, confined, launch.handle);
-    const std::string handle = jobs::launch_job(jobs.get(), executor, std::move(launch));
-    fmt::print("{}\n", handle);
-    return 0;
-  } catch (const SandboxError& error) {
-    audit_refusal(call ? &*call : nullptr, argv, mode, error);
-    return fail(error.what());
-  }
+  return prepared_call(options, check_start_flags, start_call);
 }
 
 namespace {
@@ -143,8 +142,7 @@ int show_job(const jobs::JobDirectory& dir, bool json) {
   if (json) {
     // ASCII only: every control byte and every non-ASCII character of the output is a \u
     // escape, so the object itself is safe on a terminal.
-    fmt::print("{}\n", jobs::job_json(dir.handle(), view)
-                           .dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+    print_json(jobs::job_json(dir.handle(), view));
   } else {
     const bool advertised = !wider_modes(view.mode).empty();
     fmt::print("{}\n", jobs::render_job_output(view, advertised, consumer::output_nonce()));
@@ -164,22 +162,27 @@ std::string command_line(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-int job_output(const std::string& handle, bool json) {
+int job_output(const Options& options) {
   try {
     const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
-    return show_job(open_job(jobs.get(), handle, "job-output"), json);
+    return show_job(open_job(jobs.get(), options.handle, "job-output"), options.json);
   } catch (const SandboxError& error) {
     return fail(error.what());
   }
 }
 
-int job_wait(const std::string& handle, double timeout_seconds, bool json) {
+int job_wait(const Options& options) {
+  const double timeout_seconds = options.wait_timeout_seconds;
+  if (options.timeout_given && !(timeout_seconds > 0 && timeout_seconds <= kMaxWaitSeconds)) {
+    return fail(fmt::format("job-wait: --timeout must be a positive number of seconds, at most {}",
+                            kMaxWaitSeconds));
+  }
   try {
     const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
-    const jobs::JobDirectory dir = open_job(jobs.get(), handle, "job-wait");
+    const jobs::JobDirectory dir = open_job(jobs.get(), options.handle, "job-wait");
     const int limit_ms = timeout_seconds > 0 ? static_cast<int>(timeout_seconds * 1000) : -1;
     (void)jobs::wait_for_job(dir, limit_ms);  // still running after the limit: shown as such
-    return show_job(dir, json);
+    return show_job(dir, options.json);
   } catch (const SandboxError& error) {
     return fail(error.what());
   }
@@ -229,7 +232,8 @@ nlohmann::json listed_json(const ListedJob& job) {
 
 }  // namespace
 
-int job_list(bool json) {
+int job_list(const Options& options) {
+  const bool json = options.json;
   try {
     const UniqueFd jobs = jobs::open_jobs_directory(common_roots(), false);
     nlohmann::json all = nlohmann::json::array();
@@ -242,8 +246,7 @@ int job_list(bool json) {
       }
     }
     if (json) {
-      fmt::print("{}\n", nlohmann::json{{"schemaVersion", 1}, {"jobs", all}}.dump(
-                             -1, ' ', true, nlohmann::json::error_handler_t::replace));
+      print_json(nlohmann::json{{"schemaVersion", 1}, {"jobs", all}});
     }
     return 0;
   } catch (const SandboxError& error) {
@@ -251,7 +254,9 @@ int job_list(bool json) {
   }
 }
 
-int job_kill(const std::string& handle, const std::string& session) {
+int job_kill(const Options& options) {
+  const std::string& handle = options.handle;
+  const std::string& session = options.session_path;
   try {
     if (handle.empty() == session.empty()) {
       throw InvalidSandboxInputError("job-kill: give either a job handle or --session FILE");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/setup.h"
 #include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
@@ -14,22 +15,22 @@
 
 namespace dsh::sandbox::cli {
 
-int tool_schema(const Options& options, bool plain_executor, const std::string& workdir) {
+int tool_schema(const Options& options) {
   try {
     const Setup setup = load_setup(options.config_path, untrusted_roots(""));
-    SandboxMode mode = setup.mode;
+    SandboxMode mode = setup.defaults.mode;
     if (!options.mode.empty()) {
       const Result<SandboxMode> parsed = parse_sandbox_mode(options.mode);
       if (!parsed) return fail(parsed.error().message);
       mode = parsed.value();
     }
     consumer::ToolComposition composition;
-    if (!plain_executor) composition.executor_mode = mode;
+    if (!options.no_sandbox) composition.executor_mode = mode;
     if (!options.network.empty()) {
       auto network = parse_network_option(options.network);
       if (!network) return fail(network.error().message);
       composition.network = network.value().first;
-    } else if (!setup.network_rules.allow.empty()) {
+    } else if (!setup.defaults.network_allow.empty()) {
       composition.network = NetworkPolicy::kAllowList;
     }
     Result<nlohmann::json> definition = consumer::bash_tool_definition(composition);
@@ -39,7 +40,7 @@ int tool_schema(const Options& options, bool plain_executor, const std::string& 
         options.workspace.empty() ? std::string() : resolve_workspace_root(options.workspace);
     definition.value()["workdir"] = consumer::resolve_tool_workdir(
         root, working_directory(),
-        workdir.empty() ? std::nullopt : std::optional<std::string_view>(workdir));
+        options.workdir.empty() ? std::nullopt : std::optional<std::string_view>(options.workdir));
     fmt::print("{}\n", definition.value().dump());
     return 0;
   } catch (const SandboxError& error) {

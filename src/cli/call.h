@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// What `run`, `start` and `shell` share before they spawn anything: where the call's workspace
-// is and what it must not trust, and the policy it runs under (src/cli/run_command.cpp).
+// What `run`, `confine`, `start` and `shell` share before they spawn anything, written once:
+// the flags checked, where the call's workspace is and what it must not trust, the config, and
+// the one policy the call runs under (policy/call_policy.h); then the admission of the running
+// CLI, the provider, the workdir, and the refusal's line in the session's log.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +30,22 @@ struct CallContext {
   std::vector<std::string> recorded;   // the roots the per-user record lists
 };
 
-CallContext call_context(const RunInvocation& run);
+// A call as prepared before it spawns anything.
+struct Call {
+  Options options;                     // the flags as given (and as `before` adjusted them)
+  RunInvocation run;                   // the flags, checked and typed
+  std::optional<CallContext> context;  // set once the workspace is known
+  Setup setup;                         // the config file
+  SandboxExecutionPolicy policy;       // build_call_policy's, once per call
+  SandboxMode audited_mode = SandboxMode::kReadOnly;  // the mode a refusal's audit line names
+};
+
+// The shared prologue, then `body`: `before` (may be empty) checks and adjusts the flags, then
+// run_invocation, call_context, load_setup and build_call_policy. Any SandboxError, there or in
+// `body`, is the call's refusal: its sandbox/refused line in the session's log (when the session
+// is known), then fail() with its code.
+int prepared_call(Options options, const std::function<void(Options&)>& before,
+                  const std::function<int(Call&)>& body);
 
 // Before anything runs under `policy`: the running CLI must pass the trust check against the
 // roots this call's mode makes writable (the workspace and --allow-write roots under
@@ -45,16 +63,10 @@ std::vector<std::string> state_untrusted_roots(const CallContext& call,
 // The provider for this call, holding its runners to the same roots as admit() does.
 LocalSandboxProvider call_provider(const Setup& setup, const CallContext& call);
 
-// --mode is the approved mode; then the session's last sandbox/mode event; then the config.
-// The network and the path rules (the config's, then the command line's) come with it, so no
-// command that confines can run without them.
-SandboxExecutionPolicy resolve_policy(const Options& options, const RunInvocation& run,
-                                      const Setup& setup, const CallContext& call);
-
-// Where the command runs: the tool layer's rule (consumer/tool_schema.h), the same for run and
-// start. No --workdir: the policy's root (the resolved workspace, which is the session's
-// recorded cwd when the session names one and --workspace does not); a relative --workdir
-// against that root; an absolute one as given.
+// Where the command runs: the tool layer's rule (consumer/tool_schema.h), the same for run,
+// start and shell. No --workdir: the policy's root (the resolved workspace, which is the
+// session's recorded cwd when the session names one and --workspace does not); a relative
+// --workdir against that root; an absolute one as given.
 std::string call_workdir(const RunInvocation& run, const SandboxExecutionPolicy& policy,
                          const CallContext& call);
 

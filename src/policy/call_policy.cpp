@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "policy/call_rules.h"
+#include "policy/call_policy.h"
 
 #include <algorithm>
 #include <array>
@@ -45,13 +45,11 @@ void check_rules_apply(SandboxMode mode, const PathRules& rules) {
   }
 }
 
-SandboxMode mode_of(const SandboxExecutionPolicy& policy) { return policy.mode; }
-SandboxMode mode_of(const SandboxPolicy& policy) { return to_sandbox_mode(policy.mode); }
-
-template <typename Policy>
-void add_rules(Policy& policy, const PathRules& defaults, const PathRules& call,
-               std::span<const std::string> decisive_files) {
-  check_rules_apply(mode_of(policy), call);
+// `defaults`' rules (a config file's), then `call`'s, each made absolute and appended. A rule of
+// `call` the mode cannot apply is an error; the config's apply where they can.
+void add_path_rules(SandboxExecutionPolicy& policy, const PathRules& defaults,
+                    const PathRules& call, const std::vector<std::string>& decisive_files) {
+  check_rules_apply(policy.mode, call);
   const PathContext context = process_path_context();
   const std::string cwd = working_directory();
   const auto add = [&](std::vector<std::string>& out, const std::vector<std::string>& from) {
@@ -82,19 +80,12 @@ void add_rules(Policy& policy, const PathRules& defaults, const PathRules& call,
   }
 }
 
-}  // namespace
-
-void add_path_rules(SandboxExecutionPolicy& policy, const PathRules& defaults,
-                    const PathRules& call, std::span<const std::string> decisive_files) {
-  add_rules(policy, defaults, call, decisive_files);
-}
-
-void add_path_rules(SandboxPolicy& policy, const PathRules& defaults, const PathRules& call,
-                    std::span<const std::string> decisive_files) {
-  add_rules(policy, defaults, call, decisive_files);
-}
-
-void require_unplanted_rule_paths(const SandboxPolicy& policy, std::span<const std::string> roots) {
+// InvalidSandboxInputError when an allow-write, deny-write or deny-read path is reached through a
+// symlink beneath one of `roots`: the rule the workspace obeys, for every path the policy names.
+// An earlier confined run could have planted that symlink to make a new writable root of a
+// directory nobody named, or to point a carve-out away from what it should protect.
+void require_unplanted_rule_paths(const SandboxExecutionPolicy& policy,
+                                  std::span<const std::string> roots) {
   const auto check = [&](std::string_view flag, const std::vector<std::string>& entries) {
     for (const std::string& entry : entries) {
       if (entry.empty() || !entry.starts_with('/')) continue;  // "!" lifts, named nothing new
@@ -115,6 +106,70 @@ void require_unplanted_rule_paths(const SandboxPolicy& policy, std::span<const s
   check("--allow-write", policy.allow_write);
   check("--deny-write", policy.deny_write);
   check("--deny-read", policy.deny_read);
+}
+
+// `front` then the entries of `list` it does not hold, each once.
+std::vector<std::string> joined(const std::vector<std::string>& front,
+                                const std::vector<std::string>& list) {
+  std::vector<std::string> out = front;
+  for (const std::string& entry : list) {
+    if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(entry);
+  }
+  return out;
+}
+
+// The call's network. Unconfined, the command has the network whatever the default says, so
+// only a --network the caller wrote stands (the CLI refuses it there). Confined: without
+// --network a config networkAllow makes the call's policy the allow-list; with it, inherit and
+// deny stand as given and an allow: list gets the config's entries in front. networkDeny joins
+// whichever allow-list is then in force.
+void set_network(SandboxExecutionPolicy& policy, const CallRequest& request,
+                 const CallDefaults& defaults) {
+  if (policy.mode == SandboxMode::kDangerFullAccess) {
+    policy.network = request.network_given ? request.network : NetworkPolicy::kInherit;
+    policy.network_allow = request.network_allow;
+    return;
+  }
+  policy.network = request.network;
+  policy.network_allow = request.network_allow;
+  if (!request.network_given && !defaults.network_allow.empty()) {
+    policy.network = NetworkPolicy::kAllowList;
+  }
+  if (policy.network != NetworkPolicy::kAllowList) return;
+  policy.network_allow.allow = joined(defaults.network_allow, policy.network_allow.allow);
+  policy.network_allow.deny = joined(defaults.network_deny, policy.network_allow.deny);
+}
+
+// The mode (request > the session's last sandbox/mode event > the default), the root and the
+// session id: through the policy service's one precedence for a resolved workspace; a root as
+// given (the executor's, which has no session log) is made absolute and canonical here.
+SandboxExecutionPolicy mode_and_root(const CallInputs& inputs) {
+  SandboxExecutionPolicy policy;
+  if (inputs.workspace) {
+    SandboxPolicyRequest request;
+    request.session = inputs.session;
+    request.mode = inputs.request.mode;
+    request.workspace_root = inputs.workspace;
+    policy = SandboxPolicyService(inputs.defaults.mode, *inputs.workspace).resolve(request);
+  } else {
+    policy.mode = inputs.request.mode.value_or(inputs.defaults.mode);
+    policy.workspace_root = resolve_workspace_root(inputs.workspace_root);
+  }
+  if (inputs.session == nullptr) policy.session_id = inputs.session_id;
+  return policy;
+}
+
+}  // namespace
+
+SandboxExecutionPolicy build_call_policy(const CallInputs& inputs) {
+  SandboxExecutionPolicy policy = mode_and_root(inputs);
+  set_network(policy, inputs.request, inputs.defaults);
+  add_path_rules(policy, inputs.defaults.rules, inputs.request.rules,
+                 inputs.request.decisive_files);
+  if (policy.mode != SandboxMode::kDangerFullAccess && !inputs.planted_roots.empty()) {
+    require_unplanted_rule_paths(policy, inputs.planted_roots);
+  }
+  return policy;
 }
 
 }  // namespace dsh::sandbox::policy

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one place a call's policy is resolved. What the caller asked for (the CLI's flags, a
+// SandboxExecutor's RunRequest), the config file's defaults, the session's mode and the roots
+// earlier confined runs could write (the session's and the per-user record's) are folded, once
+// per call, into the SandboxExecutionPolicy the call runs under. The CLI's run, confine, start,
+// shell and probe and the public SandboxExecutor all call build_call_policy, so the library and
+// the CLI confine alike; the provider then makes the policy's paths effective
+// (policy/effective_policy.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsh/sandbox/modes.h"
+#include "dsh/sandbox/policy.h"
+#include "dsh/sandbox/policy_service.h"
+#include "dsh/sandbox/resolved_workspace.h"
+
+namespace dsh::sandbox::policy {
+
+// Path rules as a caller spells them: "~/" against $HOME, a relative path against the working
+// directory, "!PATH" lifting a default.
+struct PathRules {
+  std::vector<std::string> allow_write;
+  std::vector<std::string> deny_write;
+  std::vector<std::string> deny_read;
+  std::vector<std::string> allow_cache;  // names, each value may hold several joined by commas
+};
+
+// What the call asked for, parsed: the CLI's flags, the executor's request.
+struct CallRequest {
+  std::optional<SandboxMode> mode;  // approved for this call; nullopt: the session's, else config's
+  NetworkPolicy network = NetworkPolicy::kDeny;
+  NetworkAllowList network_allow;  // canonical (seam/network_entry.h)
+  // The caller named the network (--network). The default (deny) is no request: an unconfined
+  // call keeps the network it inherently has, and a config's networkAllow takes its place.
+  bool network_given = false;
+  PathRules rules;
+  // The files that decide later runs (the config, the session log), as spelled: no extra
+  // writable root may cover one.
+  std::vector<std::string> decisive_files;
+};
+
+// The config file's defaults for every call.
+struct CallDefaults {
+  SandboxMode mode = SandboxMode::kReadOnly;  // the fail-safe default
+  PathRules rules;                            // allowWrite, denyWrite, denyRead, allowCache
+  std::vector<std::string> network_allow;     // networkAllow, canonical
+  std::vector<std::string> network_deny;      // networkDeny, canonical
+};
+
+struct CallInputs {
+  CallRequest request;
+  CallDefaults defaults;
+  const SessionLog* session = nullptr;    // its last sandbox/mode event, its id (with `workspace`)
+  std::optional<std::string> session_id;  // without a session log: the caller's opaque id
+  // The workspace resolved once (the CLI); without it, `workspace_root` made absolute and
+  // canonical here (the executor's root as given).
+  std::optional<ResolvedWorkspace> workspace;
+  std::string workspace_root;
+  // The roots earlier confined runs could write, with /tmp and $TMPDIR (untrusted_roots): no
+  // path of a rule may be reached through a symlink beneath one. Empty: no such check (a view
+  // that confines nothing).
+  std::vector<std::string> planted_roots;
+};
+
+// The call's policy: the mode (request > session > defaults), the workspace root, the session
+// id, the network (an unconfined call without --network inherits it; the config's allow-list
+// joins a confined one), the path rules (the config's, then the call's, each made absolute).
+// InvalidSandboxInputError when a rule of the call cannot apply in its mode, an extra writable
+// root covers a decisive file, or a rule path was planted (call_policy.cpp says which).
+SandboxExecutionPolicy build_call_policy(const CallInputs& inputs);
+
+}  // namespace dsh::sandbox::policy

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The public SandboxExecutor with the real provider, launcher, bwrap and proxy: the path rules,
 // the network allow-list, the bounds and the cancellation of a RunRequest take the CLI's path
-// (policy/call_rules.h, the CLI's allow-list grammar), and every verdict is read from outside:
+// (policy/call_policy.h, the CLI's allow-list grammar), and every verdict is read from outside:
 // the secret never reaches the command's output, the loopback server's own log says which
 // requests arrived, an ended tree's processes are gone from /proc and its marker never appears.
 #include <gtest/gtest.h>

@@ -40,8 +40,9 @@ thread_local CallMemory* open_memory = nullptr;
 // The open scope's memory, when this thread has one.
 CallMemory* active() { return open_memory; }
 
-// A child forked with a scope open (a job's supervisor, a shell's keeper) serves calls of its
-// own: it starts without one. fork(3) runs this in the child's one thread, the forking one.
+// A child forked with a scope open (exec's supervisor, a job's detached supervisor) serves
+// calls of its own: it starts without one. fork(3) runs this in the child's one thread, the
+// forking one.
 void forget_in_child() { open_memory = nullptr; }
 
 std::string read_self() {

@@ -6,9 +6,10 @@
 // later steps, canonical_root resolves each root once, and /proc/self/exe is read once.
 //
 // Never across calls, and never across a command: a scope is opened around one call's steps,
-// everything kept is dropped when a command is spawned (CallScope::forget, called by exec::run:
-// an unconfined command can change any file), and a child forked through fork(3) (a job's
-// supervisor, a shell's keeper) finds no scope (pthread_atfork). Nothing is written to disk.
+// everything kept is dropped when a command is spawned (CallScope::forget, called by exec's
+// supervision before any of its modes starts one: an unconfined command can change any file), and
+// a child forked through fork(3) (exec's supervisor, a job's detached supervisor) finds no scope
+// (pthread_atfork). Nothing is written to disk.
 #pragma once
 
 #include <memory>

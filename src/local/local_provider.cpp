@@ -430,6 +430,20 @@ struct LocalSandboxProvider::State {
                                        std::span<const std::string> untrusted) const;
   void refuse_unsupported(const profiles::Selection& chosen, const SandboxPolicy& policy,
                           const profiles::FsPlan& plan, const ConfineRequest& request) const;
+
+  // The roots whose files this call trusts for nothing: what its mode makes writable (`chosen`)
+  // plus what earlier runs could write, when the caller says; else the policy's own roots.
+  std::vector<std::string> call_untrusted_roots(const SandboxPolicy& policy,
+                                                const std::vector<std::string>& chosen) const {
+    if (const auto& earlier = hooks.earlier_writable_roots) {
+      // A read-only call on / or on an ancestor of the runners distrusts no root it does not
+      // make writable.
+      std::vector<std::string> extra = chosen;
+      extra.insert(extra.end(), earlier->begin(), earlier->end());
+      return untrusted_roots("", extra, temp_dir);
+    }
+    return untrusted_roots(policy, policy.allow_write, temp_dir);
+  }
 };
 
 LocalSandboxProvider::LocalSandboxProvider(LocalSandboxConfig config, LocalSandboxHooks hooks,
@@ -464,6 +478,25 @@ void refuse_workspace_over_jobs(const SandboxPolicy& policy) {
       "the workspace {} contains {}, where background jobs are kept without $XDG_RUNTIME_DIR; a "
       "workspace-write run could plant jobs there. Pass a narrower --workspace",
       text::quoted(policy.workspace_root), text::quoted(jobs)));
+}
+
+// The path rules made effective once (canonical, with their defaults), and the plan every
+// generator reads; extra writable roots are as untrusted as the workspace.
+policy::EffectivePolicy effective_call_policy(const SandboxPolicy& policy,
+                                              const std::vector<std::string>& private_state) {
+  // The per-user cache directory (verdicts, the record of writable workspaces, jobs) decides
+  // later calls: no extra writable root may reach it.
+  policy::PathContext context = policy::process_path_context();
+  context.trusted_state.push_back(local::user_cache_directory());
+  // The jobs' place without one, always: a call that has $XDG_RUNTIME_DIR must not plant it for
+  // a later call that has none.
+  context.trusted_state.push_back(local::fallback_jobs_base());
+  refuse_workspace_over_jobs(policy);
+  // Other jobs' output and kept spills are the caller's, not the command's to read.
+  context.private_state = private_state;
+  auto resolved = policy::effective_policy(policy, context);
+  if (!resolved) throw InvalidSandboxInputError(resolved.error().message);
+  return std::move(resolved).value();
 }
 
 }  // namespace
@@ -512,34 +545,12 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   if (policy.mode == ConfinedSandboxMode::kWorkspaceWrite && !policy.resolved_workspace) {
     policy.workspace_root = resolve_workspace_root(policy.workspace_root);
   }
-  // The path rules made effective once (canonical, with their defaults), and the plan every
-  // generator below reads; extra writable roots are as untrusted as the workspace.
-  // The per-user cache directory (verdicts, the record of writable workspaces, jobs) decides
-  // later calls: no extra writable root may reach it.
-  policy::PathContext context = policy::process_path_context();
-  context.trusted_state.push_back(local::user_cache_directory());
-  // The jobs' place without one, always: a call that has $XDG_RUNTIME_DIR must not plant it for
-  // a later call that has none.
-  context.trusted_state.push_back(local::fallback_jobs_base());
-  refuse_workspace_over_jobs(policy);
-  // Other jobs' output and kept spills are the caller's, not the command's to read.
-  context.private_state = s.hooks.private_state;
-  auto resolved = policy::effective_policy(policy, context);
-  if (!resolved) throw InvalidSandboxInputError(resolved.error().message);
-  policy = resolved.value().policy;
-  const profiles::FsPlan& plan = resolved.value().plan;
+  const policy::EffectivePolicy effective = effective_call_policy(policy, s.hooks.private_state);
+  policy = effective.policy;
+  const profiles::FsPlan& plan = effective.plan;
   const std::vector<std::string> chosen = chosen_writable_roots(policy);
   s.refuse_runners_in(chosen, policy.mode);
-  std::vector<std::string> untrusted;
-  if (const auto& earlier = s.hooks.earlier_writable_roots) {
-    // What this call's mode makes writable, plus what earlier runs could write: a read-only
-    // call on / or on an ancestor of the runners distrusts no root it does not make writable.
-    std::vector<std::string> extra = chosen;
-    extra.insert(extra.end(), earlier->begin(), earlier->end());
-    untrusted = untrusted_roots("", extra, s.temp_dir);
-  } else {
-    untrusted = untrusted_roots(policy, policy.allow_write, s.temp_dir);
-  }
+  const std::vector<std::string> untrusted = s.call_untrusted_roots(policy, chosen);
   if (!s.config.runner_command.empty()) {
     return s.wrap_for_runner_command(argv, policy, plan, untrusted);
   }

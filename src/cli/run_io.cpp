@@ -21,20 +21,21 @@ namespace {
 constexpr std::array<int, 4> kCaught = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 
 std::atomic<int> caught{0};
-std::atomic<exec::AbortSignal*> current{nullptr};
+std::atomic<exec::AbortSignal*> current_abort{nullptr};
 std::array<struct sigaction, kCaught.size()> previous{};
 
 void on_signal(int signal) {
   int none = 0;
   if (!caught.compare_exchange_strong(none, signal)) return;
-  if (exec::AbortSignal* abort = current.load()) abort->abort(signal == SIGPIPE ? SIGTERM : signal);
+  if (exec::AbortSignal* abort = current_abort.load())
+    abort->abort(signal == SIGPIPE ? SIGTERM : signal);
 }
 
 }  // namespace
 
 Interrupts::Interrupts() : abort_(std::make_shared<exec::AbortSignal>()) {
   caught.store(0);
-  current.store(abort_.get());
+  current_abort.store(abort_.get());
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
@@ -43,7 +44,7 @@ Interrupts::Interrupts() : abort_(std::make_shared<exec::AbortSignal>()) {
 
 Interrupts::~Interrupts() {
   for (std::size_t i = 0; i < kCaught.size(); ++i) ::sigaction(kCaught[i], &previous[i], nullptr);
-  current.store(nullptr);
+  current_abort.store(nullptr);
 }
 
 int Interrupts::signal() const { return caught.load(); }

@@ -27,8 +27,9 @@ std::array<struct sigaction, kCaught.size()> previous{};
 void on_signal(int signal) {
   int none = 0;
   if (!caught.compare_exchange_strong(none, signal)) return;
-  if (exec::AbortSignal* abort = current_abort.load())
+  if (exec::AbortSignal* abort = current_abort.load()) {
     abort->abort(signal == SIGPIPE ? SIGTERM : signal);
+  }
 }
 
 }  // namespace

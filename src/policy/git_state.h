@@ -111,7 +111,7 @@ inline constexpr std::size_t kMaxGitWalkDirectories = 100000;
 // bwrap reads the whole mount table for every bind, so a run's start grows with the square of
 // its binds (about 100 ms for 200): the git directories of the writable roots' own
 // repositories are always bound, and nested ones, shallowest first, until this many are.
-inline constexpr std::size_t kMaxBoundGitDirs = 16;
+inline constexpr std::size_t kMaxBoundGitDirs = 4;
 
 GitState git_state(const GitStateContext& context);
 

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "files.h"
 #include "policy/git_guard.h"
@@ -86,6 +88,33 @@ TEST_F(GitStateTest, NestedBareAndSubmoduleGitDirectoriesAreFoundAndPinned) {
     EXPECT_TRUE(contains(state.read_only, dir + "/config")) << dir;
     EXPECT_TRUE(contains(state.read_only, dir + "/hooks")) << dir;
     EXPECT_TRUE(testing::exists(dir + "/hooks")) << dir;
+  }
+}
+
+TEST_F(GitStateTest, PastTheBindBudgetNestedRepositoriesAreGuardedShallowestBoundFirst) {
+  // bwrap re-reads the mount table for every bind: past kMaxBoundGitDirs git directories a
+  // repository is left to the check after the run, the deepest first, and none is forgotten.
+  const std::size_t deep = kMaxBoundGitDirs + 2;
+  std::vector<std::string> shallow;
+  std::vector<std::string> deeper;
+  for (std::size_t i = 0; i < deep; ++i) {
+    shallow.push_back(ws_ + "/s" + std::to_string(i) + "/.git");
+    deeper.push_back(ws_ + "/d/e/r" + std::to_string(i) + "/.git");
+  }
+  for (const std::string& dir : shallow) make_repo(dir);
+  for (const std::string& dir : deeper) make_repo(dir);
+  const GitState state = git_state(context());
+  ASSERT_FALSE(state.error) << *state.error;
+  EXPECT_EQ(state.pinned.size(), kMaxBoundGitDirs);
+  EXPECT_TRUE(contains(state.pinned, ws_ + "/.git"));
+  for (const std::string& dir : deeper) {
+    EXPECT_FALSE(contains(state.pinned, dir)) << dir;
+    EXPECT_TRUE(contains(state.guarded_git_dirs, dir)) << dir;
+    EXPECT_TRUE(contains(state.guarded_read_only, dir + "/config")) << dir;
+    EXPECT_FALSE(contains(state.read_only, dir + "/config")) << dir;
+  }
+  for (const std::string& dir : shallow) {
+    EXPECT_NE(contains(state.pinned, dir), contains(state.guarded_git_dirs, dir)) << dir;
   }
 }
 

@@ -120,10 +120,6 @@ RunSpec make_spec(const RunInvocation& run, const CallContext& call, SandboxExec
   // Only the agent render hands the spill files' paths on; every other form removes them.
   spec.process.keep_spill = run.agent;
   apply_environment_options(run, spec.process);
-  if (auto refused =
-          unenforceable_network(spec.policy.mode, spec.policy.network, run.policy.network_given)) {
-    throw InvalidSandboxInputError(*refused);
-  }
   return spec;
 }
 

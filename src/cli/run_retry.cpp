@@ -12,6 +12,7 @@
 #include "consumer/denials.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
+#include "policy/call_policy.h"
 
 namespace dsh::sandbox::cli {
 
@@ -103,8 +104,8 @@ std::optional<RetryOffer> approved_retry(const RunInvocation& run, const RunSpec
   }
   // The retry is held to a first run's network check, before anyone is asked: a wider mode
   // that could not enforce this call's --network is never offered.
-  if (auto refused =
-          unenforceable_network(offer->mode, spec.policy.network, run.policy.network_given)) {
+  if (auto refused = policy::unenforceable_network(offer->mode, spec.policy.network,
+                                                   run.policy.network_given)) {
     fmt::print(stderr, "dsh-sandbox: no retry under {}: {}\n", wire_name(offer->mode), *refused);
     return std::nullopt;
   }
@@ -135,18 +136,6 @@ void apply_retry(RunSpec& spec, const RetryOffer& retry) {
   spec.policy.mode = retry.mode;
   if (retry.mode == SandboxMode::kDangerFullAccess) spec.policy.network = NetworkPolicy::kInherit;
   for (const std::string& dir : retry.allow_write) spec.policy.allow_write.push_back(dir);
-}
-
-std::optional<std::string> unenforceable_network(SandboxMode mode, NetworkPolicy network,
-                                                 bool network_given) {
-  if (mode != SandboxMode::kDangerFullAccess || !network_given ||
-      network == NetworkPolicy::kInherit) {
-    return std::nullopt;
-  }
-  return fmt::format(
-      "run: --network {}: danger-full-access runs the command unconfined, so nothing would "
-      "enforce it; use --mode read-only or workspace-write, or drop --network",
-      wire_name(network));
 }
 
 }  // namespace dsh::sandbox::cli

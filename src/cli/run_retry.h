@@ -28,11 +28,4 @@ std::optional<RetryOffer> approved_retry(const RunInvocation& run, const consume
 // The approved retry's policy: its mode (full access inherits the network) and extra roots.
 void apply_retry(consumer::RunSpec& spec, const RetryOffer& retry);
 
-// Unconfined, nothing could enforce a network policy: a --network deny or allow: the caller
-// wrote is refused rather than ignored, for a first run and for an approved retry to a wider mode
-// alike. The default (no network in confined modes) is no such request: a danger-full-access
-// run, or a retry into it, keeps the network it inherently has.
-std::optional<std::string> unenforceable_network(SandboxMode mode, NetworkPolicy network,
-                                                 bool network_given);
-
 }  // namespace dsh::sandbox::cli

@@ -100,14 +100,6 @@ std::optional<std::uint64_t> bound_of(std::optional<std::uint64_t> asked,
 }
 
 void check_request(const RunRequest& request) {
-  // deny is the default, so under danger-full-access it says nothing (the command runs
-  // unconfined, with the caller's network); an allow-list is always asked for, and unenforceable.
-  if (request.mode == SandboxMode::kDangerFullAccess &&
-      request.network == NetworkPolicy::kAllowList) {
-    throw InvalidSandboxInputError(
-        "run: a network allow-list under danger-full-access: the command runs unconfined, so "
-        "nothing would enforce it");
-  }
   if (request.timeout_ms && (*request.timeout_ms <= 0 || *request.timeout_ms > 600'000)) {
     throw InvalidSandboxInputError(fmt::format(
         "run: timeout {} ms: expected more than 0 and at most 600000 ms", *request.timeout_ms));
@@ -121,8 +113,9 @@ SandboxExecutionPolicy make_policy(const RunRequest& request) {
   inputs.request.mode = request.mode;
   inputs.request.network = request.network;
   inputs.request.network_allow = canonical_allow_list(request);
-  // deny is the request's default: under danger-full-access it says nothing (check_request has
-  // refused an allow-list there), and the command keeps the caller's network.
+  // deny is the request's default: under danger-full-access it says nothing, and the command
+  // keeps the caller's network; an allow-list there is refused by the builder
+  // (policy::unenforceable_network).
   inputs.request.network_given = request.network != NetworkPolicy::kDeny;
   inputs.request.rules = {request.allow_write, request.deny_write, request.deny_read,
                           request.allow_cache};

@@ -119,15 +119,17 @@ std::vector<std::string> joined(const std::vector<std::string>& front,
 }
 
 // The call's network. Unconfined, the command has the network whatever the default says, so
-// only a --network the caller wrote stands (the CLI refuses it there). Confined: without
+// only --network inherit stands there; any other --network is refused. Confined: without
 // --network a config networkAllow makes the call's policy the allow-list; with it, inherit and
 // deny stand as given and an allow: list gets the config's entries in front. networkDeny joins
 // whichever allow-list is then in force.
 void set_network(SandboxExecutionPolicy& policy, const CallRequest& request,
                  const CallDefaults& defaults) {
   if (policy.mode == SandboxMode::kDangerFullAccess) {
-    policy.network = request.network_given ? request.network : NetworkPolicy::kInherit;
-    policy.network_allow = request.network_allow;
+    if (auto refused = unenforceable_network(policy.mode, request.network, request.network_given)) {
+      throw InvalidSandboxInputError(*refused);
+    }
+    policy.network = NetworkPolicy::kInherit;
     return;
   }
   policy.network = request.network;
@@ -160,6 +162,18 @@ SandboxExecutionPolicy mode_and_root(const CallInputs& inputs) {
 }
 
 }  // namespace
+
+std::optional<std::string> unenforceable_network(SandboxMode mode, NetworkPolicy network,
+                                                 bool network_given) {
+  if (mode != SandboxMode::kDangerFullAccess || !network_given ||
+      network == NetworkPolicy::kInherit) {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "--network {}: danger-full-access runs the command unconfined, so nothing would enforce "
+      "it; use --mode read-only or workspace-write, or drop --network",
+      wire_name(network));
+}
 
 SandboxExecutionPolicy build_call_policy(const CallInputs& inputs) {
   SandboxExecutionPolicy policy = mode_and_root(inputs);

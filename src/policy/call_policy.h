@@ -65,11 +65,19 @@ struct CallInputs {
   std::vector<std::string> planted_roots;
 };
 
+// Unconfined, nothing could enforce a network policy: a --network deny or allow: the caller
+// wrote is refused rather than ignored, for every call (run, start, shell, the executor) and for
+// an approved retry into danger-full-access alike. The default (no network in confined modes) is
+// no such request: a danger-full-access call keeps the network it inherently has.
+std::optional<std::string> unenforceable_network(SandboxMode mode, NetworkPolicy network,
+                                                 bool network_given);
+
 // The call's policy: the mode (request > session > defaults), the workspace root, the session
 // id, the network (an unconfined call without --network inherits it; the config's allow-list
 // joins a confined one), the path rules (the config's, then the call's, each made absolute).
 // InvalidSandboxInputError when a rule of the call cannot apply in its mode, an extra writable
-// root covers a decisive file, or a rule path was planted (call_policy.cpp says which).
+// root covers a decisive file, a --network cannot be enforced (unenforceable_network), or a
+// rule path was planted (call_policy.cpp says which).
 SandboxExecutionPolicy build_call_policy(const CallInputs& inputs);
 
 }  // namespace dsh::sandbox::policy

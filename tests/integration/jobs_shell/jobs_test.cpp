@@ -117,6 +117,20 @@ TEST_P(Jobs, DeniedWriteIsMarkedAndNothingLands) {
 // The config's path rules and the command line's hold for a background job as for run: a secret
 // they make unreadable is not in the job's output (the same job without them shows it), a path
 // --deny-write protects stays unwritten, checked on the host.
+// A job is held to the same policy builder as a run: under danger-full-access nothing would
+// enforce a --network, so the call is refused and nothing starts (no handle, no marker).
+TEST_P(Jobs, AnUnenforceableNetworkIsRefusedAndNothingStarts) {
+  const string marker = ws_ + "/started";
+  for (const string network : {"allow:example.com", "deny"}) {
+    const CliResult refused = cli({"start", "--workspace", ws_, "--mode", "danger-full-access",
+                                   "--network", network, "-c", "touch " + marker});
+    EXPECT_TRUE(refused.exited_with(125)) << refused.describe();
+    EXPECT_TRUE(refused.out.empty()) << refused.describe();
+    EXPECT_NE(refused.err.find("nothing would enforce it"), string::npos) << refused.describe();
+  }
+  EXPECT_FALSE(exists(marker));
+}
+
 TEST_P(Jobs, PathRulesHoldForAJob) {
   const auto [secret, guarded] = make_rule_targets(dir_, ws_);
   nlohmann::json rules = {{"denyRead", {secret}}};

@@ -71,9 +71,25 @@ TEST_F(CallPolicyTest, UnconfinedTheNetworkIsInheritedUnlessTheCallNamedOne) {
   SandboxExecutionPolicy policy = build_call_policy(inputs_);
   EXPECT_EQ(policy.network, NetworkPolicy::kInherit);
   EXPECT_TRUE(policy.network_allow.allow.empty());
-  // Named, it stands: the CLI refuses it there rather than ignore it.
+  // Named, deny or an allow-list is refused for every caller rather than ignored: nothing
+  // would enforce it; inherit says what an unconfined command has anyway.
   inputs_.request.network_given = true;
-  EXPECT_EQ(build_call_policy(inputs_).network, NetworkPolicy::kDeny);
+  for (const NetworkPolicy network : {NetworkPolicy::kDeny, NetworkPolicy::kAllowList}) {
+    inputs_.request.network = network;
+    try {
+      build_call_policy(inputs_);
+      ADD_FAILURE() << "an unenforceable --network " << wire_name(network) << " was accepted";
+    } catch (const InvalidSandboxInputError& refused) {
+      EXPECT_NE(std::string(refused.what()).find(std::string("--network ") +
+                                                 std::string(wire_name(network))),
+                std::string::npos)
+          << refused.what();
+      EXPECT_NE(std::string(refused.what()).find("nothing would enforce it"), std::string::npos)
+          << refused.what();
+    }
+  }
+  inputs_.request.network = NetworkPolicy::kInherit;
+  EXPECT_EQ(build_call_policy(inputs_).network, NetworkPolicy::kInherit);
 }
 
 TEST_F(CallPolicyTest, TheConfigsRulesComeFirstAndTheCallsAreHeldToItsMode) {

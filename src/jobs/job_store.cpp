@@ -85,6 +85,10 @@ std::string jobs_directory_path() { return jobs_base() + "/jobs"; }
 UniqueFd open_jobs_directory(std::span<const std::string> roots, bool create) {
   const std::string base = jobs_base();
   if (create) ::mkdir(base.c_str(), 0700);
+  // Reading, a directory that does not exist holds no job: nothing to trust and nothing to
+  // refuse (a first `job-list` of a user who never started one), as with a missing jobs/ below.
+  struct stat missing {};
+  if (!create && ::lstat(base.c_str(), &missing) != 0 && errno == ENOENT) return UniqueFd();
   // Checked whether or not this call made it: a directory another user or a confined run
   // planted (or a symlink) fails the owner, mode or trust check, and nothing in it is used.
   auto dir = local::open_private_directory(base, roots);

@@ -607,6 +607,42 @@ TEST_P(Jobs, WhatAJobPlantsForGitRunsNothingLater) {
   EXPECT_NE(json["gitState"].dump().find("/.git/commondir"), string::npos) << json.dump();
 }
 
+// A user who never started a job has no job store yet: reading it lists nothing and names the
+// missing job, instead of blaming a directory that was never made, and makes nothing.
+TEST_P(Jobs, AUserWhoNeverStartedAJobListsNone) {
+  string runtime;
+  if (is_root()) {  // as nobody, in a private runtime directory nobody owns
+    char templ[] = "/var/tmp/dsh-test-xdg-XXXXXX";
+    ASSERT_NE(::mkdtemp(templ), nullptr);
+    runtime = templ;
+    ASSERT_EQ(::chown(runtime.c_str(), 65534, 65534), 0);
+  } else {
+    runtime = dir_.mkdir("fresh-xdg", 0700);
+  }
+  const auto as_user = [&runtime](const vector<string>& args) {
+    vector<string> argv;
+    if (is_root()) {
+      argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+              "--inh-caps=-all"};
+    }
+    argv.insert(argv.end(), {"/usr/bin/env", "XDG_RUNTIME_DIR=" + runtime});
+    const vector<string> cli_args = cli_argv(args);
+    argv.insert(argv.end(), cli_args.begin(), cli_args.end());
+    return testing::execute(argv);
+  };
+  const CliResult listed = as_user({"job-list"});
+  EXPECT_TRUE(listed.exited_with(0)) << listed.describe();
+  EXPECT_EQ(listed.out, "") << listed.describe();
+  const CliResult json = as_user({"job-list", "--json"});
+  ASSERT_TRUE(json.exited_with(0)) << json.describe();
+  EXPECT_EQ(parse_json(json.out)["jobs"], nlohmann::json::array()) << json.describe();
+  const CliResult shown = as_user({"job-output", "0123456789abcdef"});
+  EXPECT_TRUE(shown.exited_with(125)) << shown.describe();
+  EXPECT_NE(shown.err.find("there is no job 0123456789abcdef"), string::npos) << shown.describe();
+  EXPECT_FALSE(exists(runtime + "/dsh-sandbox"));
+  if (is_root()) std::filesystem::remove_all(runtime);
+}
+
 TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
   const auto as_nobody = [](const vector<string>& args, const vector<string>& env = {}) {
     vector<string> argv;

@@ -80,8 +80,8 @@ TEST_F(CallPolicyTest, UnconfinedTheNetworkIsInheritedUnlessTheCallNamedOne) {
       build_call_policy(inputs_);
       ADD_FAILURE() << "an unenforceable --network " << wire_name(network) << " was accepted";
     } catch (const InvalidSandboxInputError& refused) {
-      EXPECT_NE(std::string(refused.what()).find(std::string("--network ") +
-                                                 std::string(wire_name(network))),
+      EXPECT_NE(std::string(refused.what())
+                    .find(std::string("--network ") + std::string(wire_name(network))),
                 std::string::npos)
           << refused.what();
       EXPECT_NE(std::string(refused.what()).find("nothing would enforce it"), std::string::npos)

@@ -256,6 +256,24 @@ TEST_P(Shell, NothingSurvivesTheCliKilled) {
 // The config's path rules and the command line's hold in the shell as in run: a secret the
 // config makes unreadable is not shown, a path --deny-write protects stays unwritten (checked on
 // the host), while the rest of the workspace is writable.
+// The shell is held to the same policy builder as a run: under danger-full-access nothing would
+// enforce a --network, so the CLI exits 125 by itself at once, before any shell reads input.
+TEST_P(Shell, AnUnenforceableNetworkIsRefusedAndNoShellStarts) {
+  for (const string network : {"allow:example.com", "deny"}) {
+    vector<string> refused = args("danger-full-access");
+    refused.insert(refused.end(), {"--network", network});
+    Terminal terminal(refused);
+    const std::optional<int> status = terminal.exit_status();
+    ASSERT_TRUE(status.has_value()) << "a shell started: " << terminal.transcript();
+    EXPECT_EQ(*status, 125) << terminal.transcript();
+    EXPECT_NE(terminal.transcript().find("--network " + network.substr(0, network.find(':'))),
+              string::npos)
+        << terminal.transcript();
+    EXPECT_NE(terminal.transcript().find("nothing would enforce it"), string::npos)
+        << terminal.transcript();
+  }
+}
+
 TEST_P(Shell, PathRulesHoldInTheShell) {
   const auto [secret, guarded] = make_rule_targets(dir_, ws_);
   vector<string> with_rules = args_with_config({{"denyRead", {secret}}});

@@ -108,9 +108,11 @@ struct GitState {
 // rather than left partly unprotected.
 inline constexpr std::size_t kMaxGitWalkDirectories = 100000;
 
-// bwrap reads the whole mount table for every bind, so a run's start grows with the square of
-// its binds (about 100 ms for 200): the git directories of the writable roots' own
-// repositories are always bound, and nested ones, shallowest first, until this many are.
+// bwrap resolves both paths and re-reads the whole mount table for every bind, so a run's start
+// grows with the square of its binds: the git directories of the writable roots' own
+// repositories are always bound, and nested ones, shallowest first, until this many are; the
+// rest are left to the check after the run, as every repository is on Landlock alone
+// (docs/benchmarks.md, git state, has what each budget costs).
 inline constexpr std::size_t kMaxBoundGitDirs = 4;
 
 GitState git_state(const GitStateContext& context);

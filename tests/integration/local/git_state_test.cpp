@@ -12,6 +12,7 @@
 
 #include "local_harness.h"
 #include "must_run.h"
+#include "policy/git_state.h"
 #include "wait.h"
 
 namespace dsh::local_it {
@@ -74,9 +75,9 @@ class GitState : public ::testing::TestWithParam<Backend> {
   }
 
   // The attack inside, then the person's git outside in `repo`: nothing planted runs, and each
-  // of `kept` has its bytes of before.
-  void attack(const std::string& script, const std::string& repo,
-              const std::vector<std::string>& kept) {
+  // of `kept` has its bytes of before. The run's result, for what the attack saw inside.
+  RunResult attack(const std::string& script, const std::string& repo,
+                   const std::vector<std::string>& kept) {
     std::vector<std::string> before;
     for (const std::string& path : kept) before.push_back(read_or_absent(path));
     // Each step may be refused (EROFS under bwrap); the run itself must have run them all.
@@ -95,6 +96,7 @@ class GitState : public ::testing::TestWithParam<Backend> {
     EXPECT_FALSE(llrt::exists(marker_)) << "the planted command ran outside:\n"
                                         << result.describe() << "\n"
                                         << status.describe();
+    return result;
   }
 
   // The check after the run takes a path as unchanged, without reading it, when its identity,
@@ -207,6 +209,27 @@ TEST_P(GitState, ANestedRepositoryIsProtectedLikeTheWorkspaces) {
           "'\nprintf '#!/bin/sh\\ntouch " + marker_ +
           "\\n' > nested/clone/.git/hooks/pre-commit; chmod +x nested/clone/.git/hooks/pre-commit",
       nested_, {nested_ + "/.git/config", nested_ + "/.git/hooks/pre-commit"});
+}
+
+// Under bwrap only the shallowest git directories are bound during a run (the bind budget); a
+// deeper one relies on the check after the run, as every repository does on Landlock alone. The
+// plant lands inside (the run reads it back), and is gone before the person's git runs.
+TEST_P(GitState, ARepositoryPastTheBindBudgetIsPutBackAfterTheRun) {
+  for (std::size_t i = 0; i < sandbox::policy::kMaxBoundGitDirs; ++i) {
+    git(workspace_, "init -q -b main shallow" + std::to_string(i));
+  }
+  const std::string deep = workspace_ + "/deep/er/repo";
+  git(workspace_, "init -q -b main " + deep);
+  git(deep, "commit -q --allow-empty -m deep");
+  const RunResult inside = attack(
+      "git -C deep/er/repo config core.fsmonitor 'touch " + marker_ +
+          "'\nprintf '#!/bin/sh\\ntouch " + marker_ +
+          "\\n' > deep/er/repo/.git/hooks/pre-commit; chmod +x deep/er/repo/.git/hooks/pre-commit"
+          "\ngit -C deep/er/repo config core.fsmonitor",
+      deep, {deep + "/.git/config", deep + "/.git/hooks/pre-commit"});
+  EXPECT_NE(inside.out.find("touch " + marker_), std::string::npos)
+      << "the plant did not land, so the check after the run was not what stopped it:\n"
+      << inside.describe();
 }
 
 TEST_P(GitState, ASubmodulesGitDirectoryIsProtected) {

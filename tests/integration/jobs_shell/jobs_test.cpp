@@ -45,6 +45,21 @@ class Jobs : public ::testing::TestWithParam<Backend> {
     return string(std::getenv("XDG_RUNTIME_DIR")) + "/dsh-sandbox/jobs";
   }
 
+  // The CLI with `args` as nobody (setpriv, when the suite runs as root), through env(1) with
+  // `env` (its options and NAME=VALUE words).
+  static CliResult as_nobody(const vector<string>& args, const vector<string>& env) {
+    vector<string> argv;
+    if (is_root()) {
+      argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+              "--inh-caps=-all"};
+    }
+    argv.emplace_back("/usr/bin/env");
+    argv.insert(argv.end(), env.begin(), env.end());
+    const vector<string> cli_args = cli_argv(args);
+    argv.insert(argv.end(), cli_args.begin(), cli_args.end());
+    return testing::execute(argv);
+  }
+
   // `start` with the backend's options, the workspace, then `tail`.
   vector<string> start_args(const vector<string>& tail) {
     vector<string> args = {"start", "--workspace", ws_};
@@ -620,15 +635,7 @@ TEST_P(Jobs, AUserWhoNeverStartedAJobListsNone) {
     runtime = dir_.mkdir("fresh-xdg", 0700);
   }
   const auto as_user = [&runtime](const vector<string>& args) {
-    vector<string> argv;
-    if (is_root()) {
-      argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-              "--inh-caps=-all"};
-    }
-    argv.insert(argv.end(), {"/usr/bin/env", "XDG_RUNTIME_DIR=" + runtime});
-    const vector<string> cli_args = cli_argv(args);
-    argv.insert(argv.end(), cli_args.begin(), cli_args.end());
-    return testing::execute(argv);
+    return as_nobody(args, {"XDG_RUNTIME_DIR=" + runtime});
   };
   const CliResult listed = as_user({"job-list"});
   EXPECT_TRUE(listed.exited_with(0)) << listed.describe();
@@ -644,26 +651,19 @@ TEST_P(Jobs, AUserWhoNeverStartedAJobListsNone) {
 }
 
 TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
-  const auto as_nobody = [](const vector<string>& args, const vector<string>& env = {}) {
-    vector<string> argv;
-    if (is_root()) {
-      argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-              "--inh-caps=-all"};
-    }
-    argv.insert(argv.end(), {"/usr/bin/env", "-u", "XDG_RUNTIME_DIR"});
-    argv.insert(argv.end(), env.begin(), env.end());
-    const vector<string> cli_args = cli_argv(args);
-    argv.insert(argv.end(), cli_args.begin(), cli_args.end());
-    return testing::execute(argv);
+  const auto without_xdg = [](const vector<string>& args, const vector<string>& env = {}) {
+    vector<string> options = {"-u", "XDG_RUNTIME_DIR"};
+    options.insert(options.end(), env.begin(), env.end());
+    return as_nobody(args, options);
   };
-  const CliResult started = as_nobody(start_args({"-c", "echo from nobody; exit 4"}));
+  const CliResult started = without_xdg(start_args({"-c", "echo from nobody; exit 4"}));
   ASSERT_TRUE(started.exited_with(0)) << started.describe();
   const string handle = started.out.substr(0, 16);
-  const CliResult waited = as_nobody({"job-wait", "--timeout", "60", handle});
+  const CliResult waited = without_xdg({"job-wait", "--timeout", "60", handle});
   EXPECT_TRUE(waited.exited_with(4)) << waited.describe();
   EXPECT_EQ(unfenced(waited.out),
             "<stdout N>\n  from nobody\n</stdout N>\n[status: completed, exit code: 4]\n");
-  EXPECT_NE(as_nobody({"job-list"}).out.find(handle + "  completed  bash -c echo from nobody"),
+  EXPECT_NE(without_xdg({"job-list"}).out.find(handle + "  completed  bash -c echo from nobody"),
             string::npos);
   const string base = "/var/tmp/dsh-sandbox-jobs-65534";
   struct stat info {};
@@ -675,7 +675,7 @@ TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
   if (is_root()) EXPECT_TRUE(exists(base + "/jobs/" + handle + "/outcome.json"));
 
   const CliResult refused =
-      as_nobody({"start", "--workspace", ws_, "--", "true"}, {"TMPDIR=/var/tmp"});
+      without_xdg({"start", "--workspace", ws_, "--", "true"}, {"TMPDIR=/var/tmp"});
   EXPECT_TRUE(refused.exited_with(125)) << refused.describe();
   EXPECT_EQ(refused.out, "");
   EXPECT_NE(refused.err.find(base), string::npos) << refused.describe();
@@ -686,23 +686,23 @@ TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
     const auto entries = std::filesystem::directory_iterator(base + "/jobs");
     return std::distance(std::filesystem::begin(entries), std::filesystem::end(entries));
   };
-  const CliResult read_only = as_nobody(
+  const CliResult read_only = without_xdg(
       {"start", "--mode", "read-only", "--workspace", "/var/tmp", "--", "echo", "read-only job"});
   ASSERT_TRUE(read_only.exited_with(0)) << read_only.describe();
   const CliResult read_only_ended =
-      as_nobody({"job-wait", "--timeout", "60", read_only.out.substr(0, 16)});
+      without_xdg({"job-wait", "--timeout", "60", read_only.out.substr(0, 16)});
   EXPECT_TRUE(read_only_ended.exited_with(0)) << read_only_ended.describe();
   EXPECT_NE(read_only_ended.out.find("read-only job"), string::npos) << read_only_ended.describe();
   const auto jobs_before = job_count();
   const CliResult writable =
-      as_nobody({"start", "--mode", "workspace-write", "--workspace", "/var/tmp", "--", "true"});
+      without_xdg({"start", "--mode", "workspace-write", "--workspace", "/var/tmp", "--", "true"});
   EXPECT_TRUE(writable.exited_with(125)) << writable.describe();
   EXPECT_EQ(writable.out, "");
   EXPECT_EQ(job_count(), jobs_before);
   // A workspace-write run whose workspace holds that place could plant jobs there: refused
   // before anything runs, checked from outside.
   const string marker = base + "/jobs/00000000deadbeef";
-  const CliResult planting = as_nobody(
+  const CliResult planting = without_xdg(
       {"run", "--mode", "workspace-write", "--workspace", "/var/tmp", "--", "mkdir", marker});
   EXPECT_TRUE(planting.exited_with(125)) << planting.describe();
   EXPECT_NE(planting.err.find(base), string::npos) << planting.describe();

@@ -4,7 +4,7 @@
 bench_setup() {
   local name="$1"
   repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  build="${2:-$repo/build}"
+  build="$(cd "${2:-$repo/build}" && pwd)"  # absolute: a script may leave for a scratch directory
   cmake --build "$build" --target dsh-sandbox landlock-run >/dev/null
   cli="$build/bin/dsh-sandbox"
   out="$build/bench/$name"

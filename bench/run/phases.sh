@@ -12,18 +12,15 @@
 # Needs root (system-wide tracepoints) and perf. Usage: bench/run/phases.sh [BUILD_DIR]
 # RUNS= (default 200).
 set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="$(cd "${1:-$repo/build}" && pwd)"
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_setup run "${1:-}"
 runs="${RUNS:-200}"
-cli="$build/bin/dsh-sandbox"
-results="$build/bench/run"
-mkdir -p "$results"
 command -v perf >/dev/null || { echo "perf is required (apt-get install linux-perf)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "run as root: system-wide tracepoints" >&2; exit 1; }
 workspace="$(mktemp -d /var/tmp/dsh-bench-XXXXXX)"
 trap 'rm -rf "$workspace"' EXIT
 cd "$workspace"
-landlock_cfg="$results/landlock-only.json"
+landlock_cfg="$out/landlock-only.json"
 echo '{"bwrapPath":"/nonexistent/bwrap"}' >"$landlock_cfg"
 events=(-e sched:sched_process_fork -e sched:sched_process_exec -e sched:sched_process_exit
         -e syscalls:sys_enter_mkdir -e syscalls:sys_enter_rmdir)
@@ -42,11 +39,11 @@ for backend in bwrap+landlock landlock; do
       loop="for i in \$(seq $runs); do $argv 3>/dev/null 4>/dev/null; done"
     fi
     bash -c "$loop" >/dev/null 2>&1  # warm-up, untraced
-    perf record -q -a -o "$results/phases-$backend-$kind.data" "${events[@]}" -- \
+    perf record -q -a -o "$out/phases-$backend-$kind.data" "${events[@]}" -- \
       bash -c "$loop" >/dev/null 2>&1
-    perf script -i "$results/phases-$backend-$kind.data" >"$results/phases-$backend-$kind.txt" \
+    perf script -i "$out/phases-$backend-$kind.data" >"$out/phases-$backend-$kind.txt" \
       2>/dev/null
   done
-  python3 "$repo/bench/run/phases.py" "$backend" "$results/phases-$backend-run.txt" \
-    "$results/phases-$backend-argv.txt"
+  python3 "$repo/bench/run/phases.py" "$backend" "$out/phases-$backend-run.txt" \
+    "$out/phases-$backend-argv.txt"
 done

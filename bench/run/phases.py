@@ -28,8 +28,8 @@ def field(rest, name):
 
 
 class Process:
-    def __init__(self, pid, parent, forked):
-        self.pid, self.parent, self.forked = pid, parent, forked
+    def __init__(self, parent, forked):
+        self.parent, self.forked = parent, forked
         self.exec_at = self.exec_file = self.exit_at = self.first_cgroup = None
         self.children = []
 
@@ -39,7 +39,7 @@ def processes(path):
     for event, pid, ts, rest in events(path):
         if event == "sched:sched_process_fork":
             child = int(field(rest, "child_pid"))
-            table[child] = Process(child, pid, ts)
+            table[child] = Process(pid, ts)
             if pid in table:
                 table[pid].children.append(table[child])
         elif pid not in table:
@@ -62,24 +62,25 @@ def run_phases(table):
     for cli in table.values():
         if not (cli.exec_file or "").endswith("/dsh-sandbox") or cli.exec_at is None:
             continue
-        try:
-            supervisor = next(c for c in cli.children)
-            command = next(c for c in supervisor.children if c.exec_at is not None)
-            cgroups = cli.first_cgroup if cli.first_cgroup is not None else supervisor.forked
-            cuts = [
-                ("exec of the CLI", cli.forked, cli.exec_at),
-                ("CLI: parse, policy, trust, plan", cli.exec_at, cgroups),
-                ("CLI: cgroups of the run", cgroups, supervisor.forked),
-                ("supervisor: start the runner", supervisor.forked, command.exec_at),
-                ("runners and /bin/true", command.exec_at, command.exit_at),
-                ("supervisor: end tree, rmdir, report", command.exit_at, supervisor.exit_at),
-                ("CLI: reap, report, exit", supervisor.exit_at, cli.exit_at),
-            ]
-            if any(a is None or b is None for _, a, b in cuts):
-                raise StopIteration
-            out.append([(name, b - a) for name, a, b in cuts])
-        except StopIteration:
+        supervisor = next(iter(cli.children), None)
+        command = supervisor and next((c for c in supervisor.children if c.exec_at), None)
+        if command is None:
             incomplete += 1
+            continue
+        cgroups = cli.first_cgroup if cli.first_cgroup is not None else supervisor.forked
+        cuts = [
+            ("exec of the CLI", cli.forked, cli.exec_at),
+            ("CLI: parse, policy, trust, plan", cli.exec_at, cgroups),
+            ("CLI: cgroups of the run", cgroups, supervisor.forked),
+            ("supervisor: start the runner", supervisor.forked, command.exec_at),
+            ("runners and /bin/true", command.exec_at, command.exit_at),
+            ("supervisor: end tree, rmdir, report", command.exit_at, supervisor.exit_at),
+            ("CLI: reap, report, exit", supervisor.exit_at, cli.exit_at),
+        ]
+        if any(a is None or b is None for _, a, b in cuts):
+            incomplete += 1
+            continue
+        out.append([(name, b - a) for name, a, b in cuts])
     return out, incomplete
 
 
@@ -104,7 +105,7 @@ def main():
     runs, incomplete = run_phases(run_table)
     if not runs:
         sys.exit(f"{backend}: no complete run in {run_trace}")
-    runner = next(p.exec_file for cli in run_table.values() if cli.children
+    runner = next(p.exec_file for cli in run_table.values()
                   for s in cli.children for p in s.children if p.exec_file)
     direct = argv_phases(processes(argv_trace), runner)
     print(f"{backend}: {len(runs)} runs ({incomplete} incomplete), {len(direct)} direct runner "

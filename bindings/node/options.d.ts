@@ -59,7 +59,7 @@ export interface ConfinePolicyOptions {
   networkResolve?: string[];
   /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
   config?: string;
-  /** --cwd: directory the printed argv will run in */
+  /** --cwd: directory the printed argv runs in, whichever backend confines it and wherever it is spawned from */
   cwd?: string;
   /** --allow-write: an extra writable directory, workspace-write only (an error under read-only and danger-full-access; repeatable) */
   allowWrite?: string[];

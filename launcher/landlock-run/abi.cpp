@@ -35,6 +35,10 @@ uint64_t rule_access(uint64_t handled, bool read_write, bool is_directory) {
   return access;
 }
 
+uint64_t list_access(uint64_t handled, bool is_directory) {
+  return is_directory ? (kFsReadDir & handled) : 0;
+}
+
 bool is_partial(int abi) { return abi < kFullEnforcementAbi; }
 
 const char* probe_report_line(int abi) {

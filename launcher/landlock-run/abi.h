@@ -81,6 +81,9 @@ uint64_t handled_net_for_abi(int abi);
 uint64_t scopes_for_abi(int abi);
 // Rights for one rule, reduced to what is handled and to file-compatible rights on a file.
 uint64_t rule_access(uint64_t handled, bool read_write, bool is_directory);
+// Rights for a --list rule: READ_DIR if handled, and nothing on a file (READ_DIR is
+// directory-only, and a rule without rights is the kernel's ENOMSG).
+uint64_t list_access(uint64_t handled, bool is_directory);
 
 // "full" or "partial" for an enforcing ABI (>= 1).
 bool is_partial(int abi);

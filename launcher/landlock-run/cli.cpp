@@ -28,6 +28,10 @@ bool add_ro_try(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, false, true};
   return true;
 }
+bool add_list(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false, true, Note::kNone, false, true};
+  return true;
+}
 bool add_rw(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, true};
   return true;
@@ -69,6 +73,12 @@ bool set_max_abi(Options& o, const char*, int n) {
 }
 #endif
 
+bool set_chdir(Options& o, const char* value, int) {
+  if (o.chdir_path != nullptr) return false;
+  o.chdir_path = value;
+  return true;
+}
+
 bool set_allow_connect_port(Options& o, const char*, int n) {
   if (o.allow_connect_port >= 0) return false;
   o.allow_connect_port = n;
@@ -79,6 +89,7 @@ constexpr FlagSpec kFlags[] = {
     {"--ro", Arity::kPath, add_ro},
     {"--rw", Arity::kPath, add_rw},
     {"--ro-try", Arity::kPath, add_ro_try},
+    {"--list", Arity::kPath, add_list},
     {"--deny-network", Arity::kFlag, set_deny_network},
     {"--private-netns", Arity::kFlag, set_private_netns},
     {"--deny-metadata", Arity::kFlag, set_deny_metadata},
@@ -97,6 +108,7 @@ constexpr FlagSpec kFlags[] = {
     {"--max-abi", Arity::kNumber, set_max_abi},
 #endif
     {"--allow-connect-port", Arity::kNumber, set_allow_connect_port},
+    {"--chdir", Arity::kPath, set_chdir},
 };
 
 const FlagSpec* find_flag(const char* arg) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The launcher's argument grammar, PURE (no I/O, no allocation), so a unit test and a fuzzer can
 // drive it. Grammar:
-//   landlock-run [--ro P]... [--rw P]... [--deny-network] [--deny-metadata] [--scope-ipc]
-//                [--evidence] [--status-fd N] [--allow-connect-port N]
+//   landlock-run [--ro P]... [--ro-try P]... [--list P]... [--rw P]...
+//                [--deny-network] [--deny-metadata] [--scope-ipc]
+//                [--evidence] [--status-fd N] [--allow-connect-port N] [--chdir DIR]
 //                [--note-read-only P]... [--note-unreadable P]...
 //                [--guard-read-only P]... [--guard-unreadable P]... [--contain-metadata]
 //                -- ARGV...
@@ -45,6 +46,11 @@ struct Grant {
   bool if_exists = false;
   Note note = Note::kNone;  // not a grant: a path the supervisor watches
   bool guard = false;       // and refuses (--guard-*)
+  // --list: Landlock's READ_DIR alone, so the directory and every directory beneath it can be
+  // opened and listed while the files in them stay unreadable unless another grant covers them
+  // (READ_FILE and READ_DIR are separate rights since ABI 1). A path that no longer exists, or
+  // that is not a directory, grants nothing.
+  bool list_only = false;
 };
 
 struct Options {
@@ -64,7 +70,10 @@ struct Options {
   int status_fd = -1;           // set as soon as parsed, so later usage errors can use it
   int max_abi = -1;             // test build only (--max-abi); -1 means "the kernel's ABI"
   int allow_connect_port = -1;  // --allow-connect-port N (net_allow.h); -1: not given
-  int command_index = 0;        // argv[command_index] is the command's argv[0]
+  // --chdir DIR: the directory the command starts in, entered before anything is confined (so
+  // the printed argv runs where bwrap's --chdir would start it); null: the caller's.
+  const char* chdir_path = nullptr;
+  int command_index = 0;  // argv[command_index] is the command's argv[0]
 };
 
 // Parses argv[1..argc). `grant_storage` must hold at least `argc` entries (or be null when

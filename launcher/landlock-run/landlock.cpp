@@ -24,7 +24,7 @@ int create_ruleset(const RulesetAttr& attr) {
   return errno_or(syscall(kSysCreateRuleset, &attr, sizeof(attr), 0U));
 }
 
-int add_path_rule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read_write,
+int add_path_rule(int ruleset_fd, const char* path, uint64_t handled_fs, RuleAccess access,
                   RuleStage* stage) {
   *stage = RuleStage::kOpen;
   // openat, not open: musl's open() follows every O_CLOEXEC open with an fcntl(F_SETFD) for
@@ -39,7 +39,16 @@ int add_path_rule(int ruleset_fd, const char* path, uint64_t handled_fs, bool re
   }
   // Directory-only rights on a file rule are EINVAL, so reduce them (what makes --rw /dev/null
   // work); on ABI >= 5 IOCTL_DEV survives, so device ioctls on a granted node keep working.
-  const PathBeneathAttr rule{rule_access(handled_fs, read_write, S_ISDIR(info.st_mode)), fd};
+  const bool directory = S_ISDIR(info.st_mode);
+  const PathBeneathAttr rule{
+      access == RuleAccess::kList
+          ? list_access(handled_fs, directory)
+          : rule_access(handled_fs, access == RuleAccess::kReadWrite, directory),
+      fd};
+  if (rule.allowed_access == 0) {
+    close(fd);
+    return 0;
+  }
   *stage = RuleStage::kAddRule;
   const int rc = errno_or(syscall(kSysAddRule, ruleset_fd, kRulePathBeneath, &rule, 0U));
   close(fd);

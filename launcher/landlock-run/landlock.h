@@ -17,9 +17,13 @@ int create_ruleset(const RulesetAttr& attr);
 
 enum class RuleStage { kOpen, kAddRule };
 
+// What one rule grants: --ro's read and execute, --rw's every handled right, --list's listing.
+enum class RuleAccess { kReadOnly, kReadWrite, kList };
+
 // Opens `path` O_PATH|O_CLOEXEC (fail-closed: an unopenable grant root never narrows silently)
-// and adds a path-beneath rule for it. On failure returns a negative errno and sets *stage.
-int add_path_rule(int ruleset_fd, const char* path, uint64_t handled_fs, bool read_write,
+// and adds a path-beneath rule for it. A rule left without rights (--list of a file) adds
+// nothing and returns 0. On failure returns a negative errno and sets *stage.
+int add_path_rule(int ruleset_fd, const char* path, uint64_t handled_fs, RuleAccess access,
                   RuleStage* stage);
 
 // landlock_restrict_self(fd, 0): enforce on the calling thread and all its future children.

@@ -2,7 +2,7 @@
 // landlock-run: confine a command with Landlock (and seccomp), then exec it.
 //
 //   landlock-run [--ro P]... [--rw P]... [--deny-network] [--deny-metadata] [--scope-ipc]
-//                [--status-fd N] -- ARGV...
+//                [--status-fd N] [--chdir DIR] -- ARGV...
 //   landlock-run --probe | --features
 //
 // GUARANTEES
@@ -11,16 +11,17 @@
 //   after exactly one stderr line starting "landlock-run: " (also written to --status-fd N), and
 //   ARGV has not run. After a successful exec ARGV's status is its own, 125 included.
 // - Filesystem: every access right the kernel's ABI governs is handled; --ro grants
-//   read+execute beneath P, --rw everything beneath P. Below ABI 5 the run is "partial" and says
-//   so on stderr. ABI 6/7 kernels are used at full strength, not clamped at 5.
+//   read+execute beneath P, --rw everything beneath P, --list only listing directories beneath P.
+//   Below ABI 5 the run is "partial" and says so on stderr. ABI 6/7 kernels are used at full
+//   strength, not clamped at 5.
 // - Always: no_new_privs (setuid/file caps never raise privileges), ioctl TIOCSTI/TIOCLINUX fail,
 //   foreign architectures and the x32 range kill the process, and a caller holding capabilities
 //   (root) loses all of them: effective, permitted, inheritable, ambient, bounding. The host's
 //   kernel objects are out of reach: SysV IPC and POSIX message queues, keyrings, new user
 //   namespaces (clone3: ENOSYS), setns and personality changes fail (seccomp_rules.h).
-// - --deny-network: socket()/socketpair() fail with EACCES for every family but AF_UNIX, as does
-//   io_uring (refused in every run, EPERM); on ABI >= 4 Landlock also handles TCP bind/connect with
-//   no rule (second layer).
+// - --deny-network: socket()/socketpair() fail with EAFNOSUPPORT for every family but AF_UNIX
+//   (not EACCES: "Permission denied" reads as a file denial); io_uring is refused in every run
+//   (EPERM); on ABI >= 4 Landlock also handles TCP bind/connect with no rule (second layer).
 //   With --private-netns (the caller unshared the network namespace; checked: it must hold lo
 //   alone) a NETLINK_ROUTE socket is allowed too, so getifaddrs(3) lists lo instead of failing.
 // - --allow-connect-port N: TCP connect to port N only (Landlock ABI 4), stream sockets only
@@ -170,7 +171,10 @@ int build_ruleset(const Options& options, int abi) {
       const Grant& grant = options.grants[i];
       if (grant.note != Note::kNone || grant.read_write != read_write) continue;
       RuleStage stage = RuleStage::kOpen;
-      const int rc = add_path_rule(ruleset, grant.path, attr.handled_access_fs, read_write, &stage);
+      const RuleAccess access = grant.list_only ? RuleAccess::kList
+                                : read_write    ? RuleAccess::kReadWrite
+                                                : RuleAccess::kReadOnly;
+      const int rc = add_path_rule(ruleset, grant.path, attr.handled_access_fs, access, &stage);
       if (rc == -ENOENT && stage == RuleStage::kOpen && grant.if_exists) continue;
       if (rc < 0 && stage == RuleStage::kOpen) {
         fail("cannot open rule path: %s: %s", grant.path, strerror(-rc));
@@ -238,8 +242,9 @@ int run_features() {
   printf(
       "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
       "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
-      "cap_drop=1\nstatus_fd=1\nstatus_exec=1\nevidence_notes=1\ncontain_metadata=1\nkernel_object_"
-      "block=%d\n",
+      "cap_drop=1\nstatus_fd=1\nstatus_exec=1\nevidence_notes=1\ncontain_metadata=1\nlist_grants="
+      "1\nchdir=1\n"
+      "kernel_object_block=%d\n",
       abi, abi < 1 ? "none" : (is_partial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
       seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
       seccomp ? 1 : 0, seccomp ? 1 : 0);
@@ -541,6 +546,11 @@ bool netns_holds_lo_alone() {
   }
   if ((has_notes(options) || options.contain_metadata) && !options.evidence) {
     fail("usage error: --note-*, --guard-* and --contain-metadata need --evidence");
+  }
+  // Before the ruleset: Landlock does not govern chdir, and a directory that cannot be entered
+  // must fail the run (125) rather than start the command somewhere else.
+  if (options.chdir_path != nullptr && chdir(options.chdir_path) != 0) {
+    fail("cannot chdir to %s: %s", options.chdir_path, strerror(errno));
   }
   set_no_new_privs();
   const int ruleset = build_ruleset(options, abi);

@@ -20,10 +20,11 @@ inline constexpr uint32_t kAllowedFamilies[] = {1 /* AF_UNIX */, 2 /* AF_INET */
 inline constexpr uint32_t kAllowedTypes[] = {1, 1 | 0x800, 1 | 0x80000, 1 | 0x800 | 0x80000};
 
 inline constexpr SyscallRule kStreamNetworkRules[] = {
-    {__NR_socket, "socket(family not unix/inet/inet6)", EACCES, ArgMatch::kLow32NotIn, 0, 0,
+    {__NR_socket, "socket(family not unix/inet/inet6)", EAFNOSUPPORT, ArgMatch::kLow32NotIn, 0, 0,
      kAllowedFamilies, 3},
-    {__NR_socket, "socket(type not stream)", EACCES, ArgMatch::kLow32NotIn, 1, 0, kAllowedTypes, 4},
-    {__NR_socketpair, "socketpair(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
+    {__NR_socket, "socket(type not stream)", EAFNOSUPPORT, ArgMatch::kLow32NotIn, 1, 0,
+     kAllowedTypes, 4},
+    {__NR_socketpair, "socketpair(!AF_UNIX)", EAFNOSUPPORT, ArgMatch::kNotEqual, 0, kAfUnix},
 };
 
 // landlock_add_rule(LANDLOCK_RULE_NET_PORT) granting CONNECT_TCP to `port`. Returns 0 or a

@@ -85,10 +85,13 @@ inline constexpr SyscallRule kTerminalRules[] = {
 };
 
 // --deny-network (io_uring, which would reach sockets without socket(), is refused always:
-// kIoUringRules).
+// kIoUringRules). EAFNOSUPPORT, not EACCES: a refused socket reads "Address family not supported
+// by protocol", what a kernel built without the family answers, so no consumer that classifies
+// stderr by Landlock's "permission denied" takes the network's refusal for a file denial that a
+// wider file mode would lift.
 inline constexpr SyscallRule kNetworkRules[] = {
-    {__NR_socket, "socket(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
-    {__NR_socketpair, "socketpair(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
+    {__NR_socket, "socket(!AF_UNIX)", EAFNOSUPPORT, ArgMatch::kNotEqual, 0, kAfUnix},
+    {__NR_socketpair, "socketpair(!AF_UNIX)", EAFNOSUPPORT, ArgMatch::kNotEqual, 0, kAfUnix},
 };
 
 // --deny-network with --private-netns: the same wall, less NETLINK_ROUTE. Inside a network
@@ -100,11 +103,11 @@ inline constexpr SyscallRule kNetworkRules[] = {
 inline constexpr uint64_t kAfNetlink = 16;
 inline constexpr uint32_t kNetnsFamilies[] = {1 /* AF_UNIX */, 16 /* AF_NETLINK */};
 inline constexpr SyscallRule kNetnsNetworkRules[] = {
-    {__NR_socket, "socket(!AF_UNIX, !AF_NETLINK)", EACCES, ArgMatch::kLow32NotIn, 0, 0,
+    {__NR_socket, "socket(!AF_UNIX, !AF_NETLINK)", EAFNOSUPPORT, ArgMatch::kLow32NotIn, 0, 0,
      kNetnsFamilies, 2},
-    {__NR_socket, "socket(AF_NETLINK, !NETLINK_ROUTE)", EACCES, ArgMatch::kLow32NotEqualIf, 2,
+    {__NR_socket, "socket(AF_NETLINK, !NETLINK_ROUTE)", EAFNOSUPPORT, ArgMatch::kLow32NotEqualIf, 2,
      0 /* NETLINK_ROUTE */, nullptr, 0, false, 0, kAfNetlink},
-    {__NR_socketpair, "socketpair(!AF_UNIX)", EACCES, ArgMatch::kNotEqual, 0, kAfUnix},
+    {__NR_socketpair, "socketpair(!AF_UNIX)", EAFNOSUPPORT, ArgMatch::kNotEqual, 0, kAfUnix},
 };
 
 // --deny-metadata: mode, ownership, timestamps and xattrs, path and fd forms.

@@ -185,12 +185,14 @@ void diagnose_landlock(BackendReport& report, const ProbeRun& run, const HostFac
 bool answers_handshake(std::string_view features) {
   bool handshake = false;
   bool status_fd = false;
+  bool list_grants = false;
   std::istringstream lines{std::string(features)};
   for (std::string line; std::getline(lines, line);) {
     handshake = handshake || line == "landlock-run=1";
     status_fd = status_fd || line == "status_fd=1";
+    list_grants = list_grants || line == "list_grants=1";
   }
-  return handshake && status_fd;
+  return handshake && status_fd && list_grants;
 }
 
 void read_landlock_features(BackendReport& report, std::string_view features) {
@@ -255,16 +257,17 @@ void probe_landlock(BackendReport& report, double timeout_ms) {
     }
     return;
   }
-  // Every run passes --status-fd, --evidence and --ro-try, which only this project's launcher
-  // knows, and it says so in its --features handshake. A launcher that does not answer it (one
-  // that behaves as the reference's) would fail every run with 125: unusable, with the reason.
+  // Every run passes --status-fd, --evidence, --ro-try and --list, which only this project's
+  // launcher knows, and it says so in its --features handshake. A launcher that does not answer it
+  // (one that behaves as the reference's) would fail every run with 125: unusable, with the reason.
   const ProbeRun features = run_probe({report.runner, "--features"}, timeout_ms);
   if (!features.succeeded() || !answers_handshake(features.out)) {
     if (!diagnose_spawn(report, features, "reinstall dsh-sandbox", timeout_ms)) {
       mark_unusable(report,
-                    fmt::format("{} does not answer --features with landlock-run=1 and "
-                                "status_fd=1: it is not the launcher built with dsh-sandbox, and "
-                                "every run passes it --status-fd, --evidence and --ro-try",
+                    fmt::format("{} does not answer --features with landlock-run=1, "
+                                "status_fd=1 and list_grants=1: it is not the launcher built with "
+                                "dsh-sandbox, and runs pass it --status-fd, --evidence, --ro-try "
+                                "and --list",
                                 report.runner),
                     "use the landlock-run installed beside the dsh-sandbox binary");
     }

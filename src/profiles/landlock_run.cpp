@@ -20,7 +20,7 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
                                        const FsPlan& plan) {
   const bool workspace_write = policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
   std::vector<std::string> args;
-  args.reserve(16 + 2 * (plan.read_grants.size() + plan.writable.size()));
+  args.reserve(16 + 2 * (plan.read_grants.size() + plan.unlisted.size() + plan.writable.size()));
   // Inside bwrap an unreadable path is already a mode-0000 tmpfs or a nodev /dev/null, so a read
   // fails with EACCES there; the inner layer keeps `--ro /` and the ancestors stay listable.
   if (plan.unreadable.empty() || place == LandlockPlace::kInsideBwrap) {
@@ -33,6 +33,11 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
       // instead of failing the run.
       args.insert(args.end(), {"--ro-try", path});
     }
+    // The directories on the way to an unreadable path are listable (READ_DIR alone): `ls /`
+    // and `ls ~` work. A Landlock rule covers the hierarchy beneath its directory, so the names
+    // in an unreadable directory are listable too; its files' contents are not (READ_FILE is a
+    // separate right, ABI 1).
+    for (const std::string& path : plan.unlisted) args.insert(args.end(), {"--list", path});
   }
   // /dev/null is granted as a file, never /dev: on the host /dev/shm is a world-writable tmpfs
   // holding other programs' POSIX shared memory and semaphores, and /dev/pts the person's other
@@ -225,8 +230,10 @@ std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
 void append_plan_refusals(const FsPlan& plan, std::vector<std::string>& refused) {
   if (plan.unlisted.empty()) return;
   refused.push_back(fmt::format(
-      "listing the directories that lead to an unreadable path fails with EACCES ({}): Landlock "
-      "can only leave them out of its grants; their entries stay readable by name",
+      "an entry created after the call started in a directory that leads to an unreadable path "
+      "({}) is not readable: Landlock grants the entries that existed then, and those "
+      "directories only their listing, which reaches every directory beneath them: the names "
+      "in an unreadable directory are listable, its files are not readable",
       fmt::join(plan.unlisted, ", ")));
 }
 
@@ -307,6 +314,8 @@ RunnerReport landlock_status_report(std::string_view status) {
     status.remove_suffix(1);
   }
   if (auto refused = exec_refusal(status, "landlock-run: exec failed: ")) return {{}, refused, {}};
+  // Its --chdir refused: the same fact as a workdir exec cannot enter.
+  if (auto error = refused_errno(status, "landlock-run: cannot chdir to ")) return {{}, {}, error};
   if (!status.empty()) return {std::string(status), {}, {}};
   return {};
 }
@@ -315,9 +324,14 @@ namespace {
 
 using Argv = std::vector<std::string>;
 
-// Run flags, the grants and hardening, then the paths its supervisor names refusals at.
+// Run flags, the grants and hardening, then the paths its supervisor names refusals at. On the
+// host it enters the workdir itself, as bwrap's --chdir does: the printed argv starts the command
+// in the same directory whichever backend confines it.
 Argv landlock_layer_args(const LayerContext& context, RunnerPlace place) {
   Argv args = landlock_run_args(context.needs);
+  if (place == RunnerPlace::kHost && !context.needs.workdir.empty()) {
+    args.insert(args.end(), {"--chdir", context.needs.workdir});
+  }
   const Argv grants =
       landlock_args(context.policy, context.selection.landlock.value(), place, context.plan);
   args.insert(args.end(), grants.begin(), grants.end());

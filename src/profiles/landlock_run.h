@@ -40,15 +40,14 @@ using LandlockPlace = RunnerPlace;
 // landlock-run: `--ro / --rw /dev/null`, inside bwrap also `--rw /dev/pts --rw /dev/shm
 // --rw /dev/tty`, under workspace-write `--rw /tmp --rw WS` and `--rw ROOT` per extra writable
 // root, then the hardening options this kernel supports. With unreadable paths in the plan and
-// on the host, `--ro /` becomes `--ro-try` per plan.read_grants (inside bwrap, bwrap's mounts
-// already refuse those reads with EACCES, and `--ro /` stays).
+// on the host, `--ro /` becomes `--ro-try` per plan.read_grants and `--list` per plan.unlisted
+// (inside bwrap, bwrap's mounts already refuse those reads with EACCES, and `--ro /` stays).
 std::vector<std::string> landlock_args(const SandboxPolicy& policy,
                                        const LandlockFeatures& features,
                                        LandlockPlace place = LandlockPlace::kHost,
                                        const FsPlan& plan = {});
 
 // The run's flags, right after the program name: `--status-fd 4` when status channels are wanted.
-// landlock-run has no --chdir: the spawner's working directory is the command's.
 std::vector<std::string> landlock_run_args(const RunNeeds& needs);
 
 // With denial evidence: the plan's paths that something already refuses, for the launcher's

@@ -174,7 +174,7 @@ OPTIONS = {
             "flag": "--cwd",
             "kind": "value",
             "type": "string",
-            "help": "directory the printed argv will run in"
+            "help": "directory the printed argv runs in, whichever backend confines it and wherever it is spawned from"
         },
         "allow_write": {
             "flag": "--allow-write",

@@ -17,9 +17,10 @@ namespace dsh::sandbox {
 struct ConfineRequest {
   std::span<const std::string> argv;  // the caller's command; a view, valid during confine()
   SandboxPolicy policy;
-  // The absolute directory the command will run in; empty: none given. bwrap gets it as
-  // `--chdir`: without it a bwrap whose view hides the directory (its own /dev and /proc, the
-  // private /tmp of workspace-write) silently runs the command in $HOME instead.
+  // The absolute directory the command will run in; empty: none given. bwrap and landlock-run on
+  // the host get it as `--chdir`, so the argv runs there whoever spawns it: without it a bwrap
+  // whose view hides the directory (its own /dev and /proc, the private /tmp of workspace-write)
+  // silently runs the command in $HOME instead.
   std::string workdir;
   // Whether the runners' out-of-band status channels are wanted (ConfinedArgv::status_channels):
   // the spawner must then open every channel the answer names.

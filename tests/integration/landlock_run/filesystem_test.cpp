@@ -140,5 +140,53 @@ TEST_F(LandlockRunFilesystem, ProcRootOfAnOutsideProcessIsNoBackDoor) {
   EXPECT_EQ(read_file(victim()), "original");
 }
 
+// --list grants listing alone: the directory and every directory beneath it list, while no file
+// there can be read or executed, and a path that does not exist grants nothing.
+TEST_F(LandlockRunFilesystem, ListGrantsListingButNoFileContents) {
+  ASSERT_EQ(mkdir((outside() + "/sub").c_str(), 0755), 0);
+  write_file(outside() + "/sub/inner", "inner-secret");
+  write_file(outside() + "/tool", "#!/bin/sh\necho ran\n");
+  ASSERT_EQ(chmod((outside() + "/tool").c_str(), 0755), 0);
+  const std::vector<std::string> base = {"--ro",   "/usr",    "--ro",   "/etc",
+                                         "--list", outside(), "--list", outside() + "/gone"};
+  auto confined = [&](const std::string& script) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--", "/bin/sh", "-c", script});
+    return execute(l(args));
+  };
+  const RunResult listed = confined("ls " + outside() + " && ls " + outside() + "/sub");
+  EXPECT_TRUE(listed.exited_with(0)) << listed.describe();
+  EXPECT_EQ(listed.out, "sub\ntool\nvictim\ninner\n");
+  const RunResult read = confined("cat " + victim());
+  EXPECT_TRUE(read.exited_with(1)) << read.describe();
+  EXPECT_EQ(read.out, "");
+  EXPECT_NE(read.err.find("Permission denied"), std::string::npos) << read.describe();
+  const RunResult nested = confined("cat " + outside() + "/sub/inner");
+  EXPECT_EQ(nested.out, "") << nested.describe();
+  const RunResult ran = confined(outside() + "/tool");
+  EXPECT_FALSE(ran.exited_with(0)) << ran.describe();
+  EXPECT_EQ(ran.out, "");
+  // Listing is no write either.
+  confined("echo x > " + outside() + "/new; mkdir " + outside() + "/newdir");
+  EXPECT_FALSE(exists(outside() + "/new"));
+  EXPECT_FALSE(exists(outside() + "/newdir"));
+  EXPECT_EQ(read_file(victim()), "original");
+}
+
+// --chdir starts the command in DIR; a DIR that cannot be entered fails the run before the
+// command exists, with the launcher's own line and 125.
+TEST_F(LandlockRunFilesystem, ChdirStartsTheCommandThereOrFailsTheRun) {
+  const RunResult here = execute(l({"--chdir", granted(), "--ro", "/", "--", "/bin/pwd"}));
+  EXPECT_TRUE(here.exited_with(0)) << here.describe();
+  EXPECT_EQ(here.out, granted() + "\n");
+  const std::string gone = dir_ / "gone";
+  const std::string marker = granted() + "/ran";
+  const RunResult refused = execute(l({"--chdir", gone, "--ro", "/", "--rw", granted(), "--",
+                                       "/bin/sh", "-c", "echo ran > " + marker}));
+  EXPECT_TRUE(refused.exited_with(125)) << refused.describe();
+  EXPECT_EQ(refused.err, "landlock-run: cannot chdir to " + gone + ": No such file or directory\n");
+  EXPECT_FALSE(exists(marker));
+}
+
 }  // namespace
 }  // namespace llrt

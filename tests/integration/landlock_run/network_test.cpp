@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 
@@ -66,8 +67,10 @@ TEST_F(LandlockRunNetwork, SeccompLayerAloneRefusesTcpAndIoUring) {
   InetListener listener(AF_INET, SOCK_STREAM);
   expect_blocked(listener, {"tcp4", listener.port_text()}, "3");
   expect_uring_blocked(listener, "3");
-  // socket() itself fails with EACCES (Landlock alone would fail only the later connect()).
-  EXPECT_EQ(execute(confined(true, {"tcp4", listener.port_text()}, "3")).out, "errno=13\n");
+  // socket() itself fails, with EAFNOSUPPORT (Landlock alone would fail only the later
+  // connect(), with EACCES): a refused socket never reads as Landlock's "Permission denied".
+  EXPECT_EQ(execute(confined(true, {"tcp4", listener.port_text()}, "3")).out,
+            "errno=" + std::to_string(EAFNOSUPPORT) + "\n");
 }
 
 TEST_F(LandlockRunNetwork, Udp4IsRefused) {

@@ -174,6 +174,30 @@ TEST(LandlockRunCli, ValuedExtensionsMayNotRepeat) {
             "usage error: --status-fd given more than once");
 }
 
+TEST(LandlockRunCli, ChdirIsKeptAndMayNotRepeat) {
+  const Parsed parsed = parse({"--chdir", "/w", "--ro", "/", "--", "pwd"});
+  ASSERT_EQ(parsed.options.action, Action::kRun);
+  EXPECT_STREQ(parsed.options.chdir_path, "/w");
+  EXPECT_EQ(parsed.options.grant_count, 1U);
+  EXPECT_EQ(parse({"--ro", "/", "--", "pwd"}).options.chdir_path, nullptr);
+  EXPECT_EQ(usage_message({"--chdir", "/a", "--chdir", "/b", "--", "true"}),
+            "usage error: --chdir given more than once");
+}
+
+// --list is a grant of its own kind, tolerant of a missing path, in argv order with the rest.
+TEST(LandlockRunCli, ListIsAListOnlyGrantThatToleratesAMissingPath) {
+  const Parsed parsed = parse({"--ro-try", "/usr", "--list", "/", "--rw", "/w", "--", "ls"});
+  ASSERT_EQ(parsed.options.action, Action::kRun);
+  ASSERT_EQ(parsed.options.grant_count, 3U);
+  EXPECT_STREQ(parsed.options.grants[1].path, "/");
+  EXPECT_TRUE(parsed.options.grants[1].list_only);
+  EXPECT_TRUE(parsed.options.grants[1].if_exists);
+  EXPECT_FALSE(parsed.options.grants[1].read_write);
+  EXPECT_FALSE(parsed.options.grants[0].list_only);
+  EXPECT_FALSE(parsed.options.grants[2].list_only);
+  EXPECT_EQ(usage_message({"--list"}), "usage error: --list requires a path");
+}
+
 TEST(LandlockRunCli, SanitizeLineKeepsOneLine) {
   char text[] = "unknown argument: a\nlandlock-run: forged\r\x1b";
   sanitize_line(text);

@@ -166,8 +166,8 @@ TEST_F(LandlockRunSeccomp, DenyNetworkLeavesOnlyUnixSockets) {
   const FilterChoice net{true, false};
   EXPECT_EQ(verdict(net, call(__NR_socket, 1 /* AF_UNIX */)), kAllow);
   for (const std::uint64_t family : {2ULL, 10ULL, 16ULL, 17ULL, 0ULL, 0x100000001ULL}) {
-    EXPECT_EQ(verdict(net, call(__NR_socket, family)), errno_action(EACCES)) << family;
-    EXPECT_EQ(verdict(net, call(__NR_socketpair, family)), errno_action(EACCES)) << family;
+    EXPECT_EQ(verdict(net, call(__NR_socket, family)), errno_action(EAFNOSUPPORT)) << family;
+    EXPECT_EQ(verdict(net, call(__NR_socketpair, family)), errno_action(EAFNOSUPPORT)) << family;
   }
   EXPECT_EQ(verdict(net, call(__NR_socketpair, 1)), kAllow);
   EXPECT_EQ(verdict(none_, call(__NR_socket, 2)), kAllow);  // only when asked
@@ -197,16 +197,17 @@ TEST_F(LandlockRunSeccomp, DenyNetworkInAPrivateNamespaceAddsOnlyRouteNetlink) {
     // The kernel reads family and protocol as int: high bits change nothing it sees.
     EXPECT_EQ(verdict(netns, socket_call(0x100000000ULL | kNetlink, type, 0xff00000000ULL)),
               kAllow);
-    EXPECT_EQ(verdict(host, socket_call(kNetlink, type, kRoute)), errno_action(EACCES)) << type;
+    EXPECT_EQ(verdict(host, socket_call(kNetlink, type, kRoute)), errno_action(EAFNOSUPPORT))
+        << type;
   }
   for (const std::uint64_t protocol :
        {kAudit, std::uint64_t{4} /* NETLINK_SOCK_DIAG */, std::uint64_t{12}, std::uint64_t{16}}) {
-    EXPECT_EQ(verdict(netns, socket_call(kNetlink, kRaw, protocol)), errno_action(EACCES))
+    EXPECT_EQ(verdict(netns, socket_call(kNetlink, kRaw, protocol)), errno_action(EAFNOSUPPORT))
         << protocol;
   }
   for (const std::uint64_t family : {2ULL, 10ULL, 17ULL, 0ULL, 0x100000002ULL}) {
-    EXPECT_EQ(verdict(netns, socket_call(family, 1, 0)), errno_action(EACCES)) << family;
-    EXPECT_EQ(verdict(netns, call(__NR_socketpair, family)), errno_action(EACCES)) << family;
+    EXPECT_EQ(verdict(netns, socket_call(family, 1, 0)), errno_action(EAFNOSUPPORT)) << family;
+    EXPECT_EQ(verdict(netns, call(__NR_socketpair, family)), errno_action(EAFNOSUPPORT)) << family;
   }
   EXPECT_EQ(verdict(netns, socket_call(1, 1, 0)), kAllow);
   EXPECT_EQ(verdict(netns, call(__NR_io_uring_setup)), errno_action(EPERM));
@@ -215,7 +216,7 @@ TEST_F(LandlockRunSeccomp, DenyNetworkInAPrivateNamespaceAddsOnlyRouteNetlink) {
   const unsigned long long audit[6] = {kNetlink, kRaw, kAudit, 0, 0, 0};
   EXPECT_EQ(matching_rule(netns, __NR_socket, route), nullptr);
   ASSERT_NE(matching_rule(netns, __NR_socket, audit), nullptr);
-  EXPECT_EQ(matching_rule(netns, __NR_socket, audit)->err, EACCES);
+  EXPECT_EQ(matching_rule(netns, __NR_socket, audit)->err, EAFNOSUPPORT);
   EXPECT_NE(matching_rule(host, __NR_socket, route), nullptr);
 }
 
@@ -244,13 +245,14 @@ TEST_F(LandlockRunSeccomp, NotEqualComparesAllSixtyFourBits) {
   const FilterChoice net{true, false};
   // Right low word, wrong high word: still refused, whichever high bits are set.
   for (const std::uint64_t high : {1ULL, 0x80000000ULL, 0xffffffffULL}) {
-    EXPECT_EQ(verdict(net, call(__NR_socket, (high << 32) | kAfUnix)), errno_action(EACCES))
+    EXPECT_EQ(verdict(net, call(__NR_socket, (high << 32) | kAfUnix)), errno_action(EAFNOSUPPORT))
         << high;
-    EXPECT_EQ(verdict(net, call(__NR_socketpair, (high << 32) | kAfUnix)), errno_action(EACCES))
+    EXPECT_EQ(verdict(net, call(__NR_socketpair, (high << 32) | kAfUnix)),
+              errno_action(EAFNOSUPPORT))
         << high;
   }
   // Wrong low word, zero high word.
-  EXPECT_EQ(verdict(net, call(__NR_socket, 0xffffffffULL)), errno_action(EACCES));
+  EXPECT_EQ(verdict(net, call(__NR_socket, 0xffffffffULL)), errno_action(EAFNOSUPPORT));
   EXPECT_EQ(verdict(net, call(__NR_socket, kAfUnix, 0xdeadbeefULL)), kAllow);  // only args[0]
 }
 

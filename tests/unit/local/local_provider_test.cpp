@@ -373,10 +373,10 @@ constexpr const char* kFailingBwrap = "echo 'bwrap: Creating new namespace faile
 TEST_F(LocalProviderFakeRunners, LandlockProbeReportingFullGivesAFullWrap) {
   LocalSandboxProvider provider(
       config(),
-      hooks_with(
-          kFailingBwrap,
-          "case \"$1\" in --probe) echo 'landlock: fully enforced';;"
-          " --features) printf 'landlock-run=1\\nabi=7\\nseccomp=1\\nstatus_fd=1\\n';; esac"));
+      hooks_with(kFailingBwrap,
+                 "case \"$1\" in --probe) echo 'landlock: fully enforced';;"
+                 " --features) printf "
+                 "'landlock-run=1\\nabi=7\\nseccomp=1\\nstatus_fd=1\\nlist_grants=1\\n';; esac"));
   const ConfinedArgv confined = provider.confine(kCommand, kRo);
   EXPECT_EQ(confined.backend, "landlock");
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kFull);
@@ -386,10 +386,11 @@ TEST_F(LocalProviderFakeRunners, LandlockProbeReportingFullGivesAFullWrap) {
 
 TEST_F(LocalProviderFakeRunners, LandlockProbeReportingPartialGivesAPartialWrap) {
   LocalSandboxProvider provider(
-      config(), hooks_with(kFailingBwrap,
-                           "case \"$1\" in --probe) echo 'landlock: partially enforced (older "
-                           "ABI)';; --features) printf "
-                           "'landlock-run=1\\nabi=3\\nseccomp=1\\nstatus_fd=1\\n';; esac"));
+      config(),
+      hooks_with(kFailingBwrap,
+                 "case \"$1\" in --probe) echo 'landlock: partially enforced (older "
+                 "ABI)';; --features) printf "
+                 "'landlock-run=1\\nabi=3\\nseccomp=1\\nstatus_fd=1\\nlist_grants=1\\n';; esac"));
   const ConfinedArgv confined = provider.confine(kCommand, kRo);
   EXPECT_EQ(confined.enforcement, SandboxEnforcement::kPartial);
   EXPECT_EQ(confined.ungoverned, Argv{"ioctl on device files (Landlock ABI < 5)"});
@@ -435,7 +436,7 @@ TEST_F(LocalProviderFakeRunners, LauncherWithoutFeaturesIsUnusableNamingWhy) {
 TEST_F(LocalProviderFakeRunners, ProbeTimeoutBoundsASlowLauncher) {
   const std::string slow =
       "sleep 1; case \"$1\" in --probe) echo 'landlock: fully enforced';; --features) printf "
-      "'landlock-run=1\\nstatus_fd=1\\n';; esac";
+      "'landlock-run=1\\nstatus_fd=1\\nlist_grants=1\\n';; esac";
   LocalSandboxProvider patient(config(15000), hooks_with(kFailingBwrap, slow));
   EXPECT_EQ(patient.confine(kCommand, kRo).backend, "landlock");
   LocalSandboxProvider hasty(config(250), hooks_with(kFailingBwrap, slow));
@@ -629,7 +630,8 @@ TEST_F(LocalProviderFakeProxy, ProxyIsUnusableWithoutBwrap) {
   hooks.chain = std::vector<SandboxBackend>{SandboxBackend::kLandlock};
   write_script(hooks.launcher_path,
                "case \"$1\" in --probe) echo 'landlock: fully enforced';;"
-               " --features) printf 'landlock-run=1\\nabi=7\\nseccomp=1\\nstatus_fd=1\\n';; esac");
+               " --features) printf "
+               "'landlock-run=1\\nabi=7\\nseccomp=1\\nstatus_fd=1\\nlist_grants=1\\n';; esac");
   LocalSandboxProvider provider(config(), hooks);
   const ProbeSummary summary = provider.probe_all();
   EXPECT_EQ(summary.selected, "landlock");

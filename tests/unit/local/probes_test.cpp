@@ -106,7 +106,10 @@ TEST(DiagnoseLandlock, UnknownLsmListStillExplainsTheKernel) {
 }
 
 TEST(LandlockFeatures, OnlyThisProjectsHandshakeAnswers) {
-  EXPECT_TRUE(answers_handshake("landlock-run=1\nabi=7\nstatus_fd=1\nfuture_key=9\n"));
+  EXPECT_TRUE(
+      answers_handshake("landlock-run=1\nabi=7\nstatus_fd=1\nlist_grants=1\nfuture_key=9\n"));
+  // A launcher without listing-only grants cannot keep / listable above a hidden path.
+  EXPECT_FALSE(answers_handshake("landlock-run=1\nabi=7\nstatus_fd=1\n"));
   EXPECT_FALSE(answers_handshake(""));
   EXPECT_FALSE(answers_handshake("landlock: fully enforced\n"));
   EXPECT_FALSE(answers_handshake("landlock-run=1\nabi=7\n"));

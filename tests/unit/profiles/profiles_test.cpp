@@ -568,12 +568,14 @@ TEST(WrapWithRunNeeds, TheWorkdirAloneGivesBwrapChdirWithoutChannels) {
   EXPECT_TRUE(confined.status_channels.empty());
 }
 
-TEST(WrapWithRunNeeds, LandlockAloneHasItsChannelAndNoChdir) {
+// The launcher enters the workdir itself, as bwrap's --chdir does, so the argv starts the command
+// in the same directory whichever backend confines it.
+TEST(WrapWithRunNeeds, LandlockAloneHasItsChannelAndEntersTheWorkdir) {
   const ConfinedArgv confined = wrap(Selection{SandboxBackend::kLandlock, kAbi7}, kRunners,
                                      kCommand, kRo, {}, "/tmp/user", kNeeds);
-  EXPECT_EQ(confined.argv,
-            (Argv{"/opt/dsh/landlock-run", "--status-fd", "4", "--evidence", "--ro", "/", "--rw",
-                  "/dev/null", "--scope-ipc", "--deny-metadata", "--", "bash", "-c", "echo hi"}));
+  EXPECT_EQ(confined.argv, (Argv{"/opt/dsh/landlock-run", "--status-fd", "4", "--evidence",
+                                 "--chdir", "/ws/sub", "--ro", "/", "--rw", "/dev/null",
+                                 "--scope-ipc", "--deny-metadata", "--", "bash", "-c", "echo hi"}));
   EXPECT_EQ(confined.status_channels,
             (std::vector<StatusChannel>{
                 {kLauncherStatusFd, RunnerLayer::kLandlockRun, StatusFormat::kLauncherLines}}));

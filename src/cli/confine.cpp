@@ -46,12 +46,9 @@ int confine_call(Call& call) {
   printed["policy"] = effective_policy_view(*policy);
   fmt::print("{}\n", json::dump(printed).value());
   if (options.verbose) {
-    fmt::print(stderr,
-               "dsh-sandbox: mode {}: backend {} ({}), the first backend of this host's chain "
-               "that works here (bwrap, then Landlock; `dsh-sandbox probe` shows each and why "
-               "not)\n",
-               wire_name(policy->mode), confined.backend,
-               enforcement_text(confined.strict_enforcement, confined.ungoverned));
+    fmt::print(stderr, "dsh-sandbox: mode {}: backend {} ({}), {}\n", wire_name(policy->mode),
+               confined.backend, enforcement_text(confined.strict_enforcement, confined.ungoverned),
+               backend_choice(confined.backend));
   }
   return 0;
 }

@@ -156,11 +156,14 @@ void print_component(const ComponentReport& report) {
              report.runner, report.feature, report.cause, report.fix);
 }
 
-void print_probe_json(const ProbeSummary& summary, const nlohmann::json& policy_view) {
+void print_probe_json(const ProbeVerdict& verdict, const nlohmann::json& policy_view) {
+  const ProbeSummary& summary = verdict.summary;
   nlohmann::json backends = nlohmann::json::array();
   for (const BackendReport& report : summary.backends) backends.push_back(report_json(report));
-  const nlohmann::json selected =
-      summary.selected.empty() ? nlohmann::json(nullptr) : nlohmann::json(summary.selected);
+  // A selection that refuses every call under the default policy confines none of them.
+  const nlohmann::json selected = summary.selected.empty() || verdict.default_refusal
+                                      ? nlohmann::json(nullptr)
+                                      : nlohmann::json(summary.selected);
   nlohmann::json components = nlohmann::json::array();
   for (const ComponentReport& report : summary.components) {
     components.push_back(component_json(report));
@@ -169,6 +172,10 @@ void print_probe_json(const ProbeSummary& summary, const nlohmann::json& policy_
                           {"components", components},           {"selected", selected},
                           {"modes", modes_json(summary.modes)}, {"policy", policy_view}};
   if (!summary.runner_command.empty()) value["runnerCommand"] = summary.runner_command;
+  if (verdict.default_refusal) {
+    value["defaultPolicyRefused"] = {{"backend", summary.selected},
+                                     {"cause", *verdict.default_refusal}};
+  }
   fmt::print("{}\n", value.dump());
 }
 
@@ -253,18 +260,26 @@ void print_output(std::string_view stream, std::string_view chunk) {
   json_lines().emit({{"type", std::string(stream)}, {"data", std::string(chunk)}});
 }
 
+std::string backend_choice(std::string_view backend) {
+  if (backend == "runner-command") {
+    return "the config's runnerCommand, which replaces this host's chain (bwrap, then Landlock) "
+           "whatever else would work; `dsh-sandbox probe` shows it and the chain";
+  }
+  return "the first backend of this host's chain that works here (bwrap, then Landlock; "
+         "`dsh-sandbox probe` shows each and why not)";
+}
+
 std::string backend_explanation(const consumer::RunOutcome& outcome) {
   const std::string_view mode = wire_name(outcome.sandbox.mode);
   if (outcome.sandbox.backend.empty()) {
     return fmt::format("mode {}: no backend; danger-full-access runs the command unconfined", mode);
   }
   return fmt::format(
-      "mode {}: backend {} ({}), the first backend of this host's chain that works here (bwrap, "
-      "then Landlock; `dsh-sandbox probe` shows each and why not)",
-      mode, outcome.sandbox.backend,
+      "mode {}: backend {} ({}), {}", mode, outcome.sandbox.backend,
       outcome.sandbox.strict_enforcement
           ? enforcement_text(*outcome.sandbox.strict_enforcement, outcome.sandbox.ungoverned)
-          : "unknown enforcement");
+          : "unknown enforcement",
+      backend_choice(outcome.sandbox.backend));
 }
 
 std::string enforcement_text(SandboxEnforcement strict, std::span<const std::string> ungoverned) {
@@ -273,15 +288,23 @@ std::string enforcement_text(SandboxEnforcement strict, std::span<const std::str
                      fmt::join(ungoverned, "; "));
 }
 
-void print_probe(const ProbeSummary& summary, bool json, const nlohmann::json& policy_view) {
+void print_probe(const ProbeVerdict& verdict, bool json, const nlohmann::json& policy_view) {
   if (json) {
-    print_probe_json(summary, policy_view);
+    print_probe_json(verdict, policy_view);
     return;
   }
+  const ProbeSummary& summary = verdict.summary;
   for (const BackendReport& report : summary.backends) print_report(report);
   for (const ComponentReport& report : summary.components) print_component(report);
-  fmt::print("selected: {}\n",
-             summary.selected.empty() ? "none (SANDBOX_UNAVAILABLE)" : summary.selected);
+  if (verdict.default_refusal) {
+    fmt::print(
+        "selected: none for a call from here under the default policy (SANDBOX_UNAVAILABLE): "
+        "{} refuses it\n  cause: {}\n",
+        summary.selected, *verdict.default_refusal);
+  } else {
+    fmt::print("selected: {}\n",
+               summary.selected.empty() ? "none (SANDBOX_UNAVAILABLE)" : summary.selected);
+  }
   if (!summary.runner_command.empty()) {
     fmt::print("  runnerCommand: {} (used instead of the chain)\n",
                fmt::join(summary.runner_command, " "));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,12 +60,23 @@ void print_output(std::string_view stream, std::string_view chunk);
 // For --verbose: "mode workspace-write: backend bwrap+landlock (full enforcement), ...".
 std::string backend_explanation(const consumer::RunOutcome& outcome);
 
+// Why `backend` (a ConfinedArgv::backend label) confines the call: the config's runnerCommand,
+// which replaces the chain, or the first backend of the chain that works here.
+std::string backend_choice(std::string_view backend);
+
 // What a person is shown of a run's enforcement: the strict reading, with the gaps when partial
 // ("partial enforcement; ungoverned: A; B"), never a bare "partial".
 std::string enforcement_text(SandboxEnforcement strict, std::span<const std::string> ungoverned);
 
+// What probe found: the chain's reports, and why the selection refuses every call under the
+// default policy when it does (then nothing confines a call from here as it stands).
+struct ProbeVerdict {
+  ProbeSummary summary;
+  std::optional<std::string> default_refusal;
+};
+
 // probe: the JSON object (with the policy a call from here would have, `policy_view`), or the
 // text a person reads, one backend and component per block, then the selection and the modes.
-void print_probe(const ProbeSummary& summary, bool json, const nlohmann::json& policy_view);
+void print_probe(const ProbeVerdict& verdict, bool json, const nlohmann::json& policy_view);
 
 }  // namespace dsh::sandbox::cli

@@ -18,10 +18,9 @@ namespace dsh::sandbox::cli {
 
 namespace {
 
-// The path rules and network a call from here would have by default (this directory as its
-// workspace, the config's mode when it confines, else read-only); null without a usable
-// working directory.
-nlohmann::json default_policy_view(const Options& options, const Setup& setup) {
+// The policy a call from here would have by default (this directory as its workspace, the
+// config's mode when it confines, else read-only); nullopt without a usable working directory.
+std::optional<SandboxPolicy> default_policy(const Options& options, const Setup& setup) {
   try {
     policy::CallInputs inputs;
     inputs.request.mode =
@@ -29,10 +28,28 @@ nlohmann::json default_policy_view(const Options& options, const Setup& setup) {
     inputs.request.decisive_files = {options.config_path};
     inputs.defaults = setup.defaults;
     inputs.workspace_root = working_directory();
-    const SandboxExecutionPolicy policy = policy::build_call_policy(inputs);
-    return effective_policy_view(*to_sandbox_policy(policy));
+    return to_sandbox_policy(policy::build_call_policy(inputs));
   } catch (const SandboxError&) {
-    return nullptr;  // no usable working directory: nothing to show
+    return std::nullopt;  // no usable working directory: nothing to show
+  }
+}
+
+// Whether what was selected confines a call from here under the default policy: the provider
+// (holding the runners to what a call's would: the per-user record's roots) is asked exactly as
+// a call asks it, so every reason such a call would be refused for (an operator's runner that
+// cannot deny the network, a launcher that lacks a filter) reaches the probe, not a list of
+// them. The refusal's reason names its fix.
+std::optional<std::string> default_policy_refusal(LocalSandboxProvider& provider,
+                                                  const std::optional<SandboxPolicy>& policy) {
+  if (!policy) return std::nullopt;
+  try {
+    const std::vector<std::string> argv{"true"};
+    static_cast<void>(provider.confine(ConfineRequest{argv, *policy, {}, false}));
+    return std::nullopt;
+  } catch (const SandboxUnavailableError& error) {
+    return error.refusal().value_or(error.what());
+  } catch (const InvalidSandboxInputError&) {
+    return std::nullopt;  // a fault of this directory as a workspace, not of the backend
   }
 }
 
@@ -45,11 +62,17 @@ int probe(const Options& options) {
     // A probe always probes (no cache); its modes carry the state every call hides.
     LocalSandboxHooks hooks;
     hooks.private_state = local::private_state_directories(false);
+    hooks.earlier_writable_roots = recorded_workspaces(spelled_workspace_roots("")).roots;
     LocalSandboxProvider provider(setup.provider, std::move(hooks));
-    const ProbeSummary summary = provider.probe_all();
-    print_probe(summary, options.json,
-                options.json ? default_policy_view(options, setup) : nlohmann::json());
-    return summary.selected.empty() ? kFailureExit : 0;
+    ProbeSummary summary = provider.probe_all();
+    const std::optional<SandboxPolicy> policy = default_policy(options, setup);
+    ProbeVerdict verdict{std::move(summary), {}};
+    if (!verdict.summary.selected.empty()) {
+      verdict.default_refusal = default_policy_refusal(provider, policy);
+    }
+    print_probe(verdict, options.json,
+                options.json && policy ? effective_policy_view(*policy) : nlohmann::json());
+    return verdict.summary.selected.empty() || verdict.default_refusal ? kFailureExit : 0;
   } catch (const SandboxError& error) {
     return fail(error.what(), error.code());
   }

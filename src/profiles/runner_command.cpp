@@ -35,7 +35,8 @@ std::optional<std::string> runner_command_unsupported_reason(const SandboxPolicy
   if (accepts_hardening || policy.network != NetworkPolicy::kDeny) return std::nullopt;
   return "the runnerCommand cannot deny network access: the documented profile has no "
          "--unshare-net; set runnerAcceptsHardening to true in the config if the runner accepts "
-         "bwrap's --unshare-net, --unshare-ipc, --new-session and --cap-drop ALL";
+         "bwrap's --unshare-net, --unshare-ipc, --new-session and --cap-drop ALL, or give the "
+         "call --network inherit (the command then keeps the host's network)";
 }
 
 std::optional<std::string> runner_command_startup_refusal(const FsPlan& plan,

@@ -113,6 +113,8 @@ INSTANTIATE_TEST_SUITE_P(Backends, CliProbeConfineParity,
                          ::testing::Values(Backend::kNatural, Backend::kLandlock), param_label);
 
 // The operator's runner: probe answers for it, as confine does, with and without the hardening.
+// Without it every call under the default policy (no network) is refused, and probe says so: no
+// selection for that policy, the refusal's cause with its fixes, 125.
 class RunnerCommandParity : public LocalTest {
  protected:
   TempDir workspace_;
@@ -120,13 +122,36 @@ class RunnerCommandParity : public LocalTest {
 
 TEST_F(RunnerCommandParity, ProbeAnswersForTheOperatorsRunnerAsConfineDoes) {
   for (const char* hardening : {"false", "true"}) {
+    const bool hardened = std::string(hardening) == "true";
     const std::string config = write_config(
         std::string(R"({"runnerCommand": ["/nonexistent/dsh-parity/runner"],)") +
         R"("runnerFailureSignatures": ["runner: "], "runnerAcceptsHardening": )" + hardening + "}");
     const RunResult probe = run_cli({"probe", "--json", "--config", config});
-    ASSERT_TRUE(probe.exited_with(0)) << probe.describe();
+    ASSERT_TRUE(probe.exited_with(hardened ? 0 : 125)) << probe.describe();
     const nlohmann::json report = parse_json(probe.out);
-    EXPECT_EQ(report["selected"], "runner-command") << probe.out;
+    if (hardened) {
+      EXPECT_EQ(report["selected"], "runner-command") << probe.out;
+      EXPECT_FALSE(report.contains("defaultPolicyRefused")) << probe.out;
+    } else {
+      EXPECT_EQ(report["selected"], nullptr) << probe.out;
+      ASSERT_TRUE(report.contains("defaultPolicyRefused")) << probe.out;
+      EXPECT_EQ(report["defaultPolicyRefused"]["backend"], "runner-command") << probe.out;
+      const std::string cause = report["defaultPolicyRefused"]["cause"].get<std::string>();
+      EXPECT_NE(cause.find("cannot deny network access"), std::string::npos) << cause;
+      EXPECT_NE(cause.find("runnerAcceptsHardening"), std::string::npos) << cause;
+      EXPECT_NE(cause.find("--network inherit"), std::string::npos) << cause;
+      // The same call the probe stood for is refused, for the same cause, and runs nothing.
+      const RunResult refused = run_cli({"confine", "--mode", "read-only", "--workspace",
+                                         workspace_.path(), "--config", config, "--", "true"});
+      EXPECT_TRUE(refused.exited_with(125)) << refused.describe();
+      EXPECT_NE(refused.err.find("cannot deny network access"), std::string::npos) << refused.err;
+      const RunResult text = run_cli({"probe", "--config", config});
+      EXPECT_TRUE(text.exited_with(125)) << text.describe();
+      EXPECT_NE(text.out.find("selected: none for a call from here under the default policy "
+                              "(SANDBOX_UNAVAILABLE): runner-command refuses it"),
+                std::string::npos)
+          << text.out;
+    }
     EXPECT_EQ(report["runnerCommand"], nlohmann::json::array({"/nonexistent/dsh-parity/runner"}));
     ASSERT_EQ(report["modes"].size(), 2U) << probe.out;
     for (std::size_t i = 0; i < 2; ++i) {

@@ -13,9 +13,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -246,24 +248,34 @@ class ContractConsumer : public ::testing::Test {
   // `dsh-sandbox confine --mode MODE [config] -- /bin/bash -c SCRIPT`, parsed: the contract's
   // ConfinedArgv (the consumer reads only its fields).
   json confine(const std::string& cli, const std::vector<std::string>& config,
-               const std::string& mode, const std::string& script) const {
+               const std::string& mode, const std::string& script,
+               const std::vector<std::string>& flags = {}) const {
     std::vector<std::string> args = {cli, "confine", "--mode", mode, "--workspace", workspace_};
     args.insert(args.end(), config.begin(), config.end());
+    args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"--", "/bin/bash", "-c", script});
     const RunResult confined = testing::execute(args);
     EXPECT_TRUE(confined.exited_with(0)) << confined.describe();
     return testing::parse_json(confined.out);
   }
 
-  // Confine, spawn the argv exactly as returned, settle.
+  // Confine, spawn the argv exactly as returned (from `spawn_in` when given: a shell enters it
+  // and execs the argv unchanged), settle.
   Settled run(const std::string& cli, const std::vector<std::string>& config,
-              const std::string& mode, const std::string& script) const {
-    const json confined = confine(cli, config, mode, script);
+              const std::string& mode, const std::string& script,
+              const std::vector<std::string>& flags = {}, const std::string& spawn_in = {},
+              RunResult* raw = nullptr) const {
+    const json confined = confine(cli, config, mode, script, flags);
     if (!confined.is_object()) return {};
-    const std::vector<std::string> argv = confined["argv"].get<std::vector<std::string>>();
+    std::vector<std::string> argv = confined["argv"].get<std::vector<std::string>>();
     EXPECT_EQ(std::vector<std::string>(argv.end() - 3, argv.end()),
               (std::vector<std::string>{"/bin/bash", "-c", script}));
-    return settle(testing::execute(argv), confined, mode);
+    if (!spawn_in.empty()) {
+      argv.insert(argv.begin(), {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", spawn_in});
+    }
+    RunResult result = testing::execute(argv);
+    if (raw != nullptr) *raw = result;
+    return settle(result, confined, mode);
   }
 
   TempDir dir_;
@@ -305,6 +317,113 @@ TEST_P(EveryBackend, ReturnedArgvRunsAndSettlesByTheContractsFieldsAlone) {
   EXPECT_FALSE(written.runner_failure) << written.render;
   EXPECT_EQ(written.render, "(no output)");
   EXPECT_EQ(testing::read_file(inside), "in");
+}
+
+// The lines of `text`, as a set, without those about /proc/PID entries: host processes come and
+// go between a listing and a stat, so those lines differ from one walk to the next.
+std::set<std::string> walk_errors(const std::string& text) {
+  std::set<std::string> lines;
+  for (const std::string& line : stderr_lines(text)) {
+    if (line.find("'/proc/") == std::string::npos) lines.insert(line);
+  }
+  return lines;
+}
+
+// Listing works as on the host in every confined mode, a hidden path included: `ls /`, `ls ~`,
+// the hidden directory's parent and `find / -maxdepth 2` print what they print outside, and no
+// error the host walk lacks. The hidden file's contents stay unreadable; on Landlock alone the
+// refusal is EACCES, a file denial by Landlock's dialect (which it is), and by bwrap's, whose
+// dialect is the write refusal, no denial.
+TEST_P(EveryBackend, ListingsWorkAndAHiddenFileStaysUnreadable) {
+  const auto [cli, config] = cli_for(GetParam());
+  const std::string secret = dir_.mkdir("secret", 0755);
+  testing::write_file(secret + "/key", "the-hidden-key\n", 0644);
+  const std::vector<std::string> hide = {"--deny-read", secret};
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): the test's thread
+  ASSERT_NE(home, nullptr);
+  // Each as on the host, status and output: as nobody, a home that is root's is unlistable
+  // outside as well.
+  const std::vector<std::string> listings = {"ls -a /", "ls -a ~", "ls -a " + dir_.path()};
+  std::vector<RunResult> host;
+  for (const std::string& listing : listings) {
+    host.push_back(testing::execute({"/bin/bash", "-c", listing}));
+  }
+  ASSERT_TRUE(host[0].exited_with(0)) << host[0].describe();
+  ASSERT_TRUE(host[2].exited_with(0)) << host[2].describe();
+  const RunResult host_walk =
+      testing::execute({"/bin/bash", "-c", "find / -maxdepth 2 -xdev >/dev/null"});
+  for (const char* mode : {"read-only", "workspace-write"}) {
+    // workspace-write's private /tmp (bwrap) would differ from the host's: a home beneath it is
+    // compared under read-only only.
+    const bool home_in_tmp = std::string(home).starts_with("/tmp/");
+    for (std::size_t i = 0; i < listings.size(); ++i) {
+      if (i == 1 && std::string(mode) != "read-only" && home_in_tmp) continue;
+      RunResult listed;
+      const Settled settled = run(cli, config, mode, listings[i], hide, {}, &listed);
+      EXPECT_FALSE(settled.runner_failure) << settled.render;
+      EXPECT_EQ(listed.status, host[i].status)
+          << mode << " " << listings[i] << ": " << listed.describe() << host[i].describe();
+      EXPECT_EQ(listed.out, host[i].out) << mode << " " << listings[i];
+    }
+    RunResult walked;
+    run(cli, config, mode, "find / -maxdepth 2 -xdev >/dev/null", hide, {}, &walked);
+    const std::set<std::string> host_errors = walk_errors(host_walk.err);
+    for (const std::string& line : walk_errors(walked.err)) {
+      EXPECT_TRUE(host_errors.contains(line)) << mode << ": the sandbox added: " << line;
+    }
+  }
+  RunResult read;
+  const Settled hidden = run(cli, config, "read-only", "cat " + secret + "/key", hide, {}, &read);
+  EXPECT_FALSE(hidden.runner_failure) << hidden.render;
+  EXPECT_TRUE(read.exited_with(1)) << read.describe();
+  EXPECT_EQ(read.out.find("the-hidden-key"), std::string::npos) << read.out;
+  EXPECT_NE(read.err.find("Permission denied"), std::string::npos) << read.err;
+  EXPECT_EQ(hidden.denied, GetParam() == Backend::kLandlockAlone) << hidden.render;
+}
+
+// The network's refusal under the default policy (no network) is never a file denial: a socket
+// the launcher's filter refuses fails with "Address family not supported by protocol", bwrap's
+// namespace holds only lo, and neither text is in any backend's denialSignatures.
+TEST_P(EveryBackend, ASocketRefusedByTheNetworkPolicyIsNoFileDenial) {
+  const auto [cli, config] = cli_for(GetParam());
+  for (const char* mode : {"read-only", "workspace-write"}) {
+    for (const std::string script :
+         {"exec 3<>/dev/tcp/127.0.0.1/9", "exec 3<>/dev/udp/192.0.2.1/53 && echo x >&3",
+          "python3 -c 'import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)"
+          ".connect((\"2001:db8::1\", 53))'"}) {
+      RunResult raw;
+      const Settled settled = run(cli, config, mode, script, {}, {}, &raw);
+      EXPECT_FALSE(settled.runner_failure) << settled.render;
+      EXPECT_FALSE(raw.exited_with(0)) << mode << " " << script << ": " << raw.describe();
+      EXPECT_FALSE(settled.denied) << mode << " " << script << ": " << settled.render;
+      EXPECT_EQ(settled.render.find("[sandbox: file access denied"), std::string::npos)
+          << settled.render;
+    }
+  }
+}
+
+// The printed argv runs in confine's --cwd, by default the workspace root, whichever backend
+// confines it and wherever the caller spawns it from; a --cwd it cannot enter is refused before
+// the command runs, never run elsewhere.
+TEST_P(EveryBackend, TheArgvRunsInTheSameDirectoryOnEveryBackend) {
+  const auto [cli, config] = cli_for(GetParam());
+  const std::string sub = workspace_ + "/sub";
+  ASSERT_EQ(::mkdir(sub.c_str(), 0755), 0);
+  for (const char* mode : {"read-only", "workspace-write"}) {
+    const Settled root = run(cli, config, mode, "pwd", {}, sub);
+    EXPECT_EQ(root.render, workspace_) << mode << " from " << sub;
+    const Settled given = run(cli, config, mode, "pwd", {"--cwd", sub}, outside_);
+    EXPECT_EQ(given.render, sub) << mode << " from " << outside_;
+  }
+  const std::string gone = workspace_ + "/gone";
+  ASSERT_EQ(::mkdir(gone.c_str(), 0755), 0);
+  const json confined = confine(cli, config, "read-only", "pwd", {"--cwd", gone});
+  ASSERT_TRUE(confined.is_object());
+  ASSERT_EQ(::rmdir(gone.c_str()), 0);
+  const RunResult refused = testing::execute(confined["argv"].get<std::vector<std::string>>());
+  EXPECT_FALSE(refused.exited_with(0)) << refused.describe();
+  EXPECT_EQ(refused.out, "") << refused.describe();
+  EXPECT_TRUE(settle(refused, confined, "read-only").runner_failure) << refused.describe();
 }
 
 // enforcement is the contract's fact: bwrap's static "full", Landlock's the launcher's own

@@ -96,34 +96,11 @@ RecordedWorkspaces recorded_workspaces(std::span<const std::string> spelled_root
 
 namespace {
 
-// The extra writable roots `policy` makes effective (canonical, the cache presets' included), as
-// the provider will: nothing when it would refuse them (and then nothing runs).
-std::vector<std::string> effective_extra_roots(const SandboxPolicy& policy) {
-  if (!validate_policy(policy)) return {};
-  policy::PathContext context = policy::process_path_context();
-  context.trusted_state.push_back(local::user_cache_directory());
-  context.git_state = false;  // the roots are all this needs: the plan walks them for git
-  auto effective = policy::effective_policy(policy, context);
-  if (!effective) return {};
-  return effective.value().policy.allow_write;
-}
-
 // The record's part of a confined policy.
 void record_confined_workspace(const ResolvedWorkspace& workspace, const SandboxPolicy& policy,
                                std::span<const std::string> untrusted_roots) {
-  // A danger-full-access run is unconfined by the caller's choice: it can write anything the
-  // caller can, the record included, so recording it would promise nothing.
-  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return;
-  if (local::user_cache_directory().empty()) return;
-  std::vector<std::string> roots = {workspace.path()};
-  for (std::string& root : effective_extra_roots(policy)) roots.push_back(std::move(root));
-  auto added = local::add_to_workspace_record(roots, untrusted_roots);
-  if (!added) {
-    throw InvalidSandboxInputError(fmt::format(
-        "cannot record the workspace {} and its extra writable roots as directories a confined "
-        "run can write, so the command was not started: {}",
-        text::quoted(workspace.path()), added.error().message));
-  }
+  auto added = local::record_writable_roots(workspace.path(), policy, untrusted_roots);
+  if (!added) throw InvalidSandboxInputError(added.error().message);
 }
 
 }  // namespace

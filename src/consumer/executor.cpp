@@ -19,6 +19,7 @@
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "exec/exec.h"
+#include "local/workspace_record.h"
 #include "policy/call_policy.h"
 
 namespace dsh::sandbox {
@@ -195,8 +196,23 @@ RunResult result_of(const consumer::RunOutcome& outcome) {
 SandboxExecutor::SandboxExecutor(SandboxProvider& provider) : provider_(provider) {}
 
 RunResult SandboxExecutor::run(const RunRequest& request) {
+  consumer::RunSpec spec = make_spec(request);
+  // As the CLI does, before the command starts: a workspace-write run's writable roots join the
+  // per-user record, so no later call (the CLI's or this library's) trusts a symlink, config or
+  // runner planted beneath them. The record's directory is held to this call's roots and to the
+  // ones already recorded.
+  if (const std::optional<SandboxPolicy> confined = to_sandbox_policy(spec.policy)) {
+    std::vector<std::string> untrusted = untrusted_roots(confined->workspace_root);
+    if (auto recorded = local::read_workspace_record(untrusted)) {
+      untrusted = untrusted_roots(confined->workspace_root, recorded.value());
+    }
+    if (auto added = local::record_writable_roots(confined->workspace_root, *confined, untrusted);
+        !added) {
+      throw InvalidSandboxInputError(added.error().message);
+    }
+  }
   consumer::SandboxBashExecutor executor(provider_);
-  return result_of(executor.run(make_spec(request)));
+  return result_of(executor.run(std::move(spec)));
 }
 
 }  // namespace dsh::sandbox

@@ -23,6 +23,7 @@
 #include "dsh/sandbox/trust.h"
 #include "local/private_directory.h"
 #include "local/probe_cache.h"
+#include "policy/effective_policy.h"
 #include "seam/call_scope.h"
 #include "seam/trusted_file.h"
 
@@ -408,6 +409,40 @@ Result<void> add_to_workspace_record(std::span<const std::string> roots,
   auto added = add_record_in(directory.value(), roots, untrusted_roots);
   if (!added && !anchor.empty()) return InvalidInput{xdg_fix(added.error())};
   return added;
+}
+
+namespace {
+
+// The extra writable roots `policy` makes effective (canonical, the cache presets' included), as
+// the provider will: nothing when it would refuse them (and then nothing runs).
+std::vector<std::string> effective_extra_roots(const SandboxPolicy& policy) {
+  if (!validate_policy(policy)) return {};
+  policy::PathContext context = policy::process_path_context();
+  context.trusted_state.push_back(user_cache_directory());
+  context.git_state = false;  // the roots are all this needs: the plan walks them for git
+  auto effective = policy::effective_policy(policy, context);
+  if (!effective) return {};
+  return effective.value().policy.allow_write;
+}
+
+}  // namespace
+
+Result<void> record_writable_roots(const std::string& workspace, const SandboxPolicy& policy,
+                                   std::span<const std::string> untrusted_roots) {
+  // A danger-full-access run is unconfined by the caller's choice: it can write anything the
+  // caller can, the record included, so recording it would promise nothing.
+  if (policy.mode != ConfinedSandboxMode::kWorkspaceWrite) return {};
+  if (user_cache_directory().empty()) return {};
+  std::vector<std::string> roots = {workspace};
+  for (std::string& root : effective_extra_roots(policy)) roots.push_back(std::move(root));
+  auto added = add_to_workspace_record(roots, untrusted_roots);
+  if (!added) {
+    return InvalidInput{fmt::format(
+        "cannot record the workspace {} and its extra writable roots as directories a confined "
+        "run can write, so the command was not started: {}",
+        text::quoted(workspace), added.error().message)};
+  }
+  return {};
 }
 
 }  // namespace dsh::sandbox::local

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dsh/sandbox/policy.h"
 #include "dsh/sandbox/result.h"
 
 namespace dsh::sandbox::local {
@@ -59,5 +60,14 @@ Result<std::vector<std::string>> read_workspace_record(
 // saying what to fix, when it cannot: the caller must not start the command.
 Result<void> add_to_workspace_record(std::span<const std::string> roots,
                                      std::span<const std::string> untrusted_roots);
+
+// Before a workspace-write command starts (so a killed run still counts), whoever starts it (the
+// CLI, SandboxExecutor): adds the workspace (canonical), every extra writable root and the cache
+// presets' directories `policy` makes effective to the record. Nothing for read-only, nor when
+// this user has no per-user cache directory (then no record is kept, and every symlinked
+// workspace is refused). InvalidInput, saying what to fix, when the record cannot take them: the
+// command must not start.
+Result<void> record_writable_roots(const std::string& workspace, const SandboxPolicy& policy,
+                                   std::span<const std::string> untrusted_roots);
 
 }  // namespace dsh::sandbox::local

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -122,6 +123,43 @@ TEST_F(ExecutorTest, AllowWriteOpensARootAndDenyWriteClosesOneInside) {
   EXPECT_EQ(dsh::testing::read_file(extra + "/a"), "a\n");
   EXPECT_FALSE(dsh::testing::exists(kept + "/b"));
   EXPECT_NE(result.exit_code, 0);
+}
+
+// A library workspace-write run counts as the CLI's does: its workspace (and extra roots) join the
+// per-user record before the command starts, so a symlink it plants there cannot steer a later
+// CLI call's workspace (and its writes) somewhere else. Checked from outside: the target stays
+// empty. The same symlink made by the person in a directory no run could write is followed.
+TEST_F(ExecutorTest, AWorkspaceWriteRunIsRecordedSoALaterCliCallFollowsNoSymlinkItPlanted) {
+  // Root's record lies in /run; another user's needs a private runtime directory.
+  std::optional<dsh::testing::ScopedEnv> runtime;
+  if (::geteuid() != 0) runtime.emplace("XDG_RUNTIME_DIR", dir_.mkdir("xdg", 0700).c_str());
+  const std::string target = dir_.mkdir("target", 0777);
+  const std::string extra = dir_.mkdir("extra", 0777);
+  RunRequest plant = request(
+      {"sh", "-c",
+       "ln -s " + target + " " + workspace_ + "/link && ln -s " + target + " " + extra + "/link"});
+  plant.mode = SandboxMode::kWorkspaceWrite;
+  plant.allow_write = {extra};
+  const RunResult planted = executor_.run(plant);
+  ASSERT_EQ(planted.exit_code, 0) << planted.stderr_tail;
+  ASSERT_TRUE(std::filesystem::is_symlink(workspace_ + "/link"));
+  ASSERT_TRUE(std::filesystem::is_symlink(extra + "/link"));
+  for (const std::string& link : {workspace_ + "/link", extra + "/link"}) {
+    const dsh::testing::RunResult later =
+        dsh::testing::execute({DSH_SANDBOX_PATH, "run", "--mode", "workspace-write", "--workspace",
+                               link, "--", "/bin/sh", "-c", "echo planted > f"});
+    EXPECT_TRUE(later.exited_with(125)) << later.describe();
+    EXPECT_NE(later.err.find("could have planted that symlink"), std::string::npos) << later.err;
+    EXPECT_FALSE(dsh::testing::exists(target + "/f")) << link;
+  }
+  // Control: the person's own symlink, beside the workspace and never writable by a run.
+  const std::string own = dir_ / "own-link";
+  ASSERT_EQ(::symlink(target.c_str(), own.c_str()), 0);
+  const dsh::testing::RunResult followed =
+      dsh::testing::execute({DSH_SANDBOX_PATH, "run", "--mode", "workspace-write", "--workspace",
+                             own, "--", "/bin/sh", "-c", "echo mine > f"});
+  EXPECT_TRUE(followed.exited_with(0)) << followed.describe();
+  EXPECT_EQ(dsh::testing::read_file(target + "/f"), "mine\n");
 }
 
 TEST_F(ExecutorTest, TheAllowListReachesTheLoopbackServerOnlyForAListedName) {

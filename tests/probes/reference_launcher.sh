@@ -1,5 +1,5 @@
 #!/bin/sh
-# A stand-in for the reference's landlock-run (docs/contract.md, "reference contract"): the
+# A stand-in for the reference's landlock-run (docs/contract.md, "Exit status and lines"): the
 # grammar `[--ro P]... [--rw P]... [--deny-network] -- ARGV...` and `--probe`, nothing more. It
 # knows no --features, --status-fd, --evidence or --ro-try, and answers an unknown argument as
 # the reference does: one "landlock-run: " line on stderr, exit 125, and no other output. It

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // LocalSandboxProvider: the seam's implementation on this host. It picks, per host,
-// what actually confines a command (bwrap, then Landlock on Linux; Seatbelt on macOS; the ACL
-// runner on Windows), probes only to arbitrate between alternatives, caches the verdict for its
-// lifetime, and never passes a command through: no usable backend is SANDBOX_UNAVAILABLE.
+// what actually confines a command (bwrap, then Landlock on Linux, with landlock-run inside bwrap
+// when both work; Seatbelt on macOS; the ACL runner on Windows). It probes the chain in order
+// (a sole candidate unprobed, but for Landlock, whose profile depends on the kernel's features),
+// caches the verdict for its lifetime and in the caller's VerdictStore (invalidate_verdict
+// forgets it), and never passes a command through: no usable backend is SANDBOX_UNAVAILABLE.
 #pragma once
 
 #include <functional>
@@ -27,8 +29,9 @@ struct LocalSandboxConfig {
   // An absolute bwrap path to use instead of the trusted locations (/usr/bin/bwrap first).
   std::string bwrap_path;
   // The operator's word that runner_command accepts bwrap's hardening options (--unshare-ipc,
-  // --new-session, --cap-drop ALL, --unshare-net): only then does it get them, and only then is
-  // it asserted full. Off: the documented bwrap-compatible profile, partial, the gaps named.
+  // --new-session, --cap-drop ALL, --unshare-net): only then does it get them. Off: the
+  // documented bwrap-compatible profile; enforcement stays full (the operator's assertion), the
+  // strict reading is partial with the gaps named, and a denied network is refused.
   bool runner_accepts_hardening = false;
 
   bool operator==(const LocalSandboxConfig&) const = default;
@@ -39,9 +42,10 @@ struct LocalSandboxConfig {
 Result<void> validate_config(const LocalSandboxConfig& config);
 
 // Reads the provider's keys from a JSON config document (runnerCommand,
-// runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath); `mode` is the
-// policy's and allowed. Unknown keys are errors: a misspelt key must not silently leave a default
-// in force.
+// runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath); the policy's keys
+// (mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny) are allowed and
+// read elsewhere. Unknown keys are errors: a misspelt key must not silently leave a default in
+// force.
 Result<LocalSandboxConfig> config_from_json(std::string_view text);
 
 // What confine would answer for one confined mode: the enforcement (the contract's and the strict

@@ -559,6 +559,21 @@ TEST_F(BashExecutorTest, BackgroundKillIsNeverADenial) {
   EXPECT_FALSE(std::holds_alternative<status::RunnerFailed>(outcome.status));
 }
 
+TEST_F(BashExecutorTest, BackgroundDangerFullAccessNeverCallsTheProviderAndHasNoFacts) {
+  FakeProvider provider([](std::span<const std::string>) -> ConfinedArgv {
+    throw std::logic_error("the provider must not be called");
+  });
+  BackgroundJob job = SandboxBashExecutor(provider).start(
+      spec("echo 'Permission denied' >&2; exit 3", SandboxMode::kDangerFullAccess));
+  const RunOutcome outcome = job.wait();
+  EXPECT_EQ(outcome.status, RunStatus(status::Exited{3}));
+  EXPECT_EQ(provider.calls, 0);
+  EXPECT_EQ(outcome.sandbox.mode, SandboxMode::kDangerFullAccess);
+  EXPECT_FALSE(outcome.sandbox.denied);
+  EXPECT_EQ(outcome.sandbox.enforcement, std::nullopt);
+  EXPECT_TRUE(outcome.sandbox.backend.empty());
+}
+
 TEST_F(BashExecutorTest, BackgroundLauncherRefusalIsRunnerFailedThroughTheStatusChannel) {
   FakeProvider provider([](const ConfineRequest& request) {
     return landlock_wrap({"--ro", "/no/such/dsh-grant"}, request);

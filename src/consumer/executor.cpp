@@ -212,7 +212,7 @@ RunResult SandboxExecutor::run(const RunRequest& request) {
     }
   }
   consumer::SandboxBashExecutor executor(provider_);
-  return result_of(executor.run(std::move(spec)));
+  return result_of(executor.run(spec));
 }
 
 }  // namespace dsh::sandbox

@@ -123,6 +123,8 @@ class SessionLog {
   const std::string& path() const noexcept { return path_; }
   const std::string& id() const noexcept { return id_; }
   const std::optional<std::string>& cwd() const noexcept { return cwd_; }
+  // What every read and append is held to (its trust roots).
+  const SessionLogOptions& options() const noexcept { return options_; }
 
   // Every sandbox/mode event in log order, read from the file now.
   std::vector<SandboxModeEvent> sandbox_mode_events() const;

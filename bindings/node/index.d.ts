@@ -141,6 +141,8 @@ export interface JobStatus {
   /** Files holding the full output, when it outgrew the tail. */
   fullOutput: string[];
   gitState?: string[];
+  /** Why the job's session ended it (its mode narrowed below the job's, its log unreadable). */
+  endedBySession?: string | null;
   /** The status job-output exits with: 75 while it runs, else the job's. */
   exitStatus: number;
 }
@@ -163,6 +165,7 @@ export interface JobListEntry {
   runnerFailed: boolean;
   runnerExitCode: number | null;
   spawnFailed: string | null;
+  endedBySession?: string | null;
 }
 
 export interface BindingOptions {

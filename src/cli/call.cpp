@@ -95,7 +95,7 @@ SandboxExecutionPolicy call_policy(const Options& options, const RunInvocation& 
 }  // namespace
 
 int prepared_call(Options options, const std::function<void(Options&)>& before,
-                  const std::function<int(Call&)>& body) {
+                  const std::function<int(Call&)>& body, bool held_to_session) {
   Call call;
   call.options = std::move(options);
   try {
@@ -103,6 +103,10 @@ int prepared_call(Options options, const std::function<void(Options&)>& before,
     call.run = run_invocation(call.options).value();
     call.context = call_context(call.run);
     call.setup = load_setup(call.run.config_path, call.context->untrusted);
+    if (held_to_session && call.context->session) {
+      // Before the policy: a switch landing between the two is then judged as news.
+      call.session_start = policy::session_start(*call.context->session, call.setup.defaults.mode);
+    }
     call.policy = call_policy(call.options, call.run, call.setup, *call.context);
     call.audited_mode = call.policy.mode;
     return body(call);

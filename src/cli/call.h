@@ -15,6 +15,7 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/policy_service.h"
 #include "dsh/sandbox/resolved_workspace.h"
+#include "policy/session_watch.h"
 
 namespace dsh::sandbox::cli {
 
@@ -38,14 +39,18 @@ struct Call {
   Setup setup;                         // the config file
   SandboxExecutionPolicy policy;       // build_call_policy's, once per call
   SandboxMode audited_mode = SandboxMode::kReadOnly;  // the mode a refusal's audit line names
+  // For a call whose tree outlives the resolution (shell, start) and is held to its session:
+  // the session as it was before the policy was resolved (policy/session_watch.h).
+  std::optional<policy::SessionStart> session_start;
 };
 
 // The shared prologue, then `body`: `before` (may be empty) checks and adjusts the flags, then
 // run_invocation, call_context, load_setup and build_call_policy. Any SandboxError, there or in
 // `body`, is the call's refusal: its sandbox/refused line in the session's log (when the session
-// is known), then fail() with its code.
+// is known), then fail() with its code. `held_to_session`: the call's tree runs on after the
+// call's policy is resolved (a shell, a job), so the session's start is taken (session_start).
 int prepared_call(Options options, const std::function<void(Options&)>& before,
-                  const std::function<int(Call&)>& body);
+                  const std::function<int(Call&)>& body, bool held_to_session = false);
 
 // Before anything runs under `policy`: the running CLI must pass the trust check against the
 // roots this call's mode makes writable (the workspace and --allow-write roots under

@@ -121,7 +121,8 @@ int start_call(Call& call) {
   const std::optional<SessionLog>& session_log = call.context->session;
   const std::string session = session_log ? canonical_file(session_log->path()) : "";
   jobs::prune_ended_jobs(jobs.get());
-  jobs::JobLaunch launch{std::move(spec), session, session_log, jobs::new_handle()};
+  jobs::JobLaunch launch{std::move(spec), session, session_log, call.session_start,
+                         jobs::new_handle()};
   audit_start(*call.context, launch.spec, confined, launch.handle);
   const std::string handle = jobs::launch_job(jobs.get(), executor, std::move(launch));
   fmt::print("{}\n", handle);
@@ -131,7 +132,7 @@ int start_call(Call& call) {
 }  // namespace
 
 int start_job(const Options& options) {
-  return prepared_call(options, check_start_flags, start_call);
+  return prepared_call(options, check_start_flags, start_call, true);
 }
 
 namespace {

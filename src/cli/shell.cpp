@@ -24,6 +24,7 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "policy/git_guard.h"
+#include "policy/session_watch.h"
 #include "shell/pty_shell.h"
 
 namespace dsh::sandbox::cli {
@@ -109,16 +110,34 @@ std::optional<policy::GitGuard> confine_shell(const Call& call, shell::ShellLaun
   return git;
 }
 
+// The shell of a session runs only as long as the session allows its mode: the watch of the
+// session's log (policy/session_watch.h), asked by the shell's relay.
+shell::ShellGuard session_guard(policy::SessionWatch& watch) {
+  return {watch.fd(), policy::SessionWatch::kPollInterval, [&watch] {
+            const policy::SessionNews news = watch.check();
+            return shell::GuardNews{news.ends(),
+                                    policy::session_news_text(news, watch.running(), "shell")};
+          }};
+}
+
 int shell_call(Call& call) {
   admit(*call.context, call.policy);
   shell::ShellLaunch launch =
       shell_launch(call.run, call.policy, *call.context, call.options.shell_timeout_seconds);
+  // Set up before the shell starts: a session log that cannot be watched refuses the shell.
+  std::optional<policy::SessionWatch> watch;
+  if (call.context->session && call.session_start) {
+    watch.emplace(*call.context->session, call.policy.mode, *call.session_start);
+    launch.guard = session_guard(*watch);
+  }
   SandboxRunEvent event;
   event.argv = call.run.argv;
   event.mode = call.policy.mode;
   event.workspace_root = call.policy.workspace_root;
   const std::optional<policy::GitGuard> git = confine_shell(call, launch, event);
   const shell::ShellEnd end = shell::run_shell(launch, STDIN_FILENO, STDOUT_FILENO);
+  // On the person's terminal, its settings restored: why the shell is gone.
+  if (end.ended_by) fmt::print(stderr, "dsh-sandbox: {}\n", *end.ended_by);
   // After the session's whole tree is gone, as after run (each path is already quoted).
   if (git) {
     for (const std::string& line : git->settle()) {
@@ -131,6 +150,8 @@ int shell_call(Call& call) {
 
 }  // namespace
 
-int shell(const Options& options) { return prepared_call(options, check_shell_flags, shell_call); }
+int shell(const Options& options) {
+  return prepared_call(options, check_shell_flags, shell_call, true);
+}
 
 }  // namespace dsh::sandbox::cli

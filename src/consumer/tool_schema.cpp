@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/roots.h"
 
@@ -91,6 +92,34 @@ Result<json> bash_tool_definition(const ToolComposition& composition) {
                 {"additionalProperties", false}}},
               {"escalation", confines},
               {"texts", texts}};
+}
+
+SandboxExecutionPolicy tool_call_policy(const SandboxExecutionPolicy& standing,
+                                        const ToolEscalation& escalation,
+                                        const ToolComposition& composition, const ToolCall& call) {
+  const std::optional<std::string_view> justification =
+      escalation.justification ? std::optional<std::string_view>(*escalation.justification)
+                               : std::nullopt;
+  if (const Result<void> paired =
+          validate_escalation_args(escalation.sandbox_permissions, justification);
+      !paired) {
+    throw InvalidSandboxInputError(paired.error().message);
+  }
+  if (!escalation.sandbox_permissions) return standing;
+  const bool confines = composition.executor_mode.has_value() &&
+                        *composition.executor_mode != SandboxMode::kDangerFullAccess;
+  if (!confines) throw InvalidSandboxInputError(std::string(kToolNotAvailable));
+  EscalationRequest request{*escalation.sandbox_permissions, *escalation.justification,
+                            std::string(wire_name(standing.mode)), call.agent};
+  request.tool_name = call.tool_name;
+  request.call_id = call.call_id;
+  SandboxExecutionPolicy granted = standing;
+  granted.mode = approve_escalation(request, call.approver);
+  if (granted.mode == SandboxMode::kDangerFullAccess) {
+    granted.network = NetworkPolicy::kInherit;
+    granted.network_allow = {};
+  }
+  return granted;
 }
 
 std::string resolve_tool_workdir(std::string_view policy_root,

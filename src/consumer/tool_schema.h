@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The bash tool a harness hands to a model, as data: its input schema (with the escalation fields
-// only when the session's mode confines), the texts the tool layer answers with, and its
-// working-directory rule. Pure: no I/O beyond canonicalizing the session's cwd.
+// only when the session's mode confines), the texts the tool layer answers with, its
+// working-directory rule, and the policy one tool call runs under, foreground or background.
+// No I/O beyond canonicalizing the session's cwd and asking the approver.
 #pragma once
 
 #include <optional>
@@ -10,7 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/modes.h"
+#include "dsh/sandbox/policy.h"
 #include "dsh/sandbox/result.h"
 
 namespace dsh::sandbox::consumer {
@@ -35,6 +38,33 @@ struct ToolComposition {
 // {"name":"bash","description":...,"input_schema":{...},"texts":{...}}; the load error (exact
 // text, kToolPolicyMissing) when the executor confines without a policy service.
 Result<nlohmann::json> bash_tool_definition(const ToolComposition& composition);
+
+// The model's escalation fields of one tool call.
+struct ToolEscalation {
+  std::optional<SandboxMode> sandbox_permissions;
+  std::optional<std::string> justification;
+};
+
+// Who is asked about which call.
+struct ToolCall {
+  std::optional<std::string> agent;  // nullopt or empty: the call has no agent
+  std::string tool_name = "bash";
+  std::string call_id;
+  Approver* approver = nullptr;
+};
+
+// The policy one tool call runs under, the same whether it runs in the foreground
+// (SandboxBashExecutor::run) or as a background job (run_in_background,
+// SandboxBashExecutor::start): the escalation pairing checked first (InvalidSandboxInputError with
+// the reference's texts); without sandbox_permissions, `standing` as it is; with them,
+// kToolNotAvailable (InvalidSandboxInputError) when `composition` mounts no confining executor,
+// else approve_escalation judged against the standing mode, whose grant replaces the mode for
+// this one call (danger-full-access keeps the process's own network: nothing could enforce
+// another), keeping the root, the session id and the rules. EscalationError when it is not
+// granted: nothing may run. Nothing is written to a session.
+SandboxExecutionPolicy tool_call_policy(const SandboxExecutionPolicy& standing,
+                                        const ToolEscalation& escalation,
+                                        const ToolComposition& composition, const ToolCall& call);
 
 // The working directory of a call, the one rule of every consumer (the CLI's run, start and
 // shell; SandboxExecutor and SandboxBashExecutor): with no model workdir, the policy's root, or

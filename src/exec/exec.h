@@ -66,7 +66,7 @@ struct ResourceBounds {
 // the run polls, so a run blocked in poll wakes at once; abort() is async-signal-safe). One
 // signal may be shared by several runs; abort() is idempotent and never reset: the first call's
 // `forward` is the signal the command's process group gets first (SIGKILL to the whole tree
-// follows after the grace).
+// follows after the grace); 0: no signal first, SIGKILL to the whole tree at once.
 class AbortSignal {
  public:
   AbortSignal();

@@ -119,6 +119,7 @@ std::string render_job_output(const JobView& job, bool escalation_advertised,
   for (const std::string& line : job.git_undone) {
     text += fmt::format("[git state: {}]\n", text::inert(line));
   }
+  if (job.ended_by) text += fmt::format("[sandbox: {}]\n", text::inert(*job.ended_by));
   text += status_line(job);
   return text;
 }
@@ -151,6 +152,7 @@ nlohmann::json job_json(std::string_view handle, const JobView& job) {
           {"lossy", job.lossy},
           {"fullOutput", job.full_output},
           {"gitState", job.git_undone},
+          {"endedBySession", job.ended_by ? nlohmann::json(*job.ended_by) : nullptr},
           {"exitStatus", job_exit_status(job)}};
 }
 

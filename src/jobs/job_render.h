@@ -40,6 +40,9 @@ struct JobView {
   // What the check after a workspace-write job undid in the git state, or named, one line each
   // (consumer::SandboxFacts::git_undone).
   std::vector<std::string> git_undone;
+  // The job's session ended it: its mode was switched below the job's, or its log could no
+  // longer be read as the session's (policy/session_watch.h). The sentence that says so.
+  std::optional<std::string> ended_by;
 };
 
 // job-output's and job-wait's exit status for the job: 75 (EX_TEMPFAIL: ask again) while it

@@ -259,7 +259,8 @@ std::string encode_outcome(const JobView& view) {
                         {"exitCode", optional_json(view.exit_code)},
                         {"signal", optional_json(view.signal)},
                         {"timedOutMs", optional_json(view.timed_out_ms)},
-                        {"gitState", view.git_undone}}
+                        {"gitState", view.git_undone},
+                        {"endedBySession", optional_json(view.ended_by)}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -290,6 +291,9 @@ JobView decode_outcome(std::string_view text) {
     view.timed_out_ms = optional_from<long long>(value.at("timedOutMs"));
     // Absent in records of earlier versions.
     view.git_undone = value.value("gitState", std::vector<std::string>());
+    if (const auto ended = value.find("endedBySession"); ended != value.end()) {
+      view.ended_by = optional_from<std::string>(*ended);
+    }
     return view;
   } catch (const nlohmann::json::exception& error) {
     refuse(fmt::format("malformed job outcome: {}", error.what()));

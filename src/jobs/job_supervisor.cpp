@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/job_supervisor.h"
 
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/inotify.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -16,6 +13,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <variant>
@@ -49,26 +47,50 @@ std::shared_ptr<exec::AbortSignal>& job_abort() {
 
 void on_end_request(int /*signal*/) { job_abort()->abort(SIGTERM); }
 
-// The session ends when its log is removed: an inotify watch on the log, and its link count on
-// a descriptor held since the job started (IN_ATTRIB reports an unlink, Linux 2.6.13).
-void watch_session(const std::string& path) {
-  if (path.empty()) return;
-  const int held = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  const int watch = ::inotify_init1(IN_CLOEXEC);
-  if (held < 0 || watch < 0 ||
-      ::inotify_add_watch(watch, path.c_str(), IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF) < 0) {
-    job_abort()->abort(SIGTERM);  // the session is already gone: the job ends at once
+// Why the session ended the job, once it did: set by the watch before it aborts the run, read
+// after the run settled.
+std::mutex& ended_by_lock() {
+  static std::mutex lock;
+  return lock;
+}
+std::optional<std::string>& ended_by() {
+  static std::optional<std::string> reason;
+  return reason;
+}
+
+void end_for_session(const std::string& reason) {
+  {
+    const std::lock_guard<std::mutex> held(ended_by_lock());
+    if (!ended_by()) ended_by() = reason;
+  }
+  // No signal first and no grace: the session no longer allows what the tree may be doing.
+  job_abort()->abort(0);
+}
+
+// The job runs as long as its session allows what it was started with: the watch's inotify
+// descriptor wakes the thread at every change of the log, and a short poll backs it.
+void watch_session(const JobLaunch& launch) {
+  if (!launch.log) return;
+  std::shared_ptr<policy::SessionWatch> watch;
+  const SandboxMode running = launch.spec.policy.mode;
+  try {
+    const policy::SessionStart start =
+        launch.session_start.value_or(policy::session_start(*launch.log, launch.spec.policy.mode));
+    watch = std::make_shared<policy::SessionWatch>(*launch.log, running, start);
+  } catch (const std::exception& error) {
+    policy::SessionNews gone{policy::SessionNews::Kind::kUnreadable, running, error.what()};
+    end_for_session(policy::session_news_text(gone, running, "job"));
     return;
   }
-  std::thread([held, watch] {
-    std::array<char, 4096> events{};
+  std::thread([watch, running] {
     for (;;) {
-      struct stat info {};
-      if (::fstat(held, &info) != 0 || info.st_nlink == 0) {
-        job_abort()->abort(SIGTERM);
+      const policy::SessionNews news = watch->check();
+      if (news.ends()) {
+        end_for_session(policy::session_news_text(news, running, "job"));
         return;
       }
-      if (io::read_some(watch, events.data(), events.size()) <= 0) return;
+      pollfd ready{watch->fd(), POLLIN, 0};
+      (void)::poll(&ready, 1, static_cast<int>(policy::SessionWatch::kPollInterval.count()));
     }
   }).detach();
 }
@@ -174,7 +196,7 @@ void open_job_files(const JobDirectory& dir, JobLaunch& launch) {
     launch.spec.process.keep_spill = true;  // the lossy note names the full output
     launch.spec.process.stdin_fd = -1;
     launch.spec.process.timeout_ms.reset();
-    watch_session(launch.session);
+    watch_session(launch);
     std::optional<consumer::BackgroundJob> job;
     try {
       job.emplace(executor.start(launch.spec));
@@ -197,7 +219,13 @@ void open_job_files(const JobDirectory& dir, JobLaunch& launch) {
     started = true;
     handshake.reset();
     const consumer::RunOutcome outcome = job->wait();
-    const JobView view = view_of(outcome);
+    JobView view = view_of(outcome);
+    {
+      const std::lock_guard<std::mutex> held(ended_by_lock());
+      if (std::holds_alternative<consumer::status::Aborted>(outcome.status)) {
+        view.ended_by = ended_by();
+      }
+    }
     finish(dir, view, &outcome);
     audit_settlement(launch, view, &outcome, "");
     ::_exit(0);

@@ -9,8 +9,10 @@
 // The job supervisor runs the command through the bash consumer (the same confinement,
 // classification and tree clean-up as `run`), writes its output live and its outcome at the end
 // into the job's trusted directory (job_store.h), and ends the command's tree when asked
-// (SIGTERM from job-kill), when the session it belongs to ends (its log is removed), or when it
-// is itself killed (exec's supervisor sees its control pipe close and kills the tree).
+// (SIGTERM from job-kill), when its session no longer allows what it was started with (a switch
+// narrows the session below the job's mode, or the log can no longer be read as the session's:
+// removed, replaced, corrupt; policy/session_watch.h), or when it is itself killed (exec's
+// supervisor sees its control pipe close and kills the tree).
 #pragma once
 
 #include <optional>
@@ -20,6 +22,7 @@
 #include "consumer/bash_executor.h"
 #include "dsh/sandbox/policy_service.h"
 #include "jobs/job_store.h"
+#include "policy/session_watch.h"
 
 namespace dsh::sandbox::jobs {
 
@@ -30,6 +33,9 @@ struct JobLaunch {
   // at settlement (a sandbox/run line with the job's handle, or sandbox/refused when the runner
   // failed). A log removed meanwhile (the session ended) takes nothing.
   std::optional<SessionLog> log;
+  // The session as the call saw it before it resolved the job's policy; nullopt: as the job
+  // supervisor finds it when it starts watching.
+  std::optional<policy::SessionStart> session_start;
   std::string handle;  // the job's handle; empty: a new one
 };
 

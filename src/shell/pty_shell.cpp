@@ -159,14 +159,17 @@ int wait_status_of(const exec::TerminalEnd& end, int lost) {
 // The relay between the person's terminal and the inner one: what is typed goes to the master,
 // what the shell writes comes back. It ends once the shell's status is in and its output
 // drained, when every holder of the inner terminal closed it, on a signal that ends the
-// session, or at the deadline.
+// session, at the deadline, or when the launch's guard says the tree must end.
 struct Relay {
   int terminal_in;
   int terminal_out;
   int master;
   exec::TerminalRun& shell;  // the shell's run, on the inner terminal
   int signal_read;
-  std::string to_inner;             // typed, not yet taken by the master
+  const std::optional<ShellGuard>& guard;
+  std::string to_inner;                    // typed, not yet taken by the master
+  std::optional<std::string> guard_ended;  // the guard's line, when it ended the tree
+  std::chrono::steady_clock::time_point guard_due = std::chrono::steady_clock::now();
   std::optional<int> child_status;  // the shell's wait status
   int ended_by = 0;
   bool input_open = true;
@@ -190,20 +193,41 @@ struct Relay {
       // would wait for nothing when a process it left holds the terminal open and silent, since
       // its status (read in an earlier round, with output beside it) wakes no poll again.
       if (child_status) wait_ms = 0;
+      if (guard) {
+        const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
+            guard_due - std::chrono::steady_clock::now());
+        const int guard_ms = static_cast<int>(std::max<std::int64_t>(until.count(), 0));
+        wait_ms = wait_ms < 0 ? guard_ms : std::min(wait_ms, guard_ms);
+      }
       if (!round(wait_ms)) return;
     }
   }
 
   // One poll and what it found; false once the relay ends.
   bool round(int wait_ms) {
-    std::array<pollfd, 4> fds{
+    std::array<pollfd, 5> fds{
         {{signal_read, POLLIN, 0},
          {master, static_cast<short>(POLLIN | (to_inner.empty() ? 0 : POLLOUT)), 0},
          {input_open ? terminal_in : -1, POLLIN, 0},
-         {child_status ? -1 : shell.watch_fd(), POLLIN, 0}}};
+         {child_status ? -1 : shell.watch_fd(), POLLIN, 0},
+         {guard && !child_status ? guard->fd : -1, POLLIN, 0}}};
     if (::poll(fds.data(), fds.size(), wait_ms) < 0) {
       if (errno == EINTR) return true;
       fail("poll");
+    }
+    // Asked before the shell's output is passed on: once the guard says the tree must end, not
+    // another byte of it is relayed.
+    if (guard && !child_status &&
+        ((fds[4].revents & POLLIN) != 0 || std::chrono::steady_clock::now() >= guard_due)) {
+      guard_due = std::chrono::steady_clock::now() + guard->interval;
+      const GuardNews news = guard->check();
+      if (news.end) {
+        guard_ended = news.line;
+        return false;
+      }
+      if (!news.line.empty()) {
+        (void)io::write_all(terminal_out, "\r\ndsh-sandbox: " + news.line + "\r\n");
+      }
     }
     if ((fds[3].revents & (POLLIN | POLLHUP)) != 0) {
       // The supervisor gone without a status (killed by someone): the shell is gone with it.
@@ -260,6 +284,13 @@ struct Relay {
 // deadline): the shell's group gets SIGHUP, as from a terminal that went away; then the run is
 // let go, and exec's supervisor SIGKILLs whatever is left of the tree.
 int settle(const Relay& relay, exec::TerminalRun& run, UniqueFd& master) {
+  if (relay.guard_ended) {
+    // The guard's end: the whole tree SIGKILLed before the master closes, so that no process
+    // of it gets the hangup and runs a trap of its own first.
+    const exec::TerminalEnd end = run.end();
+    master.reset();
+    return end.wait_status.value_or(W_EXITCODE(0, SIGKILL));
+  }
   const bool early = relay.ended_by != 0 || relay.timed_out;
   if (!relay.child_status && early) run.signal(SIGHUP);
   master.reset();
@@ -330,12 +361,17 @@ ShellEnd run_shell(const ShellLaunch& launch, int terminal_in, int terminal_out)
   ::fcntl(master.get(), F_SETFL, O_NONBLOCK);
 
   RawMode raw(terminal_in);
-  Relay relay{terminal_in, terminal_out, master.get(), run, signals.read_end().get()};
+  Relay relay{terminal_in, terminal_out, master.get(), run, signals.read_end().get(), launch.guard};
   relay.run(launch.timeout);
   const int child_status = settle(relay, run, master);
   raw.restore();
   signals.restore();
-  return shell_end(child_status, relay.ended_by, relay.timed_out);
+  ShellEnd end = shell_end(child_status, relay.ended_by, relay.timed_out);
+  if (relay.guard_ended) {
+    end.ended_by = relay.guard_ended;
+    end.status = kEndedExit;
+  }
+  return end;
 }
 
 }  // namespace dsh::sandbox::shell

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,21 @@
 #include "exec/exec.h"
 
 namespace dsh::sandbox::shell {
+
+// What a guard's check found: a line for the person (empty: none) and whether the program's
+// whole tree must end now.
+struct GuardNews {
+  bool end = false;
+  std::string line;
+};
+
+// Asked while the program runs, whenever `fd` polls readable (-1: none) and at least every
+// `interval`: the CLI's watch of the shell's session (policy/session_watch.h).
+struct ShellGuard {
+  int fd = -1;
+  std::chrono::milliseconds interval{500};
+  std::function<GuardNews()> check;
+};
 
 struct ShellLaunch {
   std::vector<std::string> argv;     // absolute argv[0]: the confined argv, or the program
@@ -26,6 +42,9 @@ struct ShellLaunch {
   // The tree's processes and memory, bounded as run bounds its command's: a cgroup child the
   // shell joins before it execs, else rlimits on it and the supervisor's watch of the tree.
   exec::ResourceBounds bounds;
+  // A guard that may end the tree early: SIGKILL to every process of it at once, no hangup
+  // first (the status is then kEndedExit); its other lines are shown on the terminal.
+  std::optional<ShellGuard> guard;
 };
 
 // How the shell ended.
@@ -34,9 +53,11 @@ struct ShellEnd {
   std::optional<int> exit_code;  // the shell exited with this
   std::optional<int> signal;     // a signal ended the shell (or this process, which ended it)
   bool timed_out = false;
+  std::optional<std::string> ended_by;  // the guard's line, when it ended the tree
 };
 
 inline constexpr int kTimedOutExit = 124;  // as run's timeout
+inline constexpr int kEndedExit = 137;     // the guard ended the tree: 128 + SIGKILL
 
 // Runs it on `terminal_in`/`terminal_out` (the person's terminal, put in raw mode while the
 // program runs and restored on every exit this process survives); passes window-size changes

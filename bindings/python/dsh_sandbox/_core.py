@@ -321,6 +321,8 @@ class JobStatus(_Raw):
     lossy: bool = False
     full_output: Optional[List[str]] = None
     git_state: Optional[List[str]] = None
+    # Why the job's session ended it (its mode narrowed below the job's, or its log unreadable).
+    ended_by_session: Optional[str] = None
     exit_status: Optional[int] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -344,6 +346,7 @@ class JobListEntry(_Raw):
     runner_failed: bool = False
     runner_exit_code: Optional[int] = None
     spawn_failed: Optional[str] = None
+    ended_by_session: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -5,6 +5,8 @@
 // cwd, else the configured root, resolved realpath-first (an explicit root is already resolved:
 // it is used as is). A session is a JSONL log file;
 // the log is the store, so a mode switch written by any process takes effect at the next resolve.
+// The CLI's open shells and running jobs of a session are held to it too: a switch that narrows
+// the session below the mode one runs under ends its whole tree (docs/contract.md).
 //
 // Session log format: one JSON object per line, each terminated by "\n".
 //   line 1, the header:  {"type":"session","version":1,"id":"<session id>","cwd":"<abs path>"}
@@ -123,6 +125,8 @@ class SessionLog {
   const std::string& path() const noexcept { return path_; }
   const std::string& id() const noexcept { return id_; }
   const std::optional<std::string>& cwd() const noexcept { return cwd_; }
+  // What every read and append is held to (its trust roots).
+  const SessionLogOptions& options() const noexcept { return options_; }
 
   // Every sandbox/mode event in log order, read from the file now.
   std::vector<SandboxModeEvent> sandbox_mode_events() const;
@@ -151,7 +155,8 @@ class SessionLog {
 };
 
 // The only write path: appends exactly one sandbox/mode event. It takes effect at the next
-// resolve of this session.
+// resolve of this session; when it narrows the session, the CLI's open shells and running jobs
+// of the session under a wider mode than `mode` are ended.
 void set_sandbox_mode(const SessionLog& session, SandboxMode mode);
 
 // Seeds a delegated child session with the parent's explicit override, tagged

@@ -20,9 +20,13 @@
 #include <thread>
 #include <vector>
 
+#include "consumer/bash_executor.h"
+#include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
+#include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/executor.h"
 #include "dsh/sandbox/local_provider.h"
+#include "dsh/sandbox/policy_service.h"
 #include "files.h"
 #include "must_run.h"
 #include "process.h"
@@ -269,6 +273,55 @@ TEST_F(ExecutorTest, BadInputIsRefusedAndNothingRuns) {
   refused([](RunRequest& run) { run.max_memory_bytes = 1024; });
   refused([](RunRequest& run) { run.allow_cache = {"no-such-cache"}; });
   EXPECT_FALSE(dsh::testing::exists(marker));
+}
+
+// A person who approves every question, and counts them.
+class Approving final : public Approver {
+ public:
+  EscalationOutcome request(const ApprovalRequest& /*request*/) override {
+    ++asked;
+    return EscalationOutcome::kAllowedOnce;
+  }
+  int asked = 0;
+};
+
+// The tool layer's grant for a background job, as for a foreground call: the standing policy
+// resolved from a read-only session, the model's sandbox_permissions approved, and the job
+// started with SandboxBashExecutor::start under the real provider writes the workspace (checked
+// on the host) where the same job under the standing policy is denied; the session's log gains
+// no mode event.
+TEST_F(ExecutorTest, AnApprovedGrantRunsABackgroundJobUnderTheGrantedMode) {
+  const SessionLog session = SessionLog::create(dir_ / "session.jsonl", "s", workspace_);
+  set_sandbox_mode(session, SandboxMode::kReadOnly);
+  const SandboxPolicyService service(SandboxMode::kReadOnly,
+                                     ResolvedWorkspace::resolve(workspace_).value());
+  const SandboxExecutionPolicy standing = service.resolve({&session, std::nullopt, std::nullopt});
+  ASSERT_EQ(standing.mode, SandboxMode::kReadOnly);
+  const consumer::ToolComposition composition{standing.mode, true, true, standing.network};
+  const auto job = [&](const SandboxExecutionPolicy& policy, const std::string& file) {
+    consumer::RunSpec spec;
+    spec.argv = {"bash", "-c", "echo job > " + file};
+    spec.policy = policy;
+    spec.process.workdir = workspace_;
+    return consumer::SandboxBashExecutor(provider_).start(spec).wait();
+  };
+  const consumer::RunOutcome plain = job(standing, workspace_ + "/plain");
+  EXPECT_TRUE(plain.sandbox.denied);
+  EXPECT_FALSE(std::filesystem::exists(workspace_ + "/plain"));
+
+  Approving person;
+  const SandboxExecutionPolicy granted = consumer::tool_call_policy(
+      standing, {SandboxMode::kWorkspaceWrite, "the job writes its result"}, composition,
+      {"agent", "bash", "call-1", &person});
+  EXPECT_EQ(person.asked, 1);
+  const consumer::RunOutcome outcome = job(granted, workspace_ + "/granted");
+  EXPECT_EQ(outcome.sandbox.mode, SandboxMode::kWorkspaceWrite);
+  EXPECT_FALSE(outcome.sandbox.denied);
+  EXPECT_EQ(dsh::testing::read_file(workspace_ + "/granted"), "job\n");
+  const std::vector<SandboxModeEvent> events = session.sandbox_mode_events();
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].mode, SandboxMode::kReadOnly);
+  EXPECT_EQ(service.resolve({&session, std::nullopt, std::nullopt}).mode, SandboxMode::kReadOnly);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "cli_run_harness.h"
+#include "dsh/sandbox/policy_service.h"
 #include "must_run.h"
 #include "paths.h"
 #include "temp_dir.h"
@@ -24,6 +26,10 @@
 namespace dsh::cli_run_it {
 namespace {
 
+using sandbox::SandboxMode;
+using sandbox::SandboxModeEvent;
+using sandbox::SessionLog;
+using sandbox::set_sandbox_mode;
 using std::string;
 using std::vector;
 
@@ -707,6 +713,139 @@ TEST_P(Jobs, NobodyWithoutXdgRuntimeDirKeepsJobs) {
   EXPECT_TRUE(planting.exited_with(125)) << planting.describe();
   EXPECT_NE(planting.err.find(base), string::npos) << planting.describe();
   EXPECT_FALSE(exists(marker));
+}
+
+// A session made by the library, as a harness makes it, its cwd the workspace, at `mode`.
+SessionLog make_session(const string& path, const string& workspace, SandboxMode mode) {
+  SessionLog session = SessionLog::create(path, "s", workspace);
+  set_sandbox_mode(session, mode);
+  return session;
+}
+
+// A loop in the job that writes the time to `tick` every 100 ms.
+string ticking(const string& tick) {
+  return "while :; do date +%s%N > " + tick + "; sleep 0.1; done";
+}
+
+// `tick`'s content stays what it is for a second: nothing writes it any more.
+void expect_still(const string& tick) {
+  const string last = read_file(tick);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_EQ(read_file(tick), last);
+}
+
+constexpr std::string_view kNarrowed =
+    "[sandbox: the session's mode changed to read-only; this job ran under workspace-write and "
+    "was ended; start a new job to work under read-only]\n[status: killed, killed before exit]\n";
+
+// A job of a session runs only as long as the session allows its mode: a switch from outside
+// (the library's set_sandbox_mode) to read-only ends the workspace-write job's whole tree at
+// once; its writes stop (checked on the host), and job-output and its JSON say why.
+TEST_P(Jobs, ASwitchToANarrowerModeEndsTheSessionsJob) {
+  const string log = dir_ / "session.jsonl";
+  const SessionLog session = make_session(log, ws_, SandboxMode::kWorkspaceWrite);
+  const string tick = ws_ + "/tick";
+  const string handle = start({"--session", log, "-c", ticking(tick)});
+  ASSERT_TRUE(testing::wait_until([&] { return exists(tick); }, std::chrono::seconds(30)));
+  set_sandbox_mode(session, SandboxMode::kReadOnly);
+  const CliResult shown = wait(handle);
+  EXPECT_TRUE(shown.exited_with(128 + SIGKILL)) << shown.describe();
+  EXPECT_TRUE(shown.out.ends_with(kNarrowed)) << shown.describe();
+  expect_still(tick);
+  const nlohmann::json json = parse_json(cli({"job-output", "--json", handle}).out);
+  EXPECT_EQ(json["state"], "killed");
+  EXPECT_EQ(json["mode"], "workspace-write");
+  EXPECT_EQ(json["signal"], "SIGKILL");
+  EXPECT_EQ(json["exitStatus"], 137);
+  EXPECT_EQ(json["endedBySession"],
+            "the session's mode changed to read-only; this job ran under workspace-write and was "
+            "ended; start a new job to work under read-only");
+  const vector<nlohmann::json> lines = job_lines_when(log, handle, 2);
+  ASSERT_EQ(lines.size(), 2U) << read_file(log);
+  EXPECT_EQ(lines[1]["payload"]["jobState"], "killed");
+}
+
+// Failing closed: a session log replaced by a symlink (to a copy that says the same), or made
+// corrupt, while the job runs, ends the job as a narrowing would, and says why.
+TEST_P(Jobs, ASessionLogReplacedOrCorruptEndsTheJob) {
+  for (const string how : {"symlink", "corrupt"}) {
+    SCOPED_TRACE(how);
+    const string log = dir_ / (how + ".jsonl");
+    make_session(log, ws_, SandboxMode::kWorkspaceWrite);
+    const string tick = ws_ + "/tick-" + how;
+    const string handle = start({"--session", log, "-c", ticking(tick)});
+    ASSERT_TRUE(testing::wait_until([&] { return exists(tick); }, std::chrono::seconds(30)));
+    if (how == "symlink") {
+      const string copy = dir_ / "copy.jsonl";
+      write_file(copy, read_file(log));
+      const string link = dir_ / "link";
+      ASSERT_EQ(::symlink(copy.c_str(), link.c_str()), 0);
+      ASSERT_EQ(::rename(link.c_str(), log.c_str()), 0);
+    } else {
+      std::FILE* file = std::fopen(log.c_str(), "a");
+      ASSERT_NE(file, nullptr);
+      std::fputs("not a json line\n", file);
+      std::fclose(file);
+    }
+    const CliResult shown = wait(handle);
+    EXPECT_TRUE(shown.exited_with(128 + SIGKILL)) << shown.describe();
+    EXPECT_NE(shown.out.find("[sandbox: the session log can no longer be read as this session's ("),
+              string::npos)
+        << shown.describe();
+    EXPECT_NE(shown.out.find(how == "symlink" ? "(it was replaced by a symlink)" : "line 4"),
+              string::npos)
+        << shown.describe();
+    EXPECT_NE(shown.out.find("this job ran under workspace-write and was ended, as the sandbox "
+                             "fails closed]\n[status: killed, killed before exit]\n"),
+              string::npos)
+        << shown.describe();
+    expect_still(tick);
+  }
+}
+
+// A per-job grant, as run takes one for one call (--mode, the approved mode a harness passes):
+// the job runs under it where the session's own mode could not write, the session's log gains
+// no sandbox/mode event, and the job's record and JSON show the mode it ran under. The session
+// widened and narrowed again below the grant ends a granted job.
+TEST_P(Jobs, AnApprovedGrantRunsTheJobUnderItsModeAndPersistsNothing) {
+  const string log = dir_ / "session.jsonl";
+  const SessionLog session = make_session(log, ws_, SandboxMode::kReadOnly);
+  const string granted = ws_ + "/granted";
+  const string handle =
+      start({"--session", log, "--mode", "workspace-write", "-c", "echo yes > " + granted});
+  const CliResult shown = wait(handle);
+  EXPECT_TRUE(shown.exited_with(0)) << shown.describe();
+  EXPECT_EQ(read_file(granted), "yes\n");
+  EXPECT_EQ(parse_json(cli({"job-output", "--json", handle}).out)["mode"], "workspace-write");
+  EXPECT_EQ(parse_json(read_file(jobs_dir() + "/" + handle + "/job.json"))["mode"],
+            "workspace-write");
+  const vector<nlohmann::json> lines = job_lines_when(log, handle, 2);
+  ASSERT_EQ(lines.size(), 2U) << read_file(log);
+  EXPECT_EQ(lines[0]["payload"]["mode"], "workspace-write");
+  // The session's own mode still cannot write there: the grant was for that one job.
+  const string plain = ws_ + "/plain";
+  EXPECT_NE(ended(start({"--session", log, "-c", "echo no > " + plain}))
+                .find("[sandbox: file access denied under read-only mode]"),
+            string::npos);
+  EXPECT_FALSE(exists(plain));
+  const std::vector<SandboxModeEvent> events = session.sandbox_mode_events();
+  ASSERT_EQ(events.size(), 1U) << read_file(log);
+  EXPECT_EQ(events[0].mode, SandboxMode::kReadOnly);
+
+  // A granted job outlives the session being narrower from the start, and a widening; a switch
+  // that narrows the session below the grant ends it.
+  const string tick = ws_ + "/tick";
+  const string running =
+      start({"--session", log, "--mode", "workspace-write", "-c", ticking(tick)});
+  ASSERT_TRUE(testing::wait_until([&] { return exists(tick); }, std::chrono::seconds(30)));
+  set_sandbox_mode(session, SandboxMode::kWorkspaceWrite);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_TRUE(cli({"job-output", running}).exited_with(75));
+  set_sandbox_mode(session, SandboxMode::kReadOnly);
+  const CliResult ended_shown = wait(running);
+  EXPECT_TRUE(ended_shown.exited_with(128 + SIGKILL)) << ended_shown.describe();
+  EXPECT_TRUE(ended_shown.out.ends_with(kNarrowed)) << ended_shown.describe();
+  expect_still(tick);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Jobs, ::testing::Values(Backend::kNatural, Backend::kLandlock),

@@ -15,10 +15,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <thread>
 
 #include "cli_run_harness.h"
+#include "dsh/sandbox/policy_service.h"
 #include "must_run.h"
 #include "pseudo_terminal.h"
 #include "temp_dir.h"
@@ -27,6 +29,9 @@
 namespace dsh::cli_run_it {
 namespace {
 
+using sandbox::SandboxMode;
+using sandbox::SessionLog;
+using sandbox::set_sandbox_mode;
 using std::string;
 using std::vector;
 using namespace std::chrono_literals;
@@ -400,6 +405,95 @@ TEST_P(Shell, TimeoutEndsTheShellAndItsTree) {
   ASSERT_TRUE(terminal.wait_for("started8")) << terminal.transcript();
   EXPECT_EQ(terminal.exit_status(), 124) << terminal.transcript();
   EXPECT_TRUE(gone(detached));
+}
+
+// A session made by the library, as a harness makes it, its cwd the workspace, at `mode`.
+SessionLog make_session(const string& path, const string& workspace, SandboxMode mode) {
+  SessionLog session = SessionLog::create(path, "s", workspace);
+  set_sandbox_mode(session, mode);
+  return session;
+}
+
+// An open shell of a session runs only as long as the session allows its mode: switched from
+// outside (the library's set_sandbox_mode) from workspace-write to read-only, the shell's whole
+// tree is SIGKILLed at once (checked in /proc), its terminal says why, the CLI exits 137, and a
+// write the shell's tree attempts after the switch never lands (checked on the host).
+TEST_P(Shell, ASwitchToANarrowerModeEndsTheShell) {
+  const string log = dir_ / "session.jsonl";
+  const SessionLog session = make_session(log, ws_, SandboxMode::kWorkspaceWrite);
+  vector<string> with_session = args();
+  with_session.insert(with_session.begin() + 1, {"--session", log});
+  Terminal terminal(with_session);
+  terminal.type("echo before > " + ws_ + "/before; echo ready$((2*4))\r");
+  ASSERT_TRUE(terminal.wait_for("ready8")) << terminal.transcript();
+  EXPECT_EQ(read_file(ws_ + "/before"), "before\n");
+  const string late = ws_ + "/late";
+  const string sleeper = "sleep 2." + tag();
+  terminal.type("(" + sleeper + "; echo late > " + late + ") & echo armed$((2*4))\r");
+  ASSERT_TRUE(terminal.wait_for("armed8")) << terminal.transcript();
+  appear(sleeper);
+  set_sandbox_mode(session, SandboxMode::kReadOnly);
+  EXPECT_EQ(terminal.exit_status(), 128 + SIGKILL) << terminal.transcript();
+  EXPECT_TRUE(terminal.wait_for(
+      "dsh-sandbox: the session's mode changed to read-only; this shell ran under "
+      "workspace-write and was ended; start a new shell to work under read-only"))
+      << terminal.transcript();
+  EXPECT_TRUE(gone(sleeper));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_FALSE(exists(late)) << terminal.transcript();
+  // The session's line of the shell says how it ended.
+  const vector<string> lines = split_lines(read_file(log));
+  ASSERT_FALSE(lines.empty());
+  const nlohmann::json last = parse_json(lines.back());
+  EXPECT_EQ(last["type"], "sandbox/run");
+  EXPECT_EQ(last["payload"]["signal"], "SIGKILL") << last;
+}
+
+// A widening switch leaves the open shell running under its narrower mode (its write still
+// refused, checked on the host), with a one-line note that a new shell gets the wider mode.
+TEST_P(Shell, AWideningSwitchLeavesTheShellRunning) {
+  const string log = dir_ / "session.jsonl";
+  const SessionLog session = make_session(log, ws_, SandboxMode::kReadOnly);
+  vector<string> with_session = args("read-only");
+  with_session.insert(with_session.begin() + 1, {"--session", log});
+  Terminal terminal(with_session);
+  terminal.type("echo ready$((2*4))\r");
+  ASSERT_TRUE(terminal.wait_for("ready8")) << terminal.transcript();
+  set_sandbox_mode(session, SandboxMode::kWorkspaceWrite);
+  ASSERT_TRUE(terminal.wait_for(
+      "dsh-sandbox: the session's mode changed to workspace-write; this shell keeps running "
+      "under read-only; a new shell gets workspace-write"))
+      << terminal.transcript();
+  const string after = ws_ + "/after";
+  terminal.type("echo x > " + after + "; echo done$((2*4))\r");
+  ASSERT_TRUE(terminal.wait_for("done8")) << terminal.transcript();
+  EXPECT_FALSE(exists(after));
+  terminal.type("exit 4\r");
+  EXPECT_EQ(terminal.exit_status(), 4) << terminal.transcript();
+}
+
+// Failing closed: a session log made corrupt while the shell is open ends it, and says why.
+TEST_P(Shell, ACorruptSessionLogEndsTheShell) {
+  const string log = dir_ / "session.jsonl";
+  make_session(log, ws_, SandboxMode::kWorkspaceWrite);
+  vector<string> with_session = args();
+  with_session.insert(with_session.begin() + 1, {"--session", log});
+  Terminal terminal(with_session);
+  terminal.type("echo ready$((2*4))\r");
+  ASSERT_TRUE(terminal.wait_for("ready8")) << terminal.transcript();
+  std::FILE* file = std::fopen(log.c_str(), "a");
+  ASSERT_NE(file, nullptr);
+  std::fputs("not a json line\n", file);
+  std::fclose(file);
+  EXPECT_EQ(terminal.exit_status(), 128 + SIGKILL) << terminal.transcript();
+  EXPECT_TRUE(
+      terminal.wait_for("dsh-sandbox: the session log can no longer be read as this "
+                        "session's ("))
+      << terminal.transcript();
+  EXPECT_TRUE(
+      terminal.wait_for("this shell ran under workspace-write and was ended, as the "
+                        "sandbox fails closed"))
+      << terminal.transcript();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Shell, ::testing::Values(Backend::kNatural, Backend::kLandlock),

@@ -69,5 +69,93 @@ TEST(ToolSchema, WorkdirIsTheRootOrTheCanonicalCwdAndRelativeAgainstIt) {
   EXPECT_EQ(resolve_tool_workdir("", std::nullopt, "sub"), here + "/sub");
 }
 
+// A person's answer, and what they were asked.
+class RecordingApprover final : public Approver {
+ public:
+  explicit RecordingApprover(EscalationOutcome answer) : answer_(answer) {}
+  EscalationOutcome request(const ApprovalRequest& request) override {
+    asked.push_back(request);
+    return answer_;
+  }
+  std::vector<ApprovalRequest> asked;
+
+ private:
+  EscalationOutcome answer_;
+};
+
+SandboxExecutionPolicy standing_policy(SandboxMode mode) {
+  SandboxExecutionPolicy policy;
+  policy.mode = mode;
+  policy.workspace_root = "/ws";
+  policy.session_id = "s";
+  policy.network = NetworkPolicy::kAllowList;
+  policy.network_allow.allow = {"example.com"};
+  return policy;
+}
+
+const ToolComposition kConfining{SandboxMode::kReadOnly, true, true, NetworkPolicy::kDeny};
+
+// One rule for a call and a job: a grant replaces the mode for that call only, keeping the
+// rest; the person is asked once, with the reference's reason.
+TEST(ToolCallPolicy, AGrantReplacesTheModeAndKeepsTheRest) {
+  RecordingApprover approver(EscalationOutcome::kAllowedOnce);
+  const SandboxExecutionPolicy standing = standing_policy(SandboxMode::kReadOnly);
+  const SandboxExecutionPolicy granted =
+      tool_call_policy(standing, {SandboxMode::kWorkspaceWrite, "the build writes ./out"},
+                       kConfining, {"agent", "bash", "call-1", &approver});
+  EXPECT_EQ(granted.mode, SandboxMode::kWorkspaceWrite);
+  EXPECT_EQ(granted.workspace_root, "/ws");
+  EXPECT_EQ(granted.session_id, "s");
+  EXPECT_EQ(granted.network, NetworkPolicy::kAllowList);
+  ASSERT_EQ(approver.asked.size(), 1U);
+  EXPECT_EQ(approver.asked[0].reason,
+            "escalate sandbox to workspace-write: the build writes ./out");
+  EXPECT_EQ(approver.asked[0].call_id, "call-1");
+  // Unconfined, nothing could enforce the allow-list: the process's own network.
+  const SandboxExecutionPolicy full =
+      tool_call_policy(standing, {SandboxMode::kDangerFullAccess, "why"}, kConfining,
+                       {"agent", "bash", "c", &approver});
+  EXPECT_EQ(full.mode, SandboxMode::kDangerFullAccess);
+  EXPECT_EQ(full.network, NetworkPolicy::kInherit);
+  EXPECT_TRUE(full.network_allow.allow.empty());
+}
+
+TEST(ToolCallPolicy, WithoutEscalationTheStandingPolicyHolds) {
+  RecordingApprover approver(EscalationOutcome::kAllowedOnce);
+  const SandboxExecutionPolicy standing = standing_policy(SandboxMode::kReadOnly);
+  EXPECT_EQ(tool_call_policy(standing, {}, kConfining, {"agent", "bash", "c", &approver}),
+            standing);
+  EXPECT_TRUE(approver.asked.empty());
+}
+
+TEST(ToolCallPolicy, RefusalsRunNothingAndAskNoOneWhenTheyCannot) {
+  RecordingApprover yes(EscalationOutcome::kAllowedOnce);
+  const SandboxExecutionPolicy standing = standing_policy(SandboxMode::kWorkspaceWrite);
+  const ToolCall call{"agent", "bash", "c", &yes};
+  const auto message = [&](const ToolEscalation& escalation, const ToolComposition& composition,
+                           const ToolCall& asked) -> std::string {
+    try {
+      tool_call_policy(standing, escalation, composition, asked);
+    } catch (const std::exception& error) {
+      return error.what();
+    }
+    return "granted";
+  };
+  EXPECT_EQ(message({SandboxMode::kWorkspaceWrite, std::nullopt}, kConfining, call),
+            "invalid escalation: sandbox_permissions requires a justification");
+  EXPECT_EQ(message({std::nullopt, "why"}, kConfining, call),
+            "invalid escalation: justification is only valid together with sandbox_permissions");
+  EXPECT_EQ(message({SandboxMode::kDangerFullAccess, "why"}, ToolComposition{}, call),
+            kToolNotAvailable);
+  // Not strictly wider than the standing workspace-write: no person is asked.
+  EXPECT_NE(message({SandboxMode::kWorkspaceWrite, "why"}, kConfining, call), "granted");
+  EXPECT_TRUE(yes.asked.empty());
+  RecordingApprover no(EscalationOutcome::kRejected);
+  EXPECT_NE(
+      message({SandboxMode::kDangerFullAccess, "why"}, kConfining, {"agent", "bash", "c", &no}),
+      "granted");
+  EXPECT_EQ(no.asked.size(), 1U);
+}
+
 }  // namespace
 }  // namespace dsh::sandbox::consumer

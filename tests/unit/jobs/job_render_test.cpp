@@ -76,6 +76,20 @@ TEST(JobOutput, KilledOnRequestIsKilledBeforeExit) {
             "[status: killed, killed before exit]");
 }
 
+// Ended by its session: the sentence that says why, through the outcome record and back, made
+// inert, at the margin before the status line; and in the JSON.
+TEST(JobOutput, EndedBySessionSaysWhyBeforeTheStatusLine) {
+  JobView written = view_of(outcome(status::Aborted{std::nullopt, SIGKILL}));
+  written.ended_by = "the session's mode changed to read-only\x1b";
+  JobView read = decode_outcome(encode_outcome(written));
+  EXPECT_EQ(render_job_output(read, false, kNonce),
+            "(no output)\n[sandbox: the session's mode changed to read-only\\x1b]\n"
+            "[status: killed, killed before exit]");
+  EXPECT_EQ(job_exit_status(read), 128 + SIGKILL);
+  EXPECT_EQ(job_json("h", read)["endedBySession"], "the session's mode changed to read-only\x1b");
+  EXPECT_TRUE(job_json("h", view_of(outcome(status::Exited{0})))["endedBySession"].is_null());
+}
+
 TEST(JobOutput, SpawnFailedIsKilledWithTheSpawnErrorUnderStderr) {
   EXPECT_EQ(render(outcome(status::NotStarted{exec::SpawnStage::kProgram, ENOENT, "/no/prog"})),
             "<stderr 0123456789abcdef>\n  spawn failed: spawn /no/prog ENOENT (No such file or "

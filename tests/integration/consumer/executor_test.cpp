@@ -324,5 +324,36 @@ TEST_F(ExecutorTest, AnApprovedGrantRunsABackgroundJobUnderTheGrantedMode) {
   EXPECT_EQ(service.resolve({&session, std::nullopt, std::nullopt}).mode, SandboxMode::kReadOnly);
 }
 
+// The contract's facts through the library on both backends: `ls /` and the home list; a socket
+// the network policy refuses reads as no file denial (the library's evidence names it a network
+// refusal, which only a wider network lifts); a write refusal is a denial; and the command starts
+// in its workdir (relative, against the workspace root) whichever backend confines it.
+TEST_F(ExecutorTest, ListingsSocketsAndTheWorkdirHoldOnEveryBackend) {
+  LocalSandboxConfig no_bwrap;
+  no_bwrap.bwrap_path = "/nonexistent/dsh-executor/bwrap";
+  LocalSandboxProvider landlock_alone{no_bwrap, hooks()};
+  SandboxExecutor alone{landlock_alone};
+  std::filesystem::create_directory(workspace_ + "/sub");
+  for (SandboxExecutor* executor : {&executor_, &alone}) {
+    const RunResult listed = executor->run(request({"sh", "-c", "ls / >/dev/null && ls -d ~"}));
+    EXPECT_EQ(listed.exit_code, 0) << listed.backend << ": " << listed.stderr_tail;
+    const RunResult socket = executor->run(request({"bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/9"}));
+    EXPECT_NE(socket.exit_code, 0) << socket.backend;
+    EXPECT_NE(socket.stderr_tail.find("Address family not supported by protocol"),
+              std::string::npos)
+        << socket.backend << ": " << socket.stderr_tail;
+    EXPECT_EQ(socket.stderr_tail.find("Permission denied"), std::string::npos)
+        << socket.backend << ": " << socket.stderr_tail;
+    const RunResult write = executor->run(request({"sh", "-c", "echo x > " + workspace_ + "/f"}));
+    EXPECT_TRUE(write.denied) << write.backend << ": " << write.stderr_tail;
+    EXPECT_FALSE(dsh::testing::exists(workspace_ + "/f"));
+    RunRequest in_sub = request({"pwd"});
+    in_sub.workdir = "sub";
+    const RunResult where = executor->run(in_sub);
+    EXPECT_EQ(where.stdout_tail, workspace_ + "/sub\n") << where.backend;
+  }
+  EXPECT_EQ(alone.run(request({"true"})).backend, "landlock");
+}
+
 }  // namespace
 }  // namespace dsh::sandbox

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include "fake_approver.h"
+
 namespace dsh::sandbox::consumer {
 namespace {
 
@@ -69,19 +71,7 @@ TEST(ToolSchema, WorkdirIsTheRootOrTheCanonicalCwdAndRelativeAgainstIt) {
   EXPECT_EQ(resolve_tool_workdir("", std::nullopt, "sub"), here + "/sub");
 }
 
-// A person's answer, and what they were asked.
-class RecordingApprover final : public Approver {
- public:
-  explicit RecordingApprover(EscalationOutcome answer) : answer_(answer) {}
-  EscalationOutcome request(const ApprovalRequest& request) override {
-    asked.push_back(request);
-    return answer_;
-  }
-  std::vector<ApprovalRequest> asked;
-
- private:
-  EscalationOutcome answer_;
-};
+using dsh::testing::FakeApprover;
 
 SandboxExecutionPolicy standing_policy(SandboxMode mode) {
   SandboxExecutionPolicy policy;
@@ -98,7 +88,7 @@ const ToolComposition kConfining{SandboxMode::kReadOnly, true, true, NetworkPoli
 // One rule for a call and a job: a grant replaces the mode for that call only, keeping the
 // rest; the person is asked once, with the reference's reason.
 TEST(ToolCallPolicy, AGrantReplacesTheModeAndKeepsTheRest) {
-  RecordingApprover approver(EscalationOutcome::kAllowedOnce);
+  FakeApprover approver(EscalationOutcome::kAllowedOnce);
   const SandboxExecutionPolicy standing = standing_policy(SandboxMode::kReadOnly);
   const SandboxExecutionPolicy granted =
       tool_call_policy(standing, {SandboxMode::kWorkspaceWrite, "the build writes ./out"},
@@ -107,10 +97,10 @@ TEST(ToolCallPolicy, AGrantReplacesTheModeAndKeepsTheRest) {
   EXPECT_EQ(granted.workspace_root, "/ws");
   EXPECT_EQ(granted.session_id, "s");
   EXPECT_EQ(granted.network, NetworkPolicy::kAllowList);
-  ASSERT_EQ(approver.asked.size(), 1U);
-  EXPECT_EQ(approver.asked[0].reason,
+  ASSERT_EQ(approver.requests.size(), 1U);
+  EXPECT_EQ(approver.requests[0].reason,
             "escalate sandbox to workspace-write: the build writes ./out");
-  EXPECT_EQ(approver.asked[0].call_id, "call-1");
+  EXPECT_EQ(approver.requests[0].call_id, "call-1");
   // Unconfined, nothing could enforce the allow-list: the process's own network.
   const SandboxExecutionPolicy full =
       tool_call_policy(standing, {SandboxMode::kDangerFullAccess, "why"}, kConfining,
@@ -121,15 +111,15 @@ TEST(ToolCallPolicy, AGrantReplacesTheModeAndKeepsTheRest) {
 }
 
 TEST(ToolCallPolicy, WithoutEscalationTheStandingPolicyHolds) {
-  RecordingApprover approver(EscalationOutcome::kAllowedOnce);
+  FakeApprover approver(EscalationOutcome::kAllowedOnce);
   const SandboxExecutionPolicy standing = standing_policy(SandboxMode::kReadOnly);
   EXPECT_EQ(tool_call_policy(standing, {}, kConfining, {"agent", "bash", "c", &approver}),
             standing);
-  EXPECT_TRUE(approver.asked.empty());
+  EXPECT_TRUE(approver.requests.empty());
 }
 
 TEST(ToolCallPolicy, RefusalsRunNothingAndAskNoOneWhenTheyCannot) {
-  RecordingApprover yes(EscalationOutcome::kAllowedOnce);
+  FakeApprover yes(EscalationOutcome::kAllowedOnce);
   const SandboxExecutionPolicy standing = standing_policy(SandboxMode::kWorkspaceWrite);
   const ToolCall call{"agent", "bash", "c", &yes};
   const auto message = [&](const ToolEscalation& escalation, const ToolComposition& composition,
@@ -149,12 +139,12 @@ TEST(ToolCallPolicy, RefusalsRunNothingAndAskNoOneWhenTheyCannot) {
             kToolNotAvailable);
   // Not strictly wider than the standing workspace-write: no person is asked.
   EXPECT_NE(message({SandboxMode::kWorkspaceWrite, "why"}, kConfining, call), "granted");
-  EXPECT_TRUE(yes.asked.empty());
-  RecordingApprover no(EscalationOutcome::kRejected);
+  EXPECT_TRUE(yes.requests.empty());
+  FakeApprover no(EscalationOutcome::kRejected);
   EXPECT_NE(
       message({SandboxMode::kDangerFullAccess, "why"}, kConfining, {"agent", "bash", "c", &no}),
       "granted");
-  EXPECT_EQ(no.asked.size(), 1U);
+  EXPECT_EQ(no.requests.size(), 1U);
 }
 
 }  // namespace

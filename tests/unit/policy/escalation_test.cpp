@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "fake_approver.h"
+
 namespace dsh::sandbox {
 namespace {
 
@@ -13,19 +15,7 @@ using Modes = std::vector<SandboxMode>;
 
 Modes to_vector(std::span<const SandboxMode> modes) { return {modes.begin(), modes.end()}; }
 
-// Records every question and answers with a fixed outcome.
-class FakeApprover final : public Approver {
- public:
-  explicit FakeApprover(EscalationOutcome outcome) : outcome_(outcome) {}
-  EscalationOutcome request(const ApprovalRequest& request) override {
-    requests.push_back(request);
-    return outcome_;
-  }
-  std::vector<ApprovalRequest> requests;
-
- private:
-  EscalationOutcome outcome_;
-};
+using dsh::testing::FakeApprover;
 
 EscalationRequest ask(SandboxMode mode, std::string effective = "read-only") {
   EscalationRequest request;

@@ -15,7 +15,7 @@
 #include "local/config.h"
 #include "policy/call_policy.h"
 
-namespace dsh::sandbox::cli {
+namespace dsh::sandbox::plan {
 
 struct Setup {
   LocalSandboxConfig provider;
@@ -78,8 +78,11 @@ std::vector<std::string> chosen_writable_roots(SandboxMode mode, const std::stri
 // impostor of every later call. Inside a chosen root, the caller's own choice:
 // InvalidSandboxInputError naming the root and the fix. Otherwise a refusal
 // (SandboxUnavailableError::refused) saying where to install it.
+// `program` names the running program in the messages ("dsh-sandbox", or the program linking
+// the library).
 void require_trusted_self(std::span<const std::string> chosen_roots,
-                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode);
+                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode,
+                          std::string_view program);
 
 // The provider with its runners located once. `earlier_roots`, when known: the roots earlier
 // confined runs could write (LocalSandboxHooks::earlier_writable_roots). `cache_untrusted`: the
@@ -88,4 +91,4 @@ LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
                                    std::optional<std::vector<std::string>> earlier_roots,
                                    std::span<const std::string> cache_untrusted);
 
-}  // namespace dsh::sandbox::cli
+}  // namespace dsh::sandbox::plan

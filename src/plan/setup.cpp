@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/setup.h"
+#include "plan/setup.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,7 +22,7 @@
 #include "seam/json_codec.h"
 #include "seam/trusted_file.h"
 
-namespace dsh::sandbox::cli {
+namespace dsh::sandbox::plan {
 
 namespace {
 
@@ -164,16 +164,17 @@ std::vector<std::string> chosen_writable_roots(SandboxMode mode, const std::stri
 }
 
 void require_trusted_self(std::span<const std::string> chosen_roots,
-                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode) {
+                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode,
+                          std::string_view program) {
   const std::string exe = self_executable();
   for (const std::string& root : chosen_roots) {
     if (exe.empty() || !is_beneath(exe, root)) continue;
     throw InvalidSandboxInputError(fmt::format(
         "the writable root {} of this {} call (its workspace or an --allow-write root) contains "
-        "the running dsh-sandbox {}: a confined run could replace it and later calls would run "
-        "the impostor. Pass a --workspace (and --allow-write roots) that do not contain {}, or "
-        "use --mode read-only, which makes no workspace writable",
-        text::quoted(root), wire_name(mode), text::quoted(exe), text::quoted(exe)));
+        "the running {} {}: a confined run could replace it and later calls would run the "
+        "impostor. Pass a --workspace (and --allow-write roots) that do not contain {}, or use "
+        "--mode read-only, which makes no workspace writable",
+        text::quoted(root), wire_name(mode), program, text::quoted(exe), text::quoted(exe)));
   }
   std::vector<std::string> extra(chosen_roots.begin(), chosen_roots.end());
   extra.insert(extra.end(), earlier_roots.begin(), earlier_roots.end());
@@ -181,10 +182,10 @@ void require_trusted_self(std::span<const std::string> chosen_roots,
       check_trusted_path(exe.empty() ? "/proc/self/exe" : exe, untrusted_roots("", extra));
   if (checked) return;
   throw SandboxUnavailableError::refused(
-      mode, fmt::format("the running dsh-sandbox {} cannot be trusted: {}; a confined run could "
-                        "replace it and later calls would run the impostor: install dsh-sandbox "
-                        "where no confined run can write ({})",
-                        exe, checked.error().message, trusted_path_fix()));
+      mode, fmt::format("the running {} {} cannot be trusted: {}; a confined run could replace "
+                        "it and later calls would run the impostor: install it where no confined "
+                        "run can write ({})",
+                        program, exe, checked.error().message, trusted_path_fix()));
 }
 
 LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
@@ -204,4 +205,4 @@ LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
                                      {cache_untrusted.begin(), cache_untrusted.end()}));
 }
 
-}  // namespace dsh::sandbox::cli
+}  // namespace dsh::sandbox::plan

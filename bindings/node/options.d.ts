@@ -17,7 +17,7 @@ export interface RunPolicyOptions {
   networkDeny?: string;
   /** --network-resolve: with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable) */
   networkResolve?: string[];
-  /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
+  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
   /** --timeout: deadline; the tree gets SIGTERM, then SIGKILL */
   timeout?: number;
@@ -57,7 +57,7 @@ export interface ConfinePolicyOptions {
   networkDeny?: string;
   /** --network-resolve: with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable) */
   networkResolve?: string[];
-  /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
+  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
   /** --cwd: directory the printed argv runs in, whichever backend confines it and wherever it is spawned from */
   cwd?: string;
@@ -85,7 +85,7 @@ export interface StartPolicyOptions {
   networkDeny?: string;
   /** --network-resolve: with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable) */
   networkResolve?: string[];
-  /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
+  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
   /** --session: JSONL session log: mode events and an audit line per run */
   session?: string;

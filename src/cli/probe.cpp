@@ -11,7 +11,7 @@
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "local/probe_cache.h"
-#include "plan/setup.h"
+#include "plan/config_files.h"
 #include "policy/call_policy.h"
 
 namespace dsh::sandbox::cli {

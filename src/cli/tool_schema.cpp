@@ -11,7 +11,7 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
-#include "plan/setup.h"
+#include "plan/config_files.h"
 
 namespace dsh::sandbox::cli {
 

@@ -16,6 +16,7 @@
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/policy_service.h"
 #include "dsh/sandbox/resolved_workspace.h"
+#include "plan/config_files.h"
 #include "plan/setup.h"
 #include "policy/session_watch.h"
 

@@ -24,60 +24,31 @@
 
 namespace dsh::sandbox::plan {
 
-namespace {
-
-// A config is a few keys; anything this large is not one.
-constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
-
-}  // namespace
-
 Result<Setup> parse_setup(std::string_view text) {
-  return json::parse(text, "config").and_then([](const nlohmann::json& document) {
-    return local::config_from_document(document).and_then([&document](LocalSandboxConfig provider)
-                                                              -> Result<Setup> {
-      Setup setup{std::move(provider)};
-      auto rules = local::path_rules_from_document(document);
-      if (!rules) return rules.error();
-      setup.defaults.rules = {
-          std::move(rules.value().allow_write), std::move(rules.value().deny_write),
-          std::move(rules.value().deny_read), std::move(rules.value().allow_cache)};
-      auto network = local::network_rules_from_document(document);
-      if (!network) return network.error();
-      setup.defaults.network_allow = std::move(network.value().allow);
-      setup.defaults.network_deny = std::move(network.value().deny);
-      if (!document.contains("mode")) return setup;
-      const nlohmann::json& mode = document["mode"];
-      if (!mode.is_string()) return InvalidInput{"mode must be a string", ErrorCode::kMalformed};
-      return parse_sandbox_mode(mode.get<std::string>()).transform([&setup](SandboxMode parsed) {
-        setup.defaults.mode = parsed;
-        return std::move(setup);
-      });
-    });
-  });
+  return json::parse(text, "config").and_then(parse_setup_document);
 }
 
-Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots) {
-  if (path.empty()) return {};
-  const std::string absolute = path.starts_with('/') ? path : working_directory() + "/" + path;
-  auto file = open_trusted_path(absolute, untrusted_roots, TrustedKind::kFile, true);
-  if (!file) {
-    throw InvalidSandboxInputError(fmt::format(
-        "config file \"{}\" cannot be trusted: {}; a confined run could have rewritten it to "
-        "choose the next run's mode or runner. Keep the config outside the workspace, /tmp and "
-        "$TMPDIR, in directories owned by you or root that nobody else can write",
-        path, file.error().message));
-  }
-  auto read = read_trusted_file(file.value(), kMaxConfigBytes);
-  if (!read) {
-    throw InvalidSandboxInputError(
-        fmt::format("config file \"{}\" cannot be read: {}", path, read.error().message));
-  }
-  auto setup = parse_setup(read.value());
-  if (!setup) {
-    throw InvalidSandboxInputError(
-        fmt::format("config file \"{}\": {}", path, setup.error().message));
-  }
-  return std::move(setup).value();
+Result<Setup> parse_setup_document(const nlohmann::json& document) {
+  return local::config_from_document(document).and_then(
+      [&document](LocalSandboxConfig provider) -> Result<Setup> {
+        Setup setup{std::move(provider)};
+        auto rules = local::path_rules_from_document(document);
+        if (!rules) return rules.error();
+        setup.defaults.rules = {
+            std::move(rules.value().allow_write), std::move(rules.value().deny_write),
+            std::move(rules.value().deny_read), std::move(rules.value().allow_cache)};
+        auto network = local::network_rules_from_document(document);
+        if (!network) return network.error();
+        setup.defaults.network_allow = std::move(network.value().allow);
+        setup.defaults.network_deny = std::move(network.value().deny);
+        if (!document.contains("mode")) return setup;
+        const nlohmann::json& mode = document["mode"];
+        if (!mode.is_string()) return InvalidInput{"mode must be a string", ErrorCode::kMalformed};
+        return parse_sandbox_mode(mode.get<std::string>()).transform([&setup](SandboxMode parsed) {
+          setup.defaults.mode = parsed;
+          return std::move(setup);
+        });
+      });
 }
 
 RecordedWorkspaces recorded_workspaces(std::span<const std::string> spelled_roots) {

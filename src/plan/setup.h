@@ -3,11 +3,14 @@
 // provider with the per-user verdict cache.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/policy.h"
@@ -22,16 +25,13 @@ struct Setup {
   // `mode` (read-only, the fail-safe default, when absent), allowWrite, denyWrite, denyRead,
   // allowCache, networkAllow and networkDeny: what every call gets unless it says otherwise.
   policy::CallDefaults defaults;
+  // Each key the config files set, with the file whose value won (plan/config_files.h).
+  std::map<std::string, std::string> origins;
 };
-
-// The config file holds the provider's keys and the default mode; an empty path is no file.
-// It is read and parsed once, and must pass the trust check against `untrusted_roots`
-// (InvalidSandboxInputError otherwise): a config a confined run could write would choose the
-// next run's mode and runner.
-Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots);
 
 // The config document's keys: the provider's, and the defaults of every call.
 Result<Setup> parse_setup(std::string_view text);
+Result<Setup> parse_setup_document(const nlohmann::json& document);
 
 // What the per-user record says earlier confined runs could write, or why that is unknown.
 struct RecordedWorkspaces {

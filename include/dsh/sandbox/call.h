@@ -43,8 +43,9 @@ struct CallRequest {
   std::vector<std::string> deny_write;   // read-only carve-outs inside writable roots
   std::vector<std::string> deny_read;    // unreadable in read-only and workspace-write
   std::vector<std::string> allow_cache;  // cache presets by name (npm, pip, cargo, go, ...)
-  // A config file (docs/cli.md's keys): the call's defaults (mode, path rules, network lists);
-  // empty: none. It must lie where no confined run could have written it.
+  // A config file (docs/contract.md's keys), over the system's and the user's: the call's defaults
+  // (mode, path rules, network lists); empty: none. It must lie where no confined run could have
+  // written it.
   std::string config_path;
   // A session log (SessionLog): its mode and recorded directory decide this call, and its
   // refusal is logged there; empty: none. Held to the same trust check as the config.

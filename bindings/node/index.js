@@ -192,7 +192,8 @@ function run(argv, options = {}) {
   let cwd;
   try {
     checkArgv('run', argv);
-    args = ['run', '--json-lines', ...optionArgs('run', options), '--', ...argv];
+    // --die-with-parent: if this process dies, even by SIGKILL, the CLI ends the whole tree.
+    args = ['run', '--json-lines', '--die-with-parent', ...optionArgs('run', options), '--', ...argv];
     cwd = spawnCwd(options);
   } catch (error) {
     return Promise.reject(error);

@@ -55,6 +55,7 @@ constexpr auto kBindings = std::to_array<Binding>({
     {"--verbose", "", &Options::verbose},
     {"--learn", "", &Options::learn},
     {"--no-evidence", "", &Options::no_evidence},
+    {"--die-with-parent", "", &Options::die_with_parent},
     {"argv", "", &Options::argv},
     {"handle", "", &Options::handle},
 });

@@ -51,6 +51,7 @@ struct Options {
   bool learn = false;            // run: print the narrowest policy that would have allowed it
   bool verbose = false;          // the chosen backend and why, on stderr
   bool no_evidence = false;      // no denial records (run, confine)
+  bool die_with_parent = false;  // run: SIGTERM to itself when its parent dies
   bool no_sandbox = false;       // tool-schema: the composition mounts no sandboxing executor
   bool timeout_given = false;    // the subcommand's --timeout was on the command line
 };

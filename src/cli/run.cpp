@@ -290,6 +290,13 @@ int run_call(Call& call) {
 
 }  // namespace
 
-int run(const Options& options) { return prepared_call(options, nullptr, run_call); }
+int run(const Options& options) {
+  try {
+    if (options.die_with_parent) end_with_parent();
+  } catch (const SandboxError& error) {
+    return fail(error.what(), error.code());
+  }
+  return prepared_call(options, nullptr, run_call);
+}
 
 }  // namespace dsh::sandbox::cli

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,11 @@
 #include <cerrno>
 #include <csignal>
 #include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "dsh/sandbox/errors.h"
 
 namespace dsh::sandbox::cli {
 
@@ -33,6 +39,16 @@ void on_signal(int signal) {
 }
 
 }  // namespace
+
+void end_with_parent() {
+  const pid_t parent = ::getppid();
+  if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) {
+    throw InvalidSandboxInputError(
+        fmt::format("run: --die-with-parent: the kernel refused PR_SET_PDEATHSIG: {}",
+                    std::generic_category().message(errno)));
+  }
+  if (::getppid() != parent) static_cast<void>(::raise(SIGTERM));
+}
 
 Interrupts::Interrupts() : abort_(std::make_shared<exec::AbortSignal>()) {
   caught.store(0);

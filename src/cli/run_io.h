@@ -33,6 +33,13 @@ class Interrupts {
   std::shared_ptr<exec::AbortSignal> abort_;
 };
 
+// --die-with-parent: the kernel sends run SIGTERM when the thread that started it ends
+// (PR_SET_PDEATHSIG, Linux 2.1.57), even when its process was SIGKILLed, and run ends the tree as
+// for any SIGTERM. Called before anything is spawned: a parent that dies while run asks is seen
+// by a second look at the parent's pid, and ends run before it starts anything; one that died
+// before run's main() cannot be told from a parent that is a reaper, and is not seen.
+void end_with_parent();
+
 // Writes one of run's own descriptors (1 or 2) live. Pipes and terminals are reopened through
 // /proc/self/fd with O_NONBLOCK, a file description of our own, so the caller's (shared with a
 // shell or a pipeline) keeps its flags; sockets are written with MSG_DONTWAIT. A full pipe or a

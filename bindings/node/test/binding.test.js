@@ -296,6 +296,31 @@ test('aborting ends the whole tree: the grandchild is gone and its marker never 
   assert.strictEqual(fs.existsSync(`${marker}1`), false);
 });
 
+// The harness dies by SIGKILL mid-run (nothing of it can clean up): the CLI, told by the kernel,
+// ends the whole tree. Checked from outside: no process holding the token is left, and the
+// marker the command would write after its sleep never appears.
+test('a harness killed by SIGKILL leaves no process of its run behind', async () => {
+  const token = `3.${nonce()}`;
+  const marker = path.join(workspaceRoot, `orphan-marker-${token}`);
+  const harness = spawn(process.execPath, ['-e', `
+    const { run } = require(${JSON.stringify(path.resolve(__dirname, '..'))});
+    run(['sh', '-c', 'echo ready; sleep ${token}; touch ${marker}'], {
+      mode: 'workspace-write', workspaceRoot: ${JSON.stringify(workspaceRoot)},
+      onStdout: (chunk) => { if (chunk.includes('ready')) process.stdout.write('ready\\n'); },
+    });`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve, reject) => {
+    harness.stdout.on('data', (data) => { if (String(data).includes('ready')) resolve(); });
+    harness.on('exit', () => reject(new Error('the harness ended before its run started')));
+  });
+  assert.ok(pidsWith(token).length > 0, 'the run is live before the harness dies');
+  harness.kill('SIGKILL');
+  const deadline = Date.now() + 10000;
+  while (pidsWith(token).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.deepStrictEqual(pidsWith(token), []);
+  await new Promise((r) => setTimeout(r, 3500));
+  assert.strictEqual(fs.existsSync(marker), false);
+});
+
 test('a callback that throws ends the tree and is the call\'s error', async () => {
   // Had the call waited for the command instead, the marker would be there when it returned.
   const token = `2.${nonce()}`;

@@ -71,7 +71,8 @@ def run(argv, *, binary="dsh-sandbox", on_stdout=None, on_stderr=None, cancel=No
     SandboxCancelledError (on Ctrl-C the tree is ended too, then KeyboardInterrupt goes on). Raises
     SandboxInputError for bad input, SandboxUnavailableError when the command could not be
     confined (it did not run)."""
-    args = command_line("run", argv, binary, options, extra=["--json-lines"])
+    # --die-with-parent: if this process dies, even by SIGKILL, the CLI ends the whole tree.
+    args = command_line("run", argv, binary, options, extra=["--json-lines", "--die-with-parent"])
     if cancel is not None and cancel.is_set():
         raise SandboxCancelledError("the run was cancelled before it started; nothing ran")
     try:

@@ -62,7 +62,8 @@ async def run(argv, *, binary="dsh-sandbox", on_stdout=None, on_stderr=None, **o
     """As dsh_sandbox.run, awaited: a RunResult. `on_stdout` / `on_stderr` may be plain
     functions or coroutine functions. Cancelling the task ends the whole tree, then raises
     CancelledError (with the ended run's RunResult as `dsh_result`, when there was one)."""
-    args = command_line("run", argv, binary, options, extra=["--json-lines"])
+    # --die-with-parent: if this process dies, even by SIGKILL, the CLI ends the whole tree.
+    args = command_line("run", argv, binary, options, extra=["--json-lines", "--die-with-parent"])
     try:
         child = await asyncio.create_subprocess_exec(
             *args, cwd=spawn_cwd(options), stdin=asyncio.subprocess.DEVNULL,

@@ -237,6 +237,31 @@ class RunTest(WorkspaceCase):
         time.sleep(max(0.0, started[0] + 3 - time.monotonic()))
         self.assertFalse(os.path.exists(marker))
 
+    def test_a_harness_killed_by_sigkill_leaves_no_process_of_its_run_behind(self):
+        """The harness dies by SIGKILL mid-run: the CLI, told by the kernel, ends the whole tree.
+        Checked from outside: no process holding the token is left, and the marker the command
+        would write after its sleep never appears."""
+        token = f"3.{nonce()}"
+        marker = os.path.join(self.workspace, f"orphan-marker-{token}")
+        script = (
+            "import sys, dsh_sandbox\n"
+            f"dsh_sandbox.run(['sh', '-c', 'echo ready; sleep {token}; touch {marker}'],\n"
+            f"                mode='workspace-write', workspace_root={self.workspace!r},\n"
+            "                on_stdout=lambda chunk: print('ready', flush=True) if 'ready' in chunk else None)\n")
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(dsh_sandbox.__file__)))
+        harness = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                                   text=True)
+        try:
+            self.assertEqual(harness.stdout.readline().strip(), "ready")
+            self.assertTrue(pids_with(token), "the run is live before the harness dies")
+            harness.kill()
+            harness.wait()
+        finally:
+            harness.stdout.close()
+        until("no process of the run", lambda: not pids_with(token), seconds=10)
+        time.sleep(3.5)
+        self.assertFalse(os.path.exists(marker))
+
     def test_a_callback_that_raises_ends_the_tree(self):
         # Had the call waited for the command instead, the marker would be there when it returned.
         token = f"2.{nonce()}"

@@ -151,6 +151,21 @@ TEST_P(Lifecycle, SigkillOfRunLeavesTheTreeToItsSupervisorWhichEndsIt) {
   expect_tree_gone();
 }
 
+// The process that started run dies by SIGKILL (a harness, nothing of it can clean up): with
+// --die-with-parent the kernel tells run, which ends the whole tree as for SIGTERM. (Without the
+// flag, run and its tree live on, re-parented.)
+TEST_P(Lifecycle, AParentKilledBySigkillEndsTheTreeOfARunThatAskedToDieWithIt) {
+  vector<string> argv = {"/bin/sh", "-c", "\"$@\"; true", "sh"};
+  for (const string& word : cli_argv(Run({"--die-with-parent", "-c", escapee("sleep 60")}))) {
+    argv.push_back(word);
+  }
+  testing::Started parent(argv);
+  ASSERT_TRUE(wait_until([&] { return marker_growing(); })) << "the writer never started";
+  ASSERT_EQ(::kill(parent.pid(), SIGKILL), 0);
+  static_cast<void>(parent.wait());
+  expect_tree_gone();
+}
+
 TEST_P(Lifecycle, ABrokenPipeOnRunsOutputEndsTheTree) {
   std::array<int, 2> pipe{};
   ASSERT_EQ(::pipe2(pipe.data(), O_CLOEXEC), 0);

@@ -145,6 +145,9 @@ struct LocalSandboxProvider::State {
   LocalSandboxConfig config;
   LocalSandboxHooks hooks;
   std::shared_ptr<VerdictStore> store;
+  // Why each backend of the chain was unusable when the walk found none: "bwrap (RUNNER): CAUSE
+  // (FIX); ...", for the refusal to name what is missing.
+  std::string unusable;
   std::string platform;
   std::vector<SandboxBackend> chain;
   profiles::Runners runners;
@@ -257,9 +260,14 @@ struct LocalSandboxProvider::State {
     if (chain.size() == 1 && chain.front() != SandboxBackend::kLandlock) {
       return profiles::Selection{chain.front(), std::nullopt};
     }
+    unusable.clear();
     for (const SandboxBackend backend : chain) {
       BackendReport report = probe(backend, roots);
-      if (!report.usable) continue;
+      if (!report.usable) {
+        unusable += fmt::format("{}{} ({}): {} ({})", unusable.empty() ? "" : "; ",
+                                backend_name(backend), report.runner, report.cause, report.fix);
+        continue;
+      }
       const profiles::Selection chosen = select(
           report, [this, roots] { return probe_if_in_chain(SandboxBackend::kLandlock, roots); });
       if (admit_seccomp_exec(chosen, report, roots)) return chosen;
@@ -560,7 +568,10 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   }
   s.require_trusted_chain(untrusted, policy.mode);
   const std::optional<profiles::Selection> selection = s.verdict(policy, untrusted);
-  if (!selection) throw SandboxUnavailableError(policy.mode);
+  if (!selection) {
+    if (s.unusable.empty()) throw SandboxUnavailableError(policy.mode);
+    throw SandboxUnavailableError::no_usable_backend(policy.mode, s.unusable);
+  }
   s.refuse_unsupported(*selection, policy, plan, request);
   s.require_trusted_runners(*selection, policy, untrusted);
   // Only Seatbelt matches resolved paths; the others take the root as resolved above.

@@ -16,10 +16,15 @@ std::string locate_bwrap(const std::string& configured) {
 }
 
 std::string launcher_beside_self() {
+  const std::string name(profiles::landlock_run_spec().installed_name);
   const std::string path = self_executable();
-  if (path.empty()) return {};
-  return path.substr(0, path.rfind('/') + 1) +
-         std::string(profiles::landlock_run_spec().installed_name);
+  std::string beside = path.empty() ? std::string() : path.substr(0, path.rfind('/') + 1) + name;
+  // A program linked against the installed library (not the CLI) has none beside it: the
+  // package's own, where it installs its programs. Beside the program stays the answer when
+  // neither exists, so the refusal names the place the CLI's copy belongs.
+  if (beside.empty() || ::access(beside.c_str(), X_OK) == 0) return beside;
+  const std::string installed = std::string(DSH_INSTALL_BINDIR) + "/" + name;
+  return ::access(installed.c_str(), X_OK) == 0 ? installed : beside;
 }
 
 profiles::Runners locate_runners(const LocalSandboxConfig& config, const LocalSandboxHooks& hooks) {

@@ -45,4 +45,13 @@ SandboxUnavailableError SandboxUnavailableError::refused(ConfinedSandboxMode mod
   return {mode, std::move(reason), message};
 }
 
+SandboxUnavailableError SandboxUnavailableError::no_usable_backend(ConfinedSandboxMode mode,
+                                                                   std::string_view why) {
+  SandboxUnavailableError error(
+      mode, std::string(),
+      fmt::format("{} Why: {}", sandbox_unavailable_message(mode, std::nullopt), why));
+  error.refusal_.reset();
+  return error;
+}
+
 }  // namespace dsh::sandbox

@@ -83,6 +83,11 @@ ConfinedArgv SandboxProvider::confine(std::span<const std::string> argv,
   return confine(ConfineRequest{argv, policy, {}, false});
 }
 
+ConfinedArgv SandboxProvider::confine(std::initializer_list<std::string> argv,
+                                      const SandboxPolicy& policy) {
+  return confine(std::span<const std::string>(argv.begin(), argv.size()), policy);
+}
+
 ConfinedArgv SandboxProvider::confine(const ConfineRequest& request) {
   const std::span<const std::string> argv = request.argv;
   const SandboxPolicy& policy = request.policy;

@@ -45,6 +45,9 @@ class SandboxUnavailableError final : public SandboxError {
   // Refused before anything ran: the backend cannot honour this call (`reason` says why and
   // what to do). Not a runner failure: detail() is empty.
   static SandboxUnavailableError refused(ConfinedSandboxMode mode, std::string reason);
+  // The reference's no-backend error, followed by why each backend of the chain is unusable and
+  // its fix (`why`), so the message names what is missing.
+  static SandboxUnavailableError no_usable_backend(ConfinedSandboxMode mode, std::string_view why);
 
   ConfinedSandboxMode mode() const noexcept { return mode_; }
   // The runner's failure line (or spawn error) when the runner itself failed.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,6 +53,8 @@ class SandboxProvider {
   // Backend failures (SandboxUnavailableError) propagate unchanged.
   // The same as confine({argv, policy}): no workdir, no status channels.
   ConfinedArgv confine(std::span<const std::string> argv, const SandboxPolicy& policy);
+  // The same for an argv written in place: confine({"ls", "-l"}, policy).
+  ConfinedArgv confine(std::initializer_list<std::string> argv, const SandboxPolicy& policy);
 
   // The argv returned is exactly the argv to spawn: nobody edits it afterwards. Also validates
   // the workdir (absolute, no NUL byte) and checks that the answer names only the status channels

@@ -261,6 +261,8 @@ TEST_F(Selection, CliUnderSeccompThatForbidsNamespacesFallsToLandlockAndSaysWhy)
 
 // --- 3. nothing usable: SANDBOX_UNAVAILABLE, nothing runs ------------------------------------
 
+// The refusal names what is missing, so a library caller is not told to install a bubblewrap
+// that is installed.
 TEST_F(Selection, LibraryThrowsSandboxUnavailableWhenNeitherBackendWorks) {
   sandbox::LocalSandboxConfig config;
   config.bwrap_path = missing_bwrap_path();
@@ -278,7 +280,17 @@ TEST_F(Selection, LibraryThrowsSandboxUnavailableWhenNeitherBackendWorks) {
       EXPECT_EQ(error.code(), sandbox::SANDBOX_UNAVAILABLE);
       EXPECT_EQ(error.mode(), mode);
       EXPECT_FALSE(error.detail().has_value());
-      EXPECT_EQ(std::string(error.what()), sandbox::sandbox_unavailable_message(mode, {}));
+      // The reference's message, then what is missing: each runner by path, with its fix.
+      const std::string what = error.what();
+      EXPECT_EQ(what.rfind(sandbox::sandbox_unavailable_message(mode, {}) + " Why: bwrap (" +
+                               missing_bwrap_path() + "): ",
+                           0),
+                0U)
+          << what;
+      EXPECT_NE(what.find("; landlock (" + hooks.launcher_path + "): "), std::string::npos) << what;
+      EXPECT_NE(what.find("(install bubblewrap: sudo apt-get install -y bubblewrap)"),
+                std::string::npos)
+          << what;
     }
   }
   EXPECT_EQ(provider.probes_run(), 2);  // the unavailable verdict is cached too

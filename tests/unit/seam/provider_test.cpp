@@ -54,6 +54,12 @@ TEST(SandboxProviderConfine, ReturnsTheBackendsWrapWithItsFacts) {
   EXPECT_EQ(provider.calls, 1);
 }
 
+TEST(SandboxProviderConfine, AnArgvWrittenInPlaceIsConfinedAsAVectorIs) {
+  FakeProvider provider(runner_wrap);
+  const ConfinedArgv confined = provider.confine({"ls", "-l"}, kReadOnly);
+  EXPECT_EQ(confined.argv, (Argv{"/usr/bin/runner", "--ro", "/", "--", "ls", "-l"}));
+}
+
 TEST(SandboxProviderConfine, BackendReceivesTheExactArgvAndPolicy) {
   dsh::testing::TempDir workspace;
   const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, workspace.path(), "s-1"};

@@ -6,6 +6,7 @@
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
 #include "dsh/sandbox/roots.h"
+#include "exec/exec.h"
 
 namespace dsh::sandbox::consumer {
 
@@ -24,6 +25,18 @@ constexpr std::string_view kDescription =
 constexpr std::string_view kNetworkNote =
     " The command has no network access beyond what the sandbox's network policy allows; a "
     "connection it refuses is a policy denial too, and a wider sandbox mode does not open it.";
+
+// The bounds `dsh-sandbox run --timeout` enforces, so a value the schema admits is never refused
+// by the CLI a harness hands it to.
+json timeout_property() {
+  return {{"type", "number"},
+          {"exclusiveMinimum", 0},
+          {"maximum", exec::kMaxDeadlineMs},
+          {"default", exec::kDefaultTimeoutMs},
+          {"description",
+           "Foreground timeout in milliseconds: 120000 (2 minutes) unless given, at most "
+           "31536000000 (365 days)."}};
+}
 
 json pairing_texts() {
   json texts = json::array();
@@ -51,10 +64,7 @@ Result<json> bash_tool_definition(const ToolComposition& composition) {
       {"command", {{"type", "string"}, {"description", "The bash command to run."}}},
       {"description",
        {{"type", "string"}, {"description", "What the command does, in a few words."}}},
-      {"timeoutMs",
-       {{"type", "number"},
-        {"exclusiveMinimum", 0},
-        {"description", "Foreground timeout in milliseconds."}}},
+      {"timeoutMs", timeout_property()},
       {"workdir",
        {{"type", "string"},
         {"description",

@@ -53,8 +53,8 @@ OPTIONS = {
         "timeout": {
             "flag": "--timeout",
             "kind": "value",
-            "type": "number",
-            "help": "deadline; the tree gets SIGTERM, then SIGKILL"
+            "type": "duration",
+            "help": "deadline: seconds, or a number with s, m, h or d (90, 1.5, 30m, 2h), at most 365d, or none; then the tree gets SIGTERM, then SIGKILL, and one 'dsh-sandbox:' line (--json: timedOut) says so"
         },
         "session": {
             "flag": "--session",
@@ -253,6 +253,12 @@ OPTIONS = {
             "kind": "value",
             "type": "string",
             "help": "JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath)"
+        },
+        "timeout": {
+            "flag": "--timeout",
+            "kind": "value",
+            "type": "duration",
+            "help": "deadline: seconds, or a number with s, m, h or d (90, 1.5, 30m, 2h), at most 365d, or none; then the tree gets SIGTERM, then SIGKILL, and one 'dsh-sandbox:' line (--json: timedOut) says so"
         },
         "session": {
             "flag": "--session",

@@ -59,15 +59,35 @@ TEST(Habits, JsonErrorsOnlyWhenAskedBeforeTheSeparator) {
   EXPECT_EQ(object["error"]["message"], "bad");
 }
 
-TEST(Invocation, TimeoutAboveTheMaximumIsAnErrorNamingIt) {
+TEST(Invocation, TimeoutTakesAnyDurationUpToAYearOrNone) {
   Options options;
   options.argv = {"true"};
-  options.timeout_seconds = 601;
-  const auto run = run_invocation(options);
-  ASSERT_FALSE(run.has_value());
-  EXPECT_NE(run.error().message.find("at most 600 seconds"), std::string::npos);
-  options.timeout_seconds = 600;
-  EXPECT_TRUE(run_invocation(options).has_value());
+  EXPECT_EQ(run_invocation(options).value().timeout_ms, 120'000);  // run's default
+  for (const auto& [given, ms] :
+       std::vector<std::pair<std::string, double>>{{"601", 601'000},
+                                                   {"1.5", 1'500},
+                                                   {"90s", 90'000},
+                                                   {"30m", 1'800'000},
+                                                   {"2h", 7'200'000},
+                                                   {"365d", 365.0 * 86'400'000}}) {
+    options.timeout = given;
+    const auto run = run_invocation(options);
+    ASSERT_TRUE(run.has_value()) << given;
+    EXPECT_EQ(run.value().timeout_ms, ms) << given;
+  }
+  options.timeout = "none";
+  EXPECT_EQ(run_invocation(options).value().timeout_ms, std::nullopt);
+  // Above the maximum is an error naming the bound, never a silent cap; so is what no person
+  // writes for a duration.
+  for (const std::string bad :
+       {"366d", "0", "-1", "inf", "nan", "0x10", " 5", "5 ", "1e3", "2w", ".", "1.2.3", "m", ""}) {
+    options.timeout = bad;
+    if (bad.empty()) continue;  // empty is "not given"
+    const auto run = run_invocation(options);
+    ASSERT_FALSE(run.has_value()) << bad;
+    EXPECT_NE(run.error().message.find("--timeout"), std::string::npos) << bad;
+    EXPECT_NE(run.error().message.find("at most 365d"), std::string::npos) << bad;
+  }
 }
 
 TEST(Invocation, EnvNamesAreChecked) {

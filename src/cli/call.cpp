@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "cli/habits.h"
 #include "cli/output.h"
 #include "consumer/tool_schema.h"
 #include "dsh/sandbox/roots.h"
@@ -112,7 +113,7 @@ int prepared_call(Options options, const std::function<void(Options&)>& before,
     return body(call);
   } catch (const SandboxError& error) {
     audit_refusal(call.context ? &*call.context : nullptr, call.run.argv, call.audited_mode, error);
-    return fail(error.what(), error.code());
+    return fail(flag_named(error.what(), call.options), error.code());
   }
 }
 

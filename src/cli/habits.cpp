@@ -7,6 +7,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <filesystem>
 
 #include "base/text.h"
 #include "cli/option_table.h"
@@ -104,6 +107,36 @@ std::optional<std::string> unknown_value(const std::vector<std::string>& args) {
     if (auto error = value_error(name, *value, *values)) return error;
   }
   return std::nullopt;
+}
+
+std::string flag_named(std::string_view message, const Options& options) {
+  struct Field {
+    std::string_view field;
+    std::string_view flag;
+    const std::vector<std::string>* values;
+  };
+  const std::array<Field, 3> fields = {{{"allow_write", "--allow-write", &options.allow_write},
+                                        {"deny_write", "--deny-write", &options.deny_write},
+                                        {"deny_read", "--deny-read", &options.deny_read}}};
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): one thread here
+  for (const Field& field : fields) {
+    const std::string prefix = std::string(field.field) + " entry ";
+    if (!message.starts_with(prefix)) continue;
+    const std::string_view rest = message.substr(prefix.size());
+    for (std::string value : *field.values) {
+      const bool lift = value.starts_with('!');
+      if (lift) value.erase(0, 1);
+      if (value.starts_with("~/") && home != nullptr) value = home + value.substr(1);
+      std::filesystem::path path(value);
+      if (path.is_relative()) path = std::filesystem::current_path() / path;
+      const std::string absolute = (lift ? "!" : "") + path.lexically_normal().string();
+      if (rest.starts_with(text::quoted(absolute) + " ") ||
+          rest.starts_with(text::quoted(absolute) + ":")) {
+        return std::string(field.flag) + " " + std::string(rest);
+      }
+    }
+  }
+  return std::string(message);
 }
 
 std::string version_text() {

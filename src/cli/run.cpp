@@ -22,6 +22,7 @@
 #include "base/text.h"
 #include "cli/call.h"
 #include "cli/commands.h"
+#include "cli/habits.h"
 #include "cli/output.h"
 #include "cli/run_io.h"
 #include "cli/run_retry.h"
@@ -245,14 +246,14 @@ void mark_denial(const RunInvocation& run, const RunOutcome& outcome) {
 // The command did not run: 125 and one line, plus the machine-readable forms when asked for.
 // runnerFailed only when a runner ran and failed; a refusal before anything ran (the caller's
 // choice, a backend that cannot honour the call) says so in `refusal` instead.
-int not_run(const RunInvocation& run, const RunSpec& spec, const SandboxError& error,
-            int interrupted) {
+int not_run(const Options& options, const RunInvocation& run, const RunSpec& spec,
+            const SandboxError& error, int interrupted) {
   if (run.agent) fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
   if (run.json || run.json_lines) {
     print_not_run(run, spec, error, interrupted);
     set_json_errors(false);  // the result object says it already
   }
-  return fail(error.what(), error.code());
+  return fail(flag_named(error.what(), options), error.code());
 }
 
 // A runner failure as the seam's error, for the refusal's audit line and its message.
@@ -314,13 +315,13 @@ int run_call(Call& call) {
     refused = error;  // the provider refused: no usable backend, or a runner it cannot trust
   } catch (const InvalidSandboxInputError& error) {
     audit_refusal(&*call.context, run.argv, spec.policy.mode, error);  // the caller's own choice
-    return not_run(run, spec, error, interrupts.signal());
+    return not_run(call.options, run, spec, error, interrupts.signal());
   }
   if (refused) {
     // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
     provider.invalidate_verdict();
     audit_refusal(&*call.context, run.argv, spec.policy.mode, *refused);
-    return not_run(run, spec, *refused, interrupts.signal());
+    return not_run(call.options, run, spec, *refused, interrupts.signal());
   }
   const int interrupted = interrupts.signal();
   report(run, spec, outcome, interrupted, policy_view);

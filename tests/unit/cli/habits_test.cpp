@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 #include <CLI/CLI.hpp>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/invocation.h"
@@ -47,6 +49,23 @@ TEST(Habits, KnownFlagsValuesAndWordsAfterTheSeparatorPass) {
 TEST(Habits, ClosestNameOnlyForTypos) {
   EXPECT_EQ(closest_name("--modee", {"--mode", "--workspace"}), "--mode");
   EXPECT_EQ(closest_name("--zzzzzz", {"--mode", "--json"}), std::nullopt);
+}
+
+// A policy error names the flag when its entry is a value of that flag, made absolute; an entry
+// the flags did not give (the config's) keeps the library's field name.
+TEST(Habits, PolicyErrorsNameTheFlagTheValueCameFrom) {
+  Options options;
+  options.deny_read = {"/srv/a/../b"};
+  options.allow_write = {"out"};
+  const std::string cwd = std::filesystem::current_path().string();
+  EXPECT_EQ(flag_named("deny_read entry \"/srv/b\" contains the workspace", options),
+            "--deny-read \"/srv/b\" contains the workspace");
+  EXPECT_EQ(
+      flag_named("allow_write entry \"" + cwd + "/out\" is not an existing directory", options),
+      "--allow-write \"" + cwd + "/out\" is not an existing directory");
+  EXPECT_EQ(flag_named("deny_read entry \"/etc\" contains the workspace", options),
+            "deny_read entry \"/etc\" contains the workspace");
+  EXPECT_EQ(flag_named("something else", options), "something else");
 }
 
 TEST(Habits, JsonErrorsOnlyWhenAskedBeforeTheSeparator) {

@@ -54,6 +54,14 @@ def man_page(name, page, version):
     return "\n".join(out) + "\n"
 
 
+# The job handles `dsh-sandbox job-list` prints (its first column), from the program being completed.
+BASH_JOBS = """COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" job-list 2>/dev/null | cut -d' ' -f1)" -- "$cur"))"""
+
+
+def handle_commands(page):
+    return [c["name"] for c in page["commands"] if c.get("positional", {}).get("name") == "handle"]
+
+
 def bash_completion(page):
     commands = " ".join(c["name"] for c in page["commands"])
     cases = []
@@ -62,8 +70,10 @@ def bash_completion(page):
         cases.append(f'    {command["name"]}) opts="{flags} --help" ;;')
     values = []
     for option in page["options"]:
-        if "values" in option:
-            values.append(f'    {option["name"]}) COMPREPLY=($(compgen -W "{" ".join(option["values"])}" -- "$cur")); return ;;')
+        # "suggest": names offered (the cache presets), not the only values the option takes.
+        listed = option.get("values", option.get("suggest"))
+        if listed:
+            values.append(f'    {option["name"]}) COMPREPLY=($(compgen -W "{" ".join(listed)}" -- "$cur")); return ;;')
         elif option.get("arg") in ("DIR", "FILE"):
             flag = "-d" if option["arg"] == "DIR" else "-f"
             values.append(f'    {option["name"]}) COMPREPLY=($(compgen {flag} -- "$cur")); return ;;')
@@ -84,6 +94,9 @@ _dsh_sandbox() {{
     return
   fi
   case "$command" in
+    {"|".join(handle_commands(page))}) [[ "$cur" == -* ]] || {{ {BASH_JOBS}; return; }} ;;
+  esac
+  case "$command" in
 {chr(10).join(cases)}
   esac
   COMPREPLY=($(compgen -W "$opts" -- "$cur"))
@@ -95,8 +108,9 @@ complete -F _dsh_sandbox dsh-sandbox
 def zsh_completion(page):
     def spec(option):
         text = option["help"].replace("'", "'\\''").replace("[", "(").replace("]", ")").replace(":", " ")
-        if "values" in option:
-            return f"'{option['name']}[{text}]:{option['arg'].lower()}:({' '.join(option['values'])})'"
+        listed = option.get("values", option.get("suggest"))
+        if listed:
+            return f"'{option['name']}[{text}]:{option['arg'].lower()}:({' '.join(listed)})'"
         if option.get("arg") == "DIR":
             return f"'{option['name']}[{text}]:directory:_files -/'"
         if option.get("arg") == "FILE":
@@ -105,13 +119,19 @@ def zsh_completion(page):
             return f"'{option['name']}[{text}]:{option['arg'].lower()}:'"
         return f"'{option['name']}[{text}]'"
 
-    functions = []
+    functions = ["""_dsh_sandbox_jobs() {
+  local -a handles
+  handles=(${(f)"$($_dsh_sandbox_program job-list 2>/dev/null | cut -d' ' -f1)"})
+  _describe handle handles
+}"""]
     for command in page["commands"]:
         specs = " \\\n    ".join(spec(o) for o in page["options"] if command["name"] in o["commands"])
+        rest = ("':handle:_dsh_sandbox_jobs'" if command["name"] in handle_commands(page)
+                else "'*::command:_normal'")
         functions.append(f"""_dsh_sandbox_{command['name']}() {{
   _arguments -s \\
     {specs} \\
-    '*::command:_normal'
+    {rest}
 }}""")
     names = " ".join(f"'{c['name']}:{c['help'].replace(':', ' ')}'" for c in page["commands"])
     return f"""#compdef dsh-sandbox
@@ -125,7 +145,7 @@ _dsh_sandbox() {{
     _describe command commands
     return
   fi
-  local command=$words[2]
+  local command=$words[2] _dsh_sandbox_program=$words[1]
   shift words; (( CURRENT-- ))
   (( $+functions[_dsh_sandbox_$command] )) && _dsh_sandbox_$command
 }}

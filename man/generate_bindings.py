@@ -29,7 +29,8 @@ def value_type(option):
         return "network" if any(v.endswith(":") for v in option["values"]) else "choice"
     if "arg" not in option:
         return "boolean"
-    return {"SECONDS": "number", "N": "count", "SIZE": "size"}.get(option["arg"], "string")
+    return {"SECONDS": "number", "N": "count", "SIZE": "size", "DURATION": "duration"}.get(
+        option["arg"], "string")
 
 
 def snake(name):
@@ -67,7 +68,7 @@ module.exports = {body};
 
 def ts_type(entry):
     base = {"boolean": "boolean", "number": "number", "count": "number | 'unlimited'",
-            "size": "number | string", "string": "string", "network": "NetworkPolicy"}
+            "size": "number | string", "duration": "number | string", "string": "string", "network": "NetworkPolicy"}
     if entry["type"] == "choice":
         return " | ".join(f"'{v}'" for v in entry["values"])
     if entry["kind"] == "repeatable":

@@ -19,8 +19,8 @@ export interface RunPolicyOptions {
   networkResolve?: string[];
   /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
-  /** --timeout: deadline; the tree gets SIGTERM, then SIGKILL */
-  timeout?: number;
+  /** --timeout: deadline: seconds, or a number with s, m, h or d (90, 1.5, 30m, 2h), at most 365d, or none; then the tree gets SIGTERM, then SIGKILL, and one 'dsh-sandbox:' line (--json: timedOut) says so */
+  timeout?: number | string;
   /** --session: JSONL session log: mode events and an audit line per run */
   session?: string;
   /** --workdir: where the command (or the shell) starts; a relative DIR is resolved against the workspace root, never against the current directory */
@@ -87,6 +87,8 @@ export interface StartPolicyOptions {
   networkResolve?: string[];
   /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
+  /** --timeout: deadline: seconds, or a number with s, m, h or d (90, 1.5, 30m, 2h), at most 365d, or none; then the tree gets SIGTERM, then SIGKILL, and one 'dsh-sandbox:' line (--json: timedOut) says so */
+  timeout?: number | string;
   /** --session: JSONL session log: mode events and an audit line per run */
   session?: string;
   /** --workdir: where the command (or the shell) starts; a relative DIR is resolved against the workspace root, never against the current directory */

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/text.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -113,5 +115,38 @@ std::string inert(std::string_view text) { return make_inert(text, false); }
 std::string inert_lines(std::string_view text) { return make_inert(text, true); }
 
 std::string_view first_line(std::string_view text) { return text.substr(0, text.find('\n')); }
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> closest(std::string_view given, const std::vector<std::string>& known) {
+  std::optional<std::string> best;
+  std::size_t best_distance = 0;
+  for (const std::string& name : known) {
+    const std::size_t distance = edit_distance(given, name);
+    if (!best || distance < best_distance) {
+      best = name;
+      best_distance = distance;
+    }
+  }
+  if (best && best_distance * 3 <= std::max<std::size_t>(given.size(), 3)) return best;
+  return std::nullopt;
+}
 
 }  // namespace dsh::sandbox::text

@@ -2,8 +2,10 @@
 // Small text helpers: messages that show a caller's input, and matching.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dsh::sandbox::text {
 
@@ -33,6 +35,10 @@ std::string inert(std::string_view text);
 // stay as they are and a backslash stays single (the output reads as printed); every other
 // control byte or code point is escaped as by inert().
 std::string inert_lines(std::string_view text);
+
+// The closest of `known` to `given` by edit distance, when it is close enough to be a typo: at
+// most a third of the name changed (two letters swapped count as two). "did you mean" advice.
+std::optional<std::string> closest(std::string_view given, const std::vector<std::string>& known);
 
 // Everything before the first "\n" (all of `text` when it has none).
 std::string_view first_line(std::string_view text);

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "cli/habits.h"
 #include "cli/output.h"
 
 namespace dsh::sandbox::cli {
@@ -34,7 +35,8 @@ int prepared_call(Options options, const std::function<void(Options&)>& before,
     call.plan = plan::plan_call(call_request(call.options, call.run), held_to_session);
     call.audited_mode = call.plan->policy.mode;
   } catch (const SandboxError& error) {
-    return fail(error.what(), error.code());  // plan_call logged it once the session was known
+    // plan_call logged it once the session was known.
+    return fail(flag_named(error.what(), call.options), error.code());
   }
   try {
     return body(call);
@@ -42,7 +44,7 @@ int prepared_call(Options options, const std::function<void(Options&)>& before,
     const plan::CallPlan& plan = *call.plan;
     plan::audit_refusal(plan.session, call.run.argv, call.audited_mode, plan.workspace.path(),
                         error);
-    return fail(error.what(), error.code());
+    return fail(flag_named(error.what(), call.options), error.code());
   }
 }
 

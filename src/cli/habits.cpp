@@ -3,29 +3,21 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <numeric>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+
+#include "base/text.h"
+#include "cli/option_table.h"
 #include "cli/version.h"
 
 namespace dsh::sandbox::cli {
 
 namespace {
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 // Every spelling of every option of `command`, with whether it takes a value.
 std::vector<std::pair<std::string, bool>> option_names(const CLI::App& command) {
@@ -42,7 +34,110 @@ std::vector<std::pair<std::string, bool>> option_names(const CLI::App& command) 
   return names;
 }
 
+// "unknown command rn; did you mean run?" for a first word that names no subcommand.
+std::string unknown_command(const CLI::App& app, const std::string& word) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  std::string message = "unknown command " + text::quoted(word);
+  if (const auto suggestion = text::closest(word, names)) {
+    message += "; did you mean " + *suggestion + "?";
+  }
+  return message;
+}
+
+// The table's values of option `name`, when it lists them: "read-only workspace-write ...".
+std::optional<std::vector<std::string>> listed_values(std::string_view name) {
+  for (const TableOption& row : table_options()) {
+    if (row.name != name || row.values.empty()) continue;
+    std::vector<std::string> values;
+    std::string_view rest = row.values;
+    while (!rest.empty()) {
+      const std::size_t end = rest.find(' ');
+      values.emplace_back(rest.substr(0, end));
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    }
+    return values;
+  }
+  return std::nullopt;
+}
+
+// Whether an option of the table takes a value (the word after it is that value).
+bool takes_value(std::string_view name) {
+  const auto rows = table_options();
+  return std::any_of(rows.begin(), rows.end(),
+                     [&](const TableOption& row) { return row.name == name && !row.arg.empty(); });
+}
+
+// `value` against `values`; a listed value ending in ':' ("allow:") admits every value it begins.
+std::optional<std::string> value_error(const std::string& name, const std::string& value,
+                                       const std::vector<std::string>& values) {
+  for (const std::string& listed : values) {
+    if (listed.ends_with(':') ? value.starts_with(listed) : value == listed) return std::nullopt;
+  }
+  std::vector<std::string> shown;
+  shown.reserve(values.size());
+  for (const std::string& listed : values) {
+    shown.push_back(listed.ends_with(':') ? listed + "LIST" : listed);
+  }
+  std::string message =
+      fmt::format("{} {}: expected {}", name, text::quoted(value), fmt::join(shown, ", "));
+  if (const auto suggestion = text::closest(value, shown)) {
+    message += "; did you mean " + name + " " + *suggestion + "?";
+  }
+  return message;
+}
+
 }  // namespace
+
+std::optional<std::string> unknown_value(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;
+    const std::size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    if (!name.starts_with('-') || !takes_value(name)) continue;
+    std::optional<std::string> value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size() && args[i + 1] != "--") {
+      value = args[++i];
+    }
+    const auto values = listed_values(name);
+    if (!value || !values) continue;
+    if (auto error = value_error(name, *value, *values)) return error;
+  }
+  return std::nullopt;
+}
+
+std::string flag_named(std::string_view message, const Options& options) {
+  struct Field {
+    std::string_view field;
+    std::string_view flag;
+    const std::vector<std::string>* values;
+  };
+  const std::array<Field, 3> fields = {{{"allow_write", "--allow-write", &options.allow_write},
+                                        {"deny_write", "--deny-write", &options.deny_write},
+                                        {"deny_read", "--deny-read", &options.deny_read}}};
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): one thread here
+  for (const Field& field : fields) {
+    const std::string prefix = std::string(field.field) + " entry ";
+    if (!message.starts_with(prefix)) continue;
+    const std::string_view rest = message.substr(prefix.size());
+    for (std::string value : *field.values) {
+      const bool lift = value.starts_with('!');
+      if (lift) value.erase(0, 1);
+      if (value.starts_with("~/") && home != nullptr) value = home + value.substr(1);
+      std::filesystem::path path(value);
+      if (path.is_relative()) path = std::filesystem::current_path() / path;
+      const std::string absolute = (lift ? "!" : "") + path.lexically_normal().string();
+      if (rest.starts_with(text::quoted(absolute) + " ") ||
+          rest.starts_with(text::quoted(absolute) + ":")) {
+        return std::string(field.flag) + " " + std::string(rest);
+      }
+    }
+  }
+  return std::string(message);
+}
 
 std::string version_text() {
   std::string text = std::string("dsh-sandbox ") + kVersion;
@@ -65,18 +160,7 @@ std::string help_footer() {
 
 std::optional<std::string> closest_name(std::string_view given,
                                         const std::vector<std::string>& known) {
-  std::optional<std::string> best;
-  std::size_t best_distance = 0;
-  for (const std::string& name : known) {
-    const std::size_t distance = edit_distance(given, name);
-    if (!best || distance < best_distance) {
-      best = name;
-      best_distance = distance;
-    }
-  }
-  // A typo: at most a third of the name changed (two letters swapped count as two).
-  if (best && best_distance * 3 <= std::max<std::size_t>(given.size(), 3)) return best;
-  return std::nullopt;
+  return text::closest(given, known);
 }
 
 std::optional<std::string> unknown_flag(const CLI::App& app, const std::vector<std::string>& args) {
@@ -89,7 +173,7 @@ std::optional<std::string> unknown_flag(const CLI::App& app, const std::vector<s
         for (const CLI::App* sub : app.get_subcommands({})) {
           if (sub->get_name() == arg) command = sub;
         }
-        if (command == &app) return std::nullopt;  // CLI11 names an unknown command itself
+        if (command == &app) return unknown_command(app, arg);
       }
       continue;
     }

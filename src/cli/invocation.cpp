@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/invocation.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "seam/network_entry.h"
 
 namespace dsh::sandbox::cli {
@@ -78,13 +82,47 @@ Result<void> network_options(const Options& options, PolicyOptions& policy) {
   return {};
 }
 
-// Above the maximum is an error, never a silent cap: the caller asked for more than it gets.
-Result<void> check_timeout(double seconds) {
-  const double max_seconds = exec::kMaxTimeoutMs / 1000;
-  if (seconds > 0 && seconds <= max_seconds) return {};
-  return InvalidInput{fmt::format("run: --timeout {}: expected more than 0 and at most {} seconds",
-                                  seconds, max_seconds)};
+// Digits with at most one '.', nothing else: strtod would also take "inf", "nan", hex and
+// leading blanks, none of which is a duration a person writes.
+std::optional<double> plain_number(std::string_view digits) {
+  const bool shaped = !digits.empty() &&
+                      digits.find_first_not_of("0123456789.") == std::string_view::npos &&
+                      std::count(digits.begin(), digits.end(), '.') <= 1 && digits != ".";
+  if (!shaped || digits.size() > 20) return std::nullopt;
+  return std::stod(std::string(digits));
 }
+
+}  // namespace
+
+Result<std::optional<double>> parse_duration_ms(std::string_view given) {
+  using Deadline = std::optional<double>;
+  if (given == "none") return Deadline(std::nullopt);
+  struct Unit {
+    char suffix;
+    double ms;
+  };
+  static constexpr std::array<Unit, 4> kUnits = {
+      {{'s', 1'000}, {'m', 60'000}, {'h', 3'600'000}, {'d', 86'400'000}}};
+  double scale = 1'000;  // a bare number is seconds, as --timeout always took it
+  std::string_view digits = given;
+  for (const Unit& unit : kUnits) {
+    if (!given.empty() && given.back() == unit.suffix) {
+      scale = unit.ms;
+      digits = given.substr(0, given.size() - 1);
+    }
+  }
+  const std::optional<double> number = plain_number(digits);
+  // Above the maximum is an error, never a silent cap: the caller asked for more than it gets.
+  if (number && *number > 0 && *number * scale <= exec::kMaxDeadlineMs) {
+    return Deadline(std::ceil(*number * scale));
+  }
+  return InvalidInput{fmt::format(
+      "--timeout {}: expected a duration above 0 and at most 365d, in seconds (90, 1.5) or with "
+      "s, m, h or d (30m, 2h), or none for no deadline",
+      text::quoted(given))};
+}
+
+namespace {
 
 // Variable names as the environment spells them: no '=', no NUL, not empty.
 Result<void> check_env_names(const std::vector<std::string>& names, std::string_view option) {
@@ -146,7 +184,6 @@ Result<RunInvocation> run_invocation(const Options& options) {
   run.workdir = options.workdir;
   run.json = options.json;
   run.agent = options.format == "agent";
-  run.timeout_ms = options.timeout_seconds * 1000;
   run.json_lines = options.json_lines;
   run.verbose = options.verbose;
   run.env_pass = options.env_pass;
@@ -165,7 +202,11 @@ Result<RunInvocation> run_invocation(const Options& options) {
         "one of them"};
   }
   return check_format(options.format)
-      .and_then([&] { return check_timeout(options.timeout_seconds); })
+      .and_then([&] {
+        return options.timeout.empty() ? Result<std::optional<double>>(exec::kDefaultTimeoutMs)
+                                       : parse_duration_ms(options.timeout);
+      })
+      .transform([&](std::optional<double> deadline) { run.timeout_ms = deadline; })
       .and_then([&] { return check_env_names(options.env_pass, "--env"); })
       .and_then([&] { return check_env_names(options.env_unset, "--unset-env"); })
       .and_then([&] { return command_argv(options); })

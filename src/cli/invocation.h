@@ -39,7 +39,8 @@ struct RunInvocation {
   Escalation escalate = Escalation::kNever;
   StdinMode stdin_mode = StdinMode::kAuto;
   bool stdin_given = false;  // --stdin was on the command line
-  double timeout_ms = 0;
+  // --timeout: the deadline in ms; nullopt: none (`--timeout none`, and start without --timeout).
+  std::optional<double> timeout_ms = exec::kDefaultTimeoutMs;
   exec::ResourceBounds bounds;
   bool learn = false;       // never runs wider itself; prints what would have allowed the refusals
   bool json_lines = false;  // --json-lines
@@ -55,6 +56,10 @@ Result<PolicyOptions> policy_options(const Options& options);
 // Every option of `run`, checked in order: --format, the command, --mode, --network,
 // --max-processes, --max-memory, --escalate, --stdin. The first error is the one reported.
 Result<RunInvocation> run_invocation(const Options& options);
+
+// --timeout's DURATION: seconds ("90", "1.5"), or a number with s, m, h or d ("30m", "2h"),
+// more than 0 and at most exec::kMaxDeadlineMs; "none": nullopt, no deadline.
+Result<std::optional<double>> parse_duration_ms(std::string_view text);
 
 // "unlimited" (nullopt), or a positive count or size: digits with an optional K, M, G or T
 // (powers of 1024) for sizes; empty: `fallback`.

@@ -123,6 +123,8 @@ int start_call(Call& call) {
   jobs::prune_ended_jobs(jobs.get());
   jobs::JobLaunch launch{std::move(spec), session, session_log, call.plan->session_start,
                          jobs::new_handle()};
+  // No --timeout: a background job runs until it ends or is ended.
+  if (!call.options.timeout.empty()) launch.deadline_ms = call.run.timeout_ms;
   audit_start(*call.plan, launch.spec, confined, launch.handle);
   const std::string handle = jobs::launch_job(jobs.get(), executor, std::move(launch));
   fmt::print("{}\n", handle);

@@ -2,6 +2,8 @@
 // dsh-sandbox: the CLI of the sandbox (docs/contract.md says what each command promises).
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
+
 #include <exception>
 
 #include "cli/command_line.h"
@@ -17,8 +19,13 @@ int run(int argc, char** argv) {
   dsh::sandbox::cli::CommandLine command_line(args);
   CLI::App& app = command_line.app();
   dsh::sandbox::cli::set_json_errors(dsh::sandbox::cli::wants_json(args));
-  if (const auto unknown = dsh::sandbox::cli::unknown_flag(app, args)) {
-    return dsh::sandbox::cli::fail(*unknown + "; see dsh-sandbox --help", "USAGE");
+  if (args.empty()) {  // a bare `dsh-sandbox` asks what it can do: the help, as --help
+    fmt::print("{}", app.help());
+    return 0;
+  }
+  for (const auto& unknown :
+       {dsh::sandbox::cli::unknown_flag(app, args), dsh::sandbox::cli::unknown_value(args)}) {
+    if (unknown) return dsh::sandbox::cli::fail(*unknown + "; see dsh-sandbox --help", "USAGE");
   }
   try {
     dsh::sandbox::cli::parse_command_line(app, args);

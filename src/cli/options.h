@@ -13,8 +13,7 @@ namespace dsh::sandbox::cli {
 inline constexpr int kFailureExit = 125;
 
 struct Options {
-  // Numbers. run --timeout: at most 600; shell's and job-wait's: 0 when not given.
-  double timeout_seconds = 120;
+  // Numbers. shell's and job-wait's --timeout: 0 when not given.
   double shell_timeout_seconds = 0;
   double wait_timeout_seconds = 0;
   // Repeatable, one value per flag: --network-resolve NAME=ADDRESS, the path rules
@@ -44,6 +43,7 @@ struct Options {
   std::string max_processes;  // a count, or "unlimited"; empty: the default bound
   std::string max_memory;     // a size (K, M, G, T suffixes), or "unlimited"
   std::string handle;         // job-output, job-wait, job-kill: the handle start printed
+  std::string timeout;        // run, start: a duration or none; empty: run's 120 s, start's none
   // Flags.
   bool json = false;
   bool json_lines = false;       // run --json-lines: the streaming form

@@ -51,12 +51,16 @@ JsonLines& json_lines() {
   return lines;
 }
 
-// Adds schemaVersion, workspaceRoot, network, truncated {stdout, stderr} and notStarted (why
-// the command never started, or null) to the `--json` object of a run.
+// Adds schemaVersion, timeoutMs (the deadline; null: none), workspaceRoot, network, truncated
+// {stdout, stderr} and notStarted (why the command never started, or null) to the `--json` object
+// of a run.
 void add_contract_fields(nlohmann::json& result, const consumer::RunSpec& spec,
                          const consumer::RunOutcome& outcome) {
   const bool runner_failed = std::holds_alternative<consumer::status::RunnerFailed>(outcome.status);
   result["schemaVersion"] = kSchemaVersion;
+  result["timeoutMs"] = spec.process.no_deadline || !spec.process.timeout_ms
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json(static_cast<long long>(*spec.process.timeout_ms));
   result["workspaceRoot"] = spec.policy.workspace_root;
   if (!result.contains("network")) result["network"] = std::string(wire_name(spec.policy.network));
   result["truncated"] = {{"stdout", !runner_failed && outcome.out.truncated},

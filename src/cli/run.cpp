@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -17,8 +19,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "cli/call.h"
 #include "cli/commands.h"
+#include "cli/habits.h"
 #include "cli/output.h"
 #include "cli/run_io.h"
 #include "cli/run_retry.h"
@@ -64,16 +68,38 @@ int command_stdin(StdinMode mode) {
   return terminal ? -1 : STDIN_FILENO;
 }
 
+// Whether `argv` is a shell or an interpreter's prompt with nothing to run: a known program
+// (a trailing version, as in python3.11, ignored) with no argument but -i, -l, --login, -q or
+// --interactive (no script, no -c, no -e). Anything else runs without reading a person.
+bool looks_interactive(const std::vector<std::string>& argv) {
+  static constexpr std::array<std::string_view, 17> kInteractive = {
+      "bash", "sh",  "dash", "zsh",  "fish",  "ksh",     "python", "ipython", "node",
+      "irb",  "lua", "ghci", "psql", "mysql", "sqlite3", "R",      "julia"};
+  static constexpr std::array<std::string_view, 5> kPromptFlags = {"-i", "-l", "--login", "-q",
+                                                                   "--interactive"};
+  if (argv.empty()) return false;
+  std::string_view name = argv.front();
+  name = name.substr(name.rfind('/') + 1);
+  name = name.substr(0, name.find_last_not_of("0123456789.") + 1);
+  if (std::find(kInteractive.begin(), kInteractive.end(), name) == kInteractive.end()) {
+    return false;
+  }
+  return std::all_of(argv.begin() + 1, argv.end(), [](const std::string& arg) {
+    return std::find(kPromptFlags.begin(), kPromptFlags.end(), arg) != kPromptFlags.end();
+  });
+}
+
 // A person who typed `run -- python3` at a terminal gets an interpreter that reads /dev/null and
-// ends at once: say once where the interactive way is. Not for a harness (--json, --json-lines,
-// --format agent), nor for a caller who chose what stdin is (--stdin).
+// ends at once (exit 0): say it, once, and where the interactive way is. Only then: a command
+// that does not wait for a person (`run -- true`, `run -c 'make'`) needs no notice. Not for a
+// harness (--json, --json-lines, --format agent), nor for a caller who chose stdin (--stdin).
 void hint_shell(const RunInvocation& run) {
   if (run.stdin_given || run.json || run.json_lines || run.agent) return;
-  if (::isatty(STDIN_FILENO) == 0) return;
+  if (::isatty(STDIN_FILENO) == 0 || !looks_interactive(run.argv)) return;
   fmt::print(stderr,
-             "dsh-sandbox: standard input is a terminal, which a confined command never reads "
-             "(it gets /dev/null); for an interactive confined shell use `dsh-sandbox shell`, and "
-             "give input to run through a pipe or a file\n");
+             "dsh-sandbox: {} gets /dev/null, not this terminal, and ends at once; for an "
+             "interactive confined shell use `dsh-sandbox shell`\n",
+             text::quoted(run.argv.front()));
 }
 
 // With --env or --unset-env, the command's whole environment computed here as exec would (the
@@ -113,6 +139,8 @@ RunSpec make_spec(const RunInvocation& run, const plan::CallPlan& call,
   spec.process.workdir = call.workdir;
   spec.policy = std::move(policy);
   spec.process.timeout_ms = run.timeout_ms;
+  spec.process.max_timeout_ms = exec::kMaxDeadlineMs;
+  spec.process.no_deadline = !run.timeout_ms;
   spec.process.abort = interrupts.abort();
   spec.process.stdin_fd = command_stdin(run.stdin_mode);
   spec.process.bounds = run.bounds;
@@ -135,9 +163,11 @@ RunOutcome run_once(const RunInvocation& run, consumer::SandboxBashExecutor& exe
     spec.process.on_stdout = [](std::string_view chunk) { print_output("stdout", chunk); };
     spec.process.on_stderr = [](std::string_view chunk) { print_output("stderr", chunk); };
   } else {
-    const auto deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(*spec.process.timeout_ms)));
+    const auto deadline = spec.process.no_deadline
+                              ? std::chrono::steady_clock::time_point::max()
+                              : std::chrono::steady_clock::now() +
+                                    std::chrono::milliseconds(static_cast<std::int64_t>(
+                                        std::ceil(*spec.process.timeout_ms)));
     out.emplace(STDOUT_FILENO, deadline, spec.process.abort->fd());
     err.emplace(STDERR_FILENO, deadline, spec.process.abort->fd());
     spec.process.on_stdout = [&out](std::string_view chunk) { out->write(chunk); };
@@ -147,6 +177,15 @@ RunOutcome run_once(const RunInvocation& run, consumer::SandboxBashExecutor& exe
   spec.process.on_stdout = nullptr;
   spec.process.on_stderr = nullptr;
   return outcome;
+}
+
+// A person's only sign that the deadline, not the command, ended the run (the other forms carry
+// timedOut, or the agent render's marker).
+std::string timed_out_line(double timeout_ms) {
+  return fmt::format(
+      "timed out after {0:g} s (--timeout {0:g}); the command's tree got SIGTERM, then SIGKILL. "
+      "Give a longer --timeout, or --timeout none for no deadline",
+      timeout_ms / 1000);
 }
 
 void report(const RunInvocation& run, const RunSpec& spec, const RunOutcome& outcome,
@@ -163,11 +202,15 @@ void report(const RunInvocation& run, const RunSpec& spec, const RunOutcome& out
     fmt::print(stderr, "dsh-sandbox: {}\n",
                consumer::memory_exceeded_marker(outcome.bounds.memory));
   }
+  if (std::holds_alternative<status::TimedOut>(outcome.status) && !run.json && !run.json_lines &&
+      !run.agent) {
+    fmt::print(stderr, "dsh-sandbox: {}\n", timed_out_line(run.timeout_ms.value_or(0)));
+  }
   if (run.json || run.json_lines) {
     print_run_result(run, spec, outcome, interrupted, policy_view);
   } else if (run.agent) {
     const bool advertised = !wider_modes(outcome.sandbox.mode).empty();
-    const auto timeout_ms = static_cast<long long>(run.timeout_ms);
+    const auto timeout_ms = static_cast<long long>(run.timeout_ms.value_or(0));
     fmt::print("{}\n", failure ? consumer::render_error_for_agent(*failure)
                                : consumer::render_for_agent(outcome, advertised, timeout_ms));
     return;
@@ -203,14 +246,14 @@ void mark_denial(const RunInvocation& run, const RunOutcome& outcome) {
 // The command did not run: 125 and one line, plus the machine-readable forms when asked for.
 // runnerFailed only when a runner ran and failed; a refusal before anything ran (the caller's
 // choice, a backend that cannot honour the call) says so in `refusal` instead.
-int not_run(const RunInvocation& run, const RunSpec& spec, const SandboxError& error,
-            int interrupted) {
+int not_run(const Options& options, const RunInvocation& run, const RunSpec& spec,
+            const SandboxError& error, int interrupted) {
   if (run.agent) fmt::print("{}\n", consumer::render_error_for_agent(error.what()));
   if (run.json || run.json_lines) {
     print_not_run(run, spec, error, interrupted);
     set_json_errors(false);  // the result object says it already
   }
-  return fail(error.what(), error.code());
+  return fail(flag_named(error.what(), options), error.code());
 }
 
 // A runner failure as the seam's error, for the refusal's audit line and its message.
@@ -273,14 +316,14 @@ int run_call(Call& call) {
   } catch (const InvalidSandboxInputError& error) {
     plan::audit_refusal(call.plan->session, run.argv, spec.policy.mode, call.plan->workspace.path(),
                         error);  // the caller's own choice
-    return not_run(run, spec, error, interrupts.signal());
+    return not_run(call.options, run, spec, error, interrupts.signal());
   }
   if (refused) {
     // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
     provider.invalidate_verdict();
     plan::audit_refusal(call.plan->session, run.argv, spec.policy.mode, call.plan->workspace.path(),
                         *refused);
-    return not_run(run, spec, *refused, interrupts.signal());
+    return not_run(call.options, run, spec, *refused, interrupts.signal());
   }
   const int interrupted = interrupts.signal();
   report(run, spec, outcome, interrupted, policy_view);

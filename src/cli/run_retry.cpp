@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 
 #include "base/text.h"
 #include "consumer/denials.h"
+#include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
 #include "policy/call_policy.h"
@@ -42,9 +44,13 @@ class TerminalApprover final : public Approver {
 };
 
 // The narrowest change the evidence supports: the refused directories (--allow-write, which
-// takes effect under workspace-write), else the next wider mode; danger-full-access only when
-// nothing narrower could help. Nothing for refusals no mode lifts (the network, a bound).
+// takes effect under workspace-write), the refused hosts (allow-list entries, in the same mode),
+// else the next wider mode; danger-full-access only when nothing narrower could help. Nothing
+// for refusals nothing names (a socket refused before any name was known, a bound).
 std::optional<RetryOffer> retry_offer(const consumer::SandboxFacts& sandbox) {
+  if (std::vector<std::string> hosts = consumer::allow_list_fix(sandbox); !hosts.empty()) {
+    return RetryOffer{sandbox.mode, {}, std::move(hosts)};
+  }
   if (!consumer::wider_mode_could_help(sandbox)) return std::nullopt;
   if (sandbox.mode != SandboxMode::kDangerFullAccess) {
     if (auto dirs = consumer::allow_write_fix(sandbox, sandbox.workspace_root)) {
@@ -58,6 +64,13 @@ std::optional<RetryOffer> retry_offer(const consumer::SandboxFacts& sandbox) {
 
 // The question's last line: the retry, and what it opens in plain words.
 std::string retry_question(const RetryOffer& offer, SandboxMode current) {
+  if (!offer.network_allow.empty()) {
+    const bool one = offer.network_allow.size() == 1;
+    return fmt::format(
+        "Retry this command once with --network allow: for the {} listed above ({} through the "
+        "sandbox's proxy, nothing else)?",
+        one ? "host" : "hosts", one ? "that destination" : "those destinations");
+  }
   if (offer.mode == SandboxMode::kDangerFullAccess) {
     return "Retry this command once under danger-full-access (no sandbox: every file and the "
            "network)?";
@@ -83,6 +96,23 @@ void print_evidence(const RunOutcome& outcome, const RetryOffer& offer) {
   for (const std::string& dir : offer.allow_write) {
     fmt::print(stderr, "dsh-sandbox: --allow-write {}\n", text::inert(dir));
   }
+  for (const std::string& host : offer.network_allow) {
+    fmt::print(stderr, "dsh-sandbox: --network allow:{}\n", text::inert(host));
+  }
+}
+
+// Why nothing is offered: for a network refusal, what would lift it, which no retry can name.
+std::string no_retry_reason(const consumer::SandboxFacts& sandbox) {
+  const auto& records = sandbox.denials.records;
+  const bool socket = std::any_of(records.begin(), records.end(), [](const Denial& denial) {
+    return denial.rule == "network-denied";
+  });
+  if (socket) {
+    return "the network is off and the socket was refused before any name was known; run again "
+           "with --network allow:NAME naming what the command needs (--learn names it when the "
+           "command asks through an allow-list's proxy)";
+  }
+  return "no wider sandbox mode and no allow-list entry lifts this refusal";
 }
 
 }  // namespace
@@ -90,8 +120,12 @@ void print_evidence(const RunOutcome& outcome, const RetryOffer& offer) {
 // The retry a person at this terminal approves, narrowest first; nullopt otherwise.
 std::optional<RetryOffer> approved_retry(const RunInvocation& run, const RunSpec& spec,
                                          const RunOutcome& outcome) {
-  // Only on evidence: printed text ("permission denied") never makes the sandbox ask.
-  if (run.escalate != Escalation::kAsk || !outcome.sandbox.denied ||
+  // Only on evidence: printed text ("permission denied") never makes the sandbox ask. A name the
+  // proxy refused is no file denial (no mode lifts it), but an entry does, once the command
+  // failed for it.
+  const bool refused_name = consumer::exit_status(outcome.status) != 0 &&
+                            !consumer::allow_list_fix(outcome.sandbox).empty();
+  if (run.escalate != Escalation::kAsk || !(outcome.sandbox.denied || refused_name) ||
       outcome.sandbox.denial_source != DenialSource::kKernel ||
       outcome.sandbox.denials.records.empty() || ::isatty(STDIN_FILENO) == 0 ||
       ::isatty(STDERR_FILENO) == 0) {
@@ -99,7 +133,7 @@ std::optional<RetryOffer> approved_retry(const RunInvocation& run, const RunSpec
   }
   std::optional<RetryOffer> offer = retry_offer(outcome.sandbox);
   if (!offer) {
-    fmt::print(stderr, "dsh-sandbox: no retry: no wider sandbox mode lifts this refusal\n");
+    fmt::print(stderr, "dsh-sandbox: no retry: {}\n", no_retry_reason(outcome.sandbox));
     return std::nullopt;
   }
   // The retry is held to a first run's network check, before anyone is asked: a wider mode
@@ -136,6 +170,9 @@ void apply_retry(RunSpec& spec, const RetryOffer& retry) {
   spec.policy.mode = retry.mode;
   if (retry.mode == SandboxMode::kDangerFullAccess) spec.policy.network = NetworkPolicy::kInherit;
   for (const std::string& dir : retry.allow_write) spec.policy.allow_write.push_back(dir);
+  for (const std::string& host : retry.network_allow) {
+    spec.policy.network_allow.allow.push_back(host);
+  }
 }
 
 }  // namespace dsh::sandbox::cli

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <optional>
 #include <string>
@@ -85,6 +86,20 @@ void check_shell_flags(Options& options) {
   options.argv = {setsid_program(), "--ctty", "--wait", "bash", "--noprofile", "--norc", "-i"};
 }
 
+// The shell's argv with its prompt marked as confined: "[sandbox:MODE] " before the caller's own
+// PS1 (else user@host:dir$), set through env(1) at a fixed path. bash runs with
+// --norc, so no startup file of the person's is read, and none is overridden or changed.
+std::vector<std::string> prompted_argv(std::vector<std::string> argv, SandboxMode mode) {
+  const char* own = std::getenv("PS1");  // NOLINT(concurrency-mt-unsafe): one thread here
+  const std::string prompt = fmt::format("PS1=[sandbox:{}] {}", wire_name(mode),
+                                         own != nullptr && *own != '\0' ? own : R"(\u@\h:\w\$ )");
+  const auto bash = std::find(argv.begin(), argv.end(), "bash");
+  if (bash != argv.end() && ::access("/usr/bin/env", X_OK) == 0) {
+    argv.insert(bash, {"/usr/bin/env", prompt});
+  }
+  return argv;
+}
+
 // The confined argv in `launch` (and the backend in `event`); the git state the shell's run
 // must leave as it found, taken before the shell starts.
 std::optional<policy::GitGuard> confine_shell(const Call& call, shell::ShellLaunch& launch,
@@ -122,6 +137,7 @@ shell::ShellGuard session_guard(policy::SessionWatch& watch) {
 
 int shell_call(Call& call) {
   plan::admit(*call.plan, call.plan->policy, "dsh-sandbox");
+  call.run.argv = prompted_argv(call.run.argv, call.plan->policy.mode);
   shell::ShellLaunch launch =
       shell_launch(call.run, *call.plan, call.options.shell_timeout_seconds);
   // Set up before the shell starts: a session log that cannot be watched refuses the shell.

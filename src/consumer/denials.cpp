@@ -81,7 +81,13 @@ bool opens_the_host(const IpAddress& address) {
 std::optional<std::string> refused_host(const std::string& path) {
   const std::size_t colon = path.rfind(':');
   if (colon == std::string::npos || colon == 0) return std::nullopt;
-  auto canonical = canonical_network_entry(path.substr(0, colon));
+  return single_destination(path.substr(0, colon));
+}
+
+}  // namespace
+
+std::optional<std::string> single_destination(std::string_view host) {
+  auto canonical = canonical_network_entry(std::string(host));
   if (!canonical) return std::nullopt;
   const auto parsed = parse_network_entry(canonical.value());
   if (!parsed || parsed.value().port) return std::nullopt;
@@ -93,6 +99,25 @@ std::optional<std::string> refused_host(const std::string& path) {
   if (!single_name && !single_address) return std::nullopt;
   return std::move(canonical).value();
 }
+
+std::vector<std::string> allow_list_fix(const SandboxFacts& sandbox) {
+  std::vector<std::string> hosts;
+  bool network = false;
+  for (const Denial& denial : sandbox.denials.records) {
+    if (denial.rule != "network-not-allowed") return {};
+    network = true;
+    const std::optional<std::string> host = refused_host(denial.path);
+    if (!host) return {};
+    const bool listed = std::find(sandbox.network_allow.begin(), sandbox.network_allow.end(),
+                                  *host) != sandbox.network_allow.end();
+    if (!listed && std::find(hosts.begin(), hosts.end(), *host) == hosts.end()) {
+      hosts.push_back(*host);
+    }
+  }
+  return network ? hosts : std::vector<std::string>{};
+}
+
+namespace {
 
 // The change for one refused file operation: the named directory, or the wider mode.
 void file_change(const SandboxFacts& sandbox, const Denial& denial,
@@ -302,6 +327,35 @@ std::vector<std::string> narrowest_changes(const SandboxFacts& sandbox,
   }
   add_unique(changes, wider);
   return changes;
+}
+
+NarrowGrant narrow_grant(const SandboxFacts& sandbox) {
+  NarrowGrant grant;
+  if (sandbox.mode == SandboxMode::kDangerFullAccess) return grant;
+  if (auto dirs = allow_write_fix(sandbox, sandbox.workspace_root)) {
+    grant.allow_write = std::move(*dirs);
+  } else {
+    grant.network_allow = allow_list_fix(sandbox);
+  }
+  return grant;
+}
+
+std::string narrow_grant_marker(const NarrowGrant& grant) {
+  const auto listed = [](std::string_view field, const std::vector<std::string>& values) {
+    std::vector<std::string> shown;
+    shown.reserve(values.size());
+    for (const std::string& value : values) shown.push_back(text::quoted(value));
+    return fmt::format("{} [{}]", field, fmt::join(shown, ", "));
+  };
+  std::vector<std::string> fields;
+  if (!grant.allow_write.empty()) fields.push_back(listed("allow_write", grant.allow_write));
+  if (!grant.network_allow.empty()) fields.push_back(listed("network_allow", grant.network_allow));
+  if (!grant.allow_cache.empty()) fields.push_back(listed("allow_cache", grant.allow_cache));
+  return fmt::format(
+      "[sandbox: narrowest grant \u2014 retry this exact command once with {} + justification; "
+      "the approval prompt asks the user for exactly that; not sandbox_permissions, which opens "
+      "more]",
+      fmt::join(fields, " and "));
 }
 
 void add_denial_json(nlohmann::json& object, const SandboxFacts& sandbox) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "consumer/bash_executor.h"
+#include "dsh/sandbox/escalation.h"
 #include "nlohmann/json.hpp"
 
 namespace dsh::sandbox::consumer {
@@ -45,6 +46,25 @@ std::vector<std::string> denial_lines(const SandboxFacts& sandbox);
 // another record remains for the offer to lift.
 std::optional<std::vector<std::string>> allow_write_fix(const SandboxFacts& sandbox,
                                                         const std::string& workspace_root);
+
+// `host` (a name or an address, no port) canonical, when it names exactly one destination an
+// allow-list entry may be proposed or granted for: one name (not localhost) or one address that
+// opens nothing of the host (not loopback, link-local, unspecified, multicast, reserved);
+// nullopt for a range, a wildcard, a special address or what is no destination.
+std::optional<std::string> single_destination(std::string_view host);
+
+// The allow-list entries `--network allow:` would need when every refusal is the proxy's and
+// each names one destination (single_destination) not yet in the list; empty otherwise.
+std::vector<std::string> allow_list_fix(const SandboxFacts& sandbox);
+
+// The narrow grant that lifts every refusal of this run, when one does: the directories of
+// allow_write_fix (file records alone), else the entries of allow_list_fix (the proxy's records
+// alone); empty when none does (a wider mode, or nothing, is the answer).
+NarrowGrant narrow_grant(const SandboxFacts& sandbox);
+
+// "[sandbox: narrowest grant — retry this exact command once with allow_write ["/x"] +
+// justification; ...]", the agent render's offer of `grant` (each value made inert).
+std::string narrow_grant_marker(const NarrowGrant& grant);
 
 // The smallest changes that would have allowed what was refused, one per line, narrowest first:
 // the named directories (--allow-write DIR), then the named hosts (--network allow:NAME, only

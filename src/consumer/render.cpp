@@ -129,8 +129,17 @@ std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertis
   if (text.empty()) text = "(no output)\n";
   text += truncation_suffix(outcome);
   for (const std::string& marker : denial_markers(outcome.sandbox)) text += marker + "\n";
-  // A network refusal is lifted by --network, never by a wider file mode: no hint for it alone.
-  if (outcome.sandbox.denied && escalation_advertised && wider_mode_could_help(outcome.sandbox)) {
+  // The narrowest change first: a grant of the refused directories or hosts, when one lifts
+  // every refusal, is offered instead of a wider mode (which would open more than the evidence
+  // needs). A network refusal is lifted by --network, never by a wider file mode: no mode hint
+  // for it alone.
+  const NarrowGrant grant = escalation_advertised && !outcome.sandbox.denials.records.empty()
+                                ? narrow_grant(outcome.sandbox)
+                                : NarrowGrant{};
+  if (!grant.empty()) {
+    text += narrow_grant_marker(grant) + "\n";
+  } else if (outcome.sandbox.denied && escalation_advertised &&
+             wider_mode_could_help(outcome.sandbox)) {
     text += escalation_hint_marker("command") + "\n";
   }
   // Evidence: what was refused and what would have allowed it, whether or not it failed the run.

@@ -39,11 +39,17 @@ struct ToolComposition {
 // text, kToolPolicyMissing) when the executor confines without a policy service.
 Result<nlohmann::json> bash_tool_definition(const ToolComposition& composition);
 
-// The model's escalation fields of one tool call.
+// The model's escalation fields of one tool call: a wider mode, a narrow grant (allow_write,
+// network_allow, allow_cache), or both, and the justification either needs.
 struct ToolEscalation {
   std::optional<SandboxMode> sandbox_permissions;
   std::optional<std::string> justification;
+  NarrowGrant grant;
 };
+
+// A grant without a justification.
+inline constexpr std::string_view kGrantNeedsJustification =
+    "invalid escalation: allow_write, network_allow and allow_cache require a justification";
 
 // Who is asked about which call.
 struct ToolCall {
@@ -60,8 +66,13 @@ struct ToolCall {
 // kToolNotAvailable (InvalidSandboxInputError) when `composition` mounts no confining executor,
 // else approve_escalation judged against the standing mode, whose grant replaces the mode for
 // this one call (danger-full-access keeps the process's own network: nothing could enforce
-// another), keeping the root, the session id and the rules. EscalationError when it is not
-// granted: nothing may run. Nothing is written to a session.
+// another), keeping the root, the session id and the rules. With a narrow grant: each entry
+// checked (an absolute directory a writable root may be, one destination, a known preset;
+// InvalidSandboxInputError otherwise), then approve_grant under the standing mode
+// (workspace-write from read-only when it makes a directory or cache writable, or
+// sandbox_permissions when given, never danger-full-access, which confines nothing to grant),
+// the entries added to the policy for this one call. EscalationError when it is not granted:
+// nothing may run. Nothing is written to a session.
 SandboxExecutionPolicy tool_call_policy(const SandboxExecutionPolicy& standing,
                                         const ToolEscalation& escalation,
                                         const ToolComposition& composition, const ToolCall& call);

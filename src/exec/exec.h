@@ -35,6 +35,9 @@ using OutputCallback = std::function<void(std::string_view chunk)>;
 
 inline constexpr double kDefaultTimeoutMs = 120'000;
 inline constexpr double kMaxTimeoutMs = 600'000;
+// The longest deadline the CLI takes (run and start --timeout, tool-schema's timeoutMs): a year,
+// far inside steady_clock's range; longer work asks for no deadline at all.
+inline constexpr double kMaxDeadlineMs = 365.0 * 86'400'000;
 inline constexpr double kDefaultGraceMs = 3'000;
 inline constexpr std::size_t kDefaultMaxOutputBytes = 64'000;
 inline constexpr std::uint64_t kDefaultMaxSpillBytes = std::uint64_t{64} * 1024 * 1024;
@@ -103,6 +106,7 @@ struct Request {
   bool inherit_env = true;
   std::optional<double> timeout_ms;  // foreground only; default 120 s, capped at max_timeout_ms
   double max_timeout_ms = kMaxTimeoutMs;
+  bool no_deadline = false;  // foreground only: the caller asked for none; timeout_ms is unused
   double grace_ms = kDefaultGraceMs;  // SIGTERM to the group, then SIGKILL after this
   std::size_t stdout_max_bytes = kDefaultMaxOutputBytes;  // in-memory tail per stream
   std::size_t stderr_max_bytes = kDefaultMaxOutputBytes;

@@ -34,7 +34,7 @@ sandbox::Result<std::chrono::milliseconds> resolve_timeout(std::optional<double>
 
 sandbox::Result<void> validate(const Request& request, bool foreground) {
   if (request.argv.empty()) return InvalidInput{"request.argv must name a program"};
-  if (foreground) {
+  if (foreground && !request.no_deadline) {
     if (auto timeout = resolve_timeout(request.timeout_ms, request.max_timeout_ms); !timeout) {
       return timeout.error();
     }

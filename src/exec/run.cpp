@@ -201,13 +201,16 @@ std::chrono::milliseconds since(Clock::time_point start) {
 
 Completion run(const Request& request) {
   validate(request, true).value();
-  const auto timeout = resolve_timeout(request.timeout_ms, request.max_timeout_ms).value();
   Completion result;
   if (request.abort && request.abort->aborted()) {  // cancellation wins: nothing is spawned
     result.aborted = true;
     return result;
   }
   const auto start = Clock::now();
+  std::optional<Clock::time_point> deadline;
+  if (!request.no_deadline) {
+    deadline = start + resolve_timeout(request.timeout_ms, request.max_timeout_ms).value();
+  }
   Launch launched = launch(request, true);
   if (launched.setup_error) {
     result.spawn_error = launched.setup_error;
@@ -216,7 +219,7 @@ Completion run(const Request& request) {
   std::vector<const AbortSignal*> aborts;
   if (request.abort) aborts.push_back(request.abort.get());
   Pump pump(request, launched);
-  pump.run(start + timeout, aborts, result);
+  pump.run(deadline, aborts, result);
   result.duration = since(start);
   return result;
 }

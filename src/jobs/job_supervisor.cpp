@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -65,6 +66,25 @@ void end_for_session(const std::string& reason) {
   }
   // No signal first and no grace: the session no longer allows what the tree may be doing.
   job_abort()->abort(0);
+}
+
+// Set by the deadline's thread before it aborts the run, read after the run settled.
+std::atomic<bool>& deadline_passed() {
+  static std::atomic<bool> passed{false};
+  return passed;
+}
+
+// start --timeout: a thread sleeps until the deadline, then ends the tree as job-kill does
+// (SIGTERM to the command's group, SIGKILL after the grace). The supervisor _exits once the job
+// settles, so a thread still asleep then holds nothing.
+void watch_deadline(const JobLaunch& launch) {
+  if (!launch.deadline_ms) return;
+  const auto deadline = std::chrono::milliseconds(static_cast<std::int64_t>(*launch.deadline_ms));
+  std::thread([deadline] {
+    std::this_thread::sleep_for(deadline);
+    deadline_passed() = true;
+    job_abort()->abort(SIGTERM);
+  }).detach();
 }
 
 // The job runs as long as its session allows what it was started with: the watch's inotify
@@ -184,6 +204,16 @@ void open_job_files(const JobDirectory& dir, JobLaunch& launch) {
   launch.spec.process.on_stderr = [err](std::string_view chunk) { err->append(chunk); };
 }
 
+// The job's outcome as recorded: what ended an aborted run, its session or its deadline, said.
+JobView settled_view(const JobLaunch& launch, const consumer::RunOutcome& outcome) {
+  JobView view = view_of(outcome);
+  if (!std::holds_alternative<status::Aborted>(outcome.status)) return view;
+  if (deadline_passed()) view.timed_out_ms = static_cast<long long>(*launch.deadline_ms);
+  const std::lock_guard<std::mutex> held(ended_by_lock());
+  view.ended_by = ended_by();
+  return view;
+}
+
 // The job supervisor's whole life; never returns.
 [[noreturn]] void supervise(int jobs_dir, const JobDirectory& dir,
                             consumer::SandboxBashExecutor& executor, JobLaunch launch,
@@ -218,14 +248,9 @@ void open_job_files(const JobDirectory& dir, JobLaunch& launch) {
     send(handshake.get(), "ok\n");
     started = true;
     handshake.reset();
+    watch_deadline(launch);
     const consumer::RunOutcome outcome = job->wait();
-    JobView view = view_of(outcome);
-    {
-      const std::lock_guard<std::mutex> held(ended_by_lock());
-      if (std::holds_alternative<consumer::status::Aborted>(outcome.status)) {
-        view.ended_by = ended_by();
-      }
-    }
+    const JobView view = settled_view(launch, outcome);
     finish(dir, view, &outcome);
     audit_settlement(launch, view, &outcome, "");
     ::_exit(0);

@@ -27,7 +27,7 @@
 namespace dsh::sandbox::jobs {
 
 struct JobLaunch {
-  consumer::RunSpec spec;  // no deadline: a background job runs until it ends or is ended
+  consumer::RunSpec spec;  // its own timeout unused: the job's deadline is deadline_ms
   std::string session;     // canonical session log path, "" without one
   // The session's log, opened with the call's trust roots: the job's outcome is appended to it
   // at settlement (a sandbox/run line with the job's handle, or sandbox/refused when the runner
@@ -37,6 +37,9 @@ struct JobLaunch {
   // supervisor finds it when it starts watching.
   std::optional<policy::SessionStart> session_start;
   std::string handle;  // the job's handle; empty: a new one
+  // start --timeout: the job's tree is ended this long after it started (SIGTERM, then SIGKILL
+  // after exec's grace) and its outcome says it timed out; nullopt: it runs until it ends.
+  std::optional<double> deadline_ms;
 };
 
 // Forks the job supervisor and returns the job's handle once the job has started (its record

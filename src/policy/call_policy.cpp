@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/text.h"
 #include "dsh/sandbox/errors.h"
@@ -46,6 +47,20 @@ void check_rules_apply(SandboxMode mode, const PathRules& rules) {
   }
 }
 
+// A cache name from the command line, named as the person wrote it (the policy's own check
+// speaks of the library's allow_cache field, which no flag is called).
+void check_cache_flag(const std::string& name) {
+  std::vector<std::string> known;
+  for (const std::string_view preset : cache_preset_names()) known.emplace_back(preset);
+  if (std::find(known.begin(), known.end(), name) != known.end()) return;
+  std::string message = fmt::format("--allow-cache {}: not a known cache preset; known presets: {}",
+                                    text::quoted(name), fmt::join(known, ", "));
+  if (const auto suggestion = text::closest(name, known)) {
+    message += fmt::format("; did you mean --allow-cache {}?", *suggestion);
+  }
+  throw InvalidSandboxInputError(message);
+}
+
 // `defaults`' rules (a config file's), then `call`'s, each made absolute and appended. A rule of
 // `call` the mode cannot apply is an error; the config's apply where they can.
 void add_path_rules(SandboxExecutionPolicy& policy, const PathRules& defaults,
@@ -65,6 +80,7 @@ void add_path_rules(SandboxExecutionPolicy& policy, const PathRules& defaults,
   }
   for (const PathRules* rules : {&defaults, &call}) {
     for (std::string& name : split_cache_names(rules->allow_cache)) {
+      if (rules == &call) check_cache_flag(name);
       policy.allow_cache.push_back(std::move(name));
     }
   }

@@ -3,9 +3,12 @@
 #include "dsh/sandbox/escalation.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
+
+#include "base/text.h"
 
 namespace dsh::sandbox {
 
@@ -118,6 +121,46 @@ std::string_view wire_name(EscalationOutcome outcome) {
   throw std::logic_error("unreachable variant in EscalationOutcome");
 }
 
+namespace {
+
+// An approver, an agent, then the one question; returns when it was allowed once. `what` names
+// the request in the refusals' texts ("\"workspace-write\"", the reference's).
+void ask(const EscalationRequest& request, Approver* approver, const std::string& what,
+         const std::string& reason) {
+  if (approver == nullptr) {
+    refuse(EscalationRefusal::kNoApprover,
+           fmt::format("sandbox escalation to {} requires approval, but no approval service "
+                       "is composed",
+                       what));
+  }
+  if (!request.agent || request.agent->empty()) {
+    refuse(EscalationRefusal::kNoAgent,
+           fmt::format("sandbox escalation to {} requires approval, but the call has no agent "
+                       "to route it through",
+                       what));
+  }
+  const EscalationOutcome outcome = approver->request(
+      ApprovalRequest{*request.agent, request.tool_name, request.call_id, reason, request.signal});
+  switch (outcome) {
+    case EscalationOutcome::kAllowedOnce:
+      return;
+    case EscalationOutcome::kRejected:
+      refuse(EscalationRefusal::kRejected,
+             fmt::format("the user rejected escalating this {} to {}", request.subject, what));
+    case EscalationOutcome::kCancelled:
+      refuse(EscalationRefusal::kCancelled,
+             fmt::format("approval for escalating to {} was cancelled", what));
+    case EscalationOutcome::kUnavailable:
+      refuse(EscalationRefusal::kUnavailable,
+             fmt::format("sandbox escalation to {} requires approval, but no approval channel "
+                         "is available",
+                         what));
+  }
+  throw std::logic_error("unreachable variant in EscalationOutcome");
+}
+
+}  // namespace
+
 SandboxMode approve_escalation(const EscalationRequest& request, Approver* approver) {
   const std::string_view mode = wire_name(request.mode);
   const std::span<const SandboxMode> wider = wider_modes(request.effective_mode);
@@ -128,37 +171,46 @@ SandboxMode approve_escalation(const EscalationRequest& request, Approver* appro
                        "current \"{}\" mode",
                        mode, request.effective_mode));
   }
-  if (approver == nullptr) {
-    refuse(EscalationRefusal::kNoApprover,
-           fmt::format("sandbox escalation to \"{}\" requires approval, but no approval service "
-                       "is composed",
-                       mode));
+  ask(request, approver, fmt::format("\"{}\"", mode),
+      fmt::format("escalate sandbox to {}: {}", mode, request.justification));
+  return request.mode;
+}
+
+std::string describe_grant(const NarrowGrant& grant) {
+  std::vector<std::string> parts;
+  for (const std::string& dir : grant.allow_write) {
+    parts.push_back("--allow-write " + text::inert(dir));
   }
-  if (!request.agent || request.agent->empty()) {
-    refuse(EscalationRefusal::kNoAgent,
-           fmt::format("sandbox escalation to \"{}\" requires approval, but the call has no agent "
-                       "to route it through",
-                       mode));
+  if (!grant.network_allow.empty()) {
+    std::vector<std::string> hosts;
+    for (const std::string& host : grant.network_allow) hosts.push_back(text::inert(host));
+    parts.push_back(fmt::format("--network allow:{}", fmt::join(hosts, ",")));
   }
-  const EscalationOutcome outcome = approver->request(ApprovalRequest{
-      *request.agent, request.tool_name, request.call_id,
-      fmt::format("escalate sandbox to {}: {}", mode, request.justification), request.signal});
-  switch (outcome) {
-    case EscalationOutcome::kAllowedOnce:
-      return request.mode;
-    case EscalationOutcome::kRejected:
-      refuse(EscalationRefusal::kRejected,
-             fmt::format("the user rejected escalating this {} to \"{}\"", request.subject, mode));
-    case EscalationOutcome::kCancelled:
-      refuse(EscalationRefusal::kCancelled,
-             fmt::format("approval for escalating to \"{}\" was cancelled", mode));
-    case EscalationOutcome::kUnavailable:
-      refuse(EscalationRefusal::kUnavailable,
-             fmt::format("sandbox escalation to \"{}\" requires approval, but no approval channel "
-                         "is available",
-                         mode));
+  if (!grant.allow_cache.empty()) {
+    std::vector<std::string> names;
+    for (const std::string& name : grant.allow_cache) names.push_back(text::inert(name));
+    parts.push_back(fmt::format("--allow-cache {}", fmt::join(names, ",")));
   }
-  throw std::logic_error("unreachable variant in EscalationOutcome");
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+void approve_grant(const NarrowGrant& grant, const EscalationRequest& request, Approver* approver) {
+  const std::string_view mode = wire_name(request.mode);
+  const std::span<const SandboxMode> wider = wider_modes(request.effective_mode);
+  const bool same = mode == request.effective_mode;
+  // Judged before anyone is asked: the grant's mode is the standing one or strictly wider.
+  if (grant.empty() ||
+      (!same && std::find(wider.begin(), wider.end(), request.mode) == wider.end())) {
+    refuse(EscalationRefusal::kNotStrictlyWider,
+           fmt::format("a grant of {} under \"{}\" is no narrow widening of this call's current "
+                       "\"{}\" mode",
+                       grant.empty() ? std::string("nothing") : describe_grant(grant), mode,
+                       request.effective_mode));
+  }
+  const std::string described = describe_grant(grant);
+  ask(request, approver, described,
+      fmt::format("grant {}{}: {}", described, same ? "" : fmt::format(" under {}", mode),
+                  request.justification));
 }
 
 }  // namespace dsh::sandbox

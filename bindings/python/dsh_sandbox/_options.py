@@ -53,8 +53,8 @@ OPTIONS = {
         "timeout": {
             "flag": "--timeout",
             "kind": "value",
-            "type": "number",
-            "help": "deadline; the tree gets SIGTERM, then SIGKILL"
+            "type": "duration",
+            "help": "deadline: seconds, or a number with s, m, h or d (90, 1.5, 30m, 2h), at most 365d, or none; then the tree gets SIGTERM, then SIGKILL, and one 'dsh-sandbox:' line (--json: timedOut) says so"
         },
         "session": {
             "flag": "--session",
@@ -253,6 +253,12 @@ OPTIONS = {
             "kind": "value",
             "type": "string",
             "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
+        },
+        "timeout": {
+            "flag": "--timeout",
+            "kind": "value",
+            "type": "duration",
+            "help": "deadline: seconds, or a number with s, m, h or d (90, 1.5, 30m, 2h), at most 365d, or none; then the tree gets SIGTERM, then SIGKILL, and one 'dsh-sandbox:' line (--json: timedOut) says so"
         },
         "session": {
             "flag": "--session",

@@ -46,7 +46,7 @@ class AioTest(WorkspaceCase):
             confined = await aio.confine(["ls"], mode="read-only", workspace_root=self.workspace)
             self.assertEqual(confined.argv[-1], "ls")
             with self.assertRaises(dsh_sandbox.SandboxInputError):
-                await aio.run(["true"], workspace_root=self.workspace, timeout=601)
+                await aio.run(["true"], workspace_root=self.workspace, timeout="366d")
             with self.assertRaises(dsh_sandbox.SandboxUnavailableError):
                 await aio.run(["true"], workspace_root=self.workspace, binary="/nonexistent/x")
         asyncio.run(main())

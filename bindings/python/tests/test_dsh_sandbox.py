@@ -280,12 +280,12 @@ class RunTest(WorkspaceCase):
         marker = os.path.join(self.workspace, "bad-input-marker")
         touch = ["touch", marker]
         cases = [
-            (dsh_sandbox.run, dict(timeout=601), "600"),
+            (dsh_sandbox.run, dict(timeout="366d"), "at most 365d"),
             (dsh_sandbox.run, dict(max_procesess=3), "unknown option max_procesess"),
             (dsh_sandbox.run, dict(allow_write=[1]), "list of strings"),
             (dsh_sandbox.run, dict(network={"allow": []}), "at least one"),
             (dsh_sandbox.run, dict(mode="read-only", allow_write=[self.base]), "workspace-write"),
-            (dsh_sandbox.start, dict(timeout=5), "start does not take timeout"),
+            (dsh_sandbox.start, dict(timeout="forever"), '--timeout "forever"'),
             (dsh_sandbox.confine, dict(mode="bogus"), "bogus"),
             (dsh_sandbox.run, dict(cwd=os.path.join(self.base, "no-such-dir")), "not an existing directory"),
         ]

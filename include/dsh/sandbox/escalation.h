@@ -12,6 +12,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dsh/sandbox/modes.h"
 #include "dsh/sandbox/result.h"
@@ -100,6 +101,29 @@ class EscalationError : public std::runtime_error {
  private:
   EscalationRefusal refusal_;
 };
+
+// A narrow grant for one call, what a model asks for instead of a wider mode when the evidence
+// names what the command needs: directories made writable (--allow-write), destinations added to
+// the network allow-list (--network allow:), package caches made writable (--allow-cache).
+struct NarrowGrant {
+  std::vector<std::string> allow_write;
+  std::vector<std::string> network_allow;
+  std::vector<std::string> allow_cache;
+  bool empty() const noexcept {
+    return allow_write.empty() && network_allow.empty() && allow_cache.empty();
+  }
+};
+
+// "--allow-write /data/out, --network allow:registry.npmjs.org, --allow-cache npm", each value
+// made inert: what the person is asked to approve, in the flags' own words.
+std::string describe_grant(const NarrowGrant& grant);
+
+// The same fail-closed sequence for a narrow grant: `request.mode` is the mode the call runs
+// under with it (the standing mode, or a strictly wider one, such as workspace-write from
+// read-only for --allow-write), then an approver, an agent and one question whose reason is
+// "grant <describe_grant> [under <mode>]: <justification>". Returns when it was allowed once;
+// EscalationError otherwise, as approve_escalation.
+void approve_grant(const NarrowGrant& grant, const EscalationRequest& request, Approver* approver);
 
 // The fail-closed escalation sequence: strict widening (no prompt otherwise), an approver, an
 // agent, then one question. Returns the granted mode for this one call, or throws

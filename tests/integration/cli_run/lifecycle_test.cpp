@@ -448,6 +448,33 @@ TEST_P(Lifecycle, StdinIsPassedThroughUnlessClosedOrATerminal) {
   }
 }
 
+// At a terminal, the notice comes once and only for a command that would wait for a person: a
+// shell or a prompt given nothing to run; never for one that runs by itself.
+TEST_P(Lifecycle, TheStdinNoticeIsForAShellOrPromptAloneAndComesOnce) {
+  for (const vector<string>& quiet :
+       {vector<string>{"--", "true"}, vector<string>{"-c", "echo hi"},
+        vector<string>{"--", "bash", "-c", "true"}, vector<string>{"--", "cat"}}) {
+    Spawned cli(Run(quiet), -1, -1, true);
+    const CliResult result = cli.wait();
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    EXPECT_EQ(result.err.find("dsh-sandbox"), string::npos) << result.describe();
+  }
+  for (const vector<string>& prompt :
+       {vector<string>{"--", "bash"}, vector<string>{"--", "/bin/sh", "-i"}}) {
+    Spawned cli(Run(prompt), -1, -1, true);
+    const CliResult result = cli.wait();
+    EXPECT_TRUE(result.exited_with(0)) << result.describe();
+    const std::size_t first = result.err.find("dsh-sandbox: ");
+    ASSERT_NE(first, string::npos) << result.describe();
+    EXPECT_EQ(result.err.find("dsh-sandbox: ", first + 1), string::npos) << result.describe();
+    EXPECT_NE(result.err.find("use `dsh-sandbox shell`"), string::npos) << result.describe();
+  }
+  // Not on a pipe: the command reads what it was given.
+  const CliResult piped = cli(Run({"--", "bash"}));
+  EXPECT_TRUE(piped.exited_with(0)) << piped.describe();
+  EXPECT_EQ(piped.err, "") << piped.describe();
+}
+
 // ---- spill files
 // ---------------------------------------------------------------------------------
 

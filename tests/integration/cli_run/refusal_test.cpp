@@ -214,20 +214,21 @@ TEST_F(Refusal, AnApplicationsOwnPermissionDeniedIsNoDenialWithoutEvidence) {
   EXPECT_FALSE(exists(target));
 }
 
-// At a terminal, run says once where the interactive shell is; never when the caller chose
-// stdin or asked for a machine-readable form.
+// At a terminal, run says once where the interactive shell is when the command is a shell given
+// nothing to run; never for a command that runs by itself, nor when the caller chose stdin or
+// asked for a machine-readable form.
 TEST_F(Refusal, ATerminalOnStdinGetsOneHintAboutTheShell) {
   const string hint = "dsh-sandbox shell";
-  const CliResult plain = cli_on_terminal({"run", "--workspace", ws_, "--", "/bin/true"}, "");
+  const CliResult plain = cli_on_terminal({"run", "--workspace", ws_, "--", "/bin/bash"}, "");
   EXPECT_TRUE(plain.exited_with(0)) << plain.describe();
   const std::size_t first = plain.err.find(hint);
   EXPECT_NE(first, string::npos) << plain.describe();
   EXPECT_EQ(plain.err.find(hint, first + 1), string::npos) << plain.describe();  // once
   for (const vector<string>& quiet : {vector<string>{"--stdin", "close"}, vector<string>{"--json"},
-                                      vector<string>{"--format", "agent"}}) {
+                                      vector<string>{"--format", "agent"}, vector<string>{}}) {
     vector<string> args = {"run", "--workspace", ws_};
     args.insert(args.end(), quiet.begin(), quiet.end());
-    args.insert(args.end(), {"--", "/bin/true"});
+    args.insert(args.end(), {"--", quiet.empty() ? "/bin/true" : "/bin/bash"});
     const CliResult result = cli_on_terminal(args, "");
     EXPECT_TRUE(result.exited_with(0)) << result.describe();
     EXPECT_EQ(result.err.find(hint), string::npos) << result.describe();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "consumer/bash_executor.h"
+#include "consumer/render.h"
 #include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/escalation.h"
@@ -322,6 +323,52 @@ TEST_F(ExecutorTest, AnApprovedGrantRunsABackgroundJobUnderTheGrantedMode) {
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].mode, SandboxMode::kReadOnly);
   EXPECT_EQ(service.resolve({&session, std::nullopt, std::nullopt}).mode, SandboxMode::kReadOnly);
+}
+
+// The agent flow without "unconfined": a write refused outside the workspace under
+// workspace-write is rendered with the narrowest grant (that directory), the model asks for
+// exactly it, the person approves it once, and the retry writes there (checked on the host) and
+// nowhere else, still under workspace-write, on both backends.
+TEST_F(ExecutorTest, TheRenderedNarrowGrantIsWhatTheRetryGetsAndNoMore) {
+  LocalSandboxConfig no_bwrap;
+  no_bwrap.bwrap_path = "/nonexistent/dsh-executor/bwrap";
+  LocalSandboxProvider landlock_alone{no_bwrap, hooks()};
+  int round = 0;
+  for (LocalSandboxProvider* provider : {&provider_, &landlock_alone}) {
+    const std::string out = dir_ / ("out" + std::to_string(round));
+    const std::string third = dir_ / ("third" + std::to_string(round++));
+    std::filesystem::create_directory(out);
+    std::filesystem::create_directory(third);
+    SandboxExecutionPolicy standing;
+    standing.mode = SandboxMode::kWorkspaceWrite;
+    standing.workspace_root = workspace_;
+    const auto run = [&](const SandboxExecutionPolicy& policy, const std::string& command) {
+      consumer::RunSpec spec;
+      spec.argv = {"bash", "-c", command};
+      spec.policy = policy;
+      spec.process.workdir = workspace_;
+      return consumer::SandboxBashExecutor(*provider).run(spec);
+    };
+    const consumer::RunOutcome refused = run(standing, "echo x > " + out + "/f");
+    ASSERT_TRUE(refused.sandbox.denied) << refused.err.tail;
+    const std::string render = consumer::render_for_agent(refused, true, 120000);
+    EXPECT_NE(render.find("with allow_write [\"" + out + "\"] + justification"), std::string::npos)
+        << render;
+    EXPECT_EQ(render.find("escalation available"), std::string::npos) << render;
+    Approving person;
+    consumer::ToolEscalation asked{std::nullopt, "the build writes its output to " + out};
+    asked.grant.allow_write = {out};
+    const SandboxExecutionPolicy granted =
+        consumer::tool_call_policy(standing, asked, {standing.mode, true, true, standing.network},
+                                   {"agent", "bash", "call-3", &person});
+    EXPECT_EQ(person.asked, 1);
+    EXPECT_EQ(granted.mode, SandboxMode::kWorkspaceWrite);
+    const consumer::RunOutcome retried =
+        run(granted, "echo x > " + out + "/f; echo y > " + third + "/f");
+    EXPECT_EQ(dsh::testing::read_file(out + "/f"), "x\n");
+    EXPECT_FALSE(std::filesystem::exists(third + "/f"));
+    EXPECT_TRUE(retried.sandbox.denied);
+  }
 }
 
 // The contract's facts through the library on both backends: `ls /` and the home list; a socket

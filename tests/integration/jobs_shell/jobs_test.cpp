@@ -199,6 +199,57 @@ TEST_P(Jobs, JobKillEndsTheWholeTree) {
   EXPECT_NE(again.err.find("had already ended"), string::npos) << again.describe();
 }
 
+// start --timeout: the job's deadline ends its whole tree (checked in /proc), and job-wait,
+// job-output and --json say it timed out (124); without --timeout a job has no deadline.
+TEST_P(Jobs, StartTimeoutEndsTheJobsTreeAndSaysSo) {
+  const string tag = std::to_string(8000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
+  const string handle =
+      start({"--timeout", "2", "-c", "sleep 1" + tag + " & (setsid sleep 2" + tag + " &); wait"});
+  ASSERT_TRUE(appear("sleep 1" + tag, 1) && appear("sleep 2" + tag, 1));
+  const CliResult waited = wait(handle);
+  EXPECT_TRUE(waited.exited_with(124)) << waited.describe();
+  EXPECT_NE(waited.out.find("\n[timed out after 2000ms]\n"), string::npos) << waited.describe();
+  for (const char* which : {"sleep 1", "sleep 2"}) {
+    EXPECT_TRUE(processes_named(which + tag).empty()) << which << tag << " survived";
+  }
+  const nlohmann::json object = parse_json(cli({"job-output", "--json", handle}).out);
+  EXPECT_EQ(object["timedOut"], true) << object.dump();
+  EXPECT_EQ(object["exitStatus"], 124) << object.dump();
+  // No --timeout: the job outlives run's 120 s default by design; here, at least the 2 s above.
+  const string free = start({"-c", "sleep 4; echo done"});
+  const CliResult done = wait(free);
+  EXPECT_TRUE(done.exited_with(0)) << done.describe();
+  const CliResult bad = cli(start_args({"--timeout", "forever", "-c", "true"}));
+  EXPECT_TRUE(bad.exited_with(125)) << bad.describe();
+  EXPECT_NE(bad.err.find("--timeout \"forever\""), string::npos) << bad.describe();
+}
+
+// The generated bash completion, as a person's bash runs it: the words typed so far, the program
+// named as typed (this build's CLI), the offers one a line.
+vector<string> completions(const vector<string>& words) {
+  string script = "source " DSH_BASH_COMPLETION "; COMP_WORDS=(" + string(dsh_sandbox());
+  for (const string& word : words) script += " '" + word + "'";
+  script += "); COMP_CWORD=" + std::to_string(words.size()) +
+            "; _dsh_sandbox; printf '%s\\n' \"${COMPREPLY[@]}\"";
+  const CliResult done = testing::execute({"/bin/bash", "--norc", "-c", script});
+  EXPECT_TRUE(done.exited_with(0)) << done.describe();
+  return split_lines(done.out);
+}
+
+// Completions offer this user's job handles where a command takes one, and the cache presets
+// after --allow-cache.
+TEST_P(Jobs, CompletionsOfferJobHandlesAndCachePresets) {
+  const string handle = start({"-c", "sleep 30"});
+  for (const string command : {"job-output", "job-wait", "job-kill"}) {
+    const vector<string> offered = completions({command, handle.substr(0, 6)});
+    EXPECT_NE(std::find(offered.begin(), offered.end(), handle), offered.end())
+        << command << ": " << offered.size() << " offered";
+  }
+  EXPECT_EQ(completions({"run", "--allow-cache", "np"}), vector<string>{"npm"});
+  EXPECT_EQ(completions({"start", "--allow-cache", "ca"}), vector<string>{"cargo"});
+  EXPECT_TRUE(cli({"job-kill", handle}).exited_with(0));
+}
+
 TEST_P(Jobs, SessionEndEndsItsJobs) {
   const string tag = std::to_string(8000 + (::getpid() % 1000) * 2 + static_cast<int>(GetParam()));
   const string first = dir_ / "first.jsonl";

@@ -197,6 +197,25 @@ TEST_P(Shell, TypeResizeInterruptSuspendExit) {
   EXPECT_EQ(after.c_oflag, terminal.initial().c_oflag);
 }
 
+// The prompt says the shell is confined and under which mode, before the person's own prompt
+// (their PS1, else user@host:dir$); `exit` still ends it.
+TEST_P(Shell, ThePromptSaysTheShellIsConfined) {
+  {
+    Terminal terminal(args());
+    ASSERT_TRUE(terminal.wait_for("[sandbox:workspace-write] ")) << terminal.transcript();
+    terminal.type("echo seen$((3*3))\r");
+    ASSERT_TRUE(terminal.wait_for("seen9")) << terminal.transcript();
+    ASSERT_TRUE(terminal.wait_for("[sandbox:workspace-write] ")) << terminal.transcript();
+    terminal.type("exit\r");
+    EXPECT_EQ(terminal.exit_status(), 0) << terminal.transcript();
+  }
+  const testing::ScopedEnv own("PS1", "mine> ");
+  Terminal terminal(args("read-only"));
+  ASSERT_TRUE(terminal.wait_for("[sandbox:read-only] mine> ")) << terminal.transcript();
+  terminal.type("exit 3\r");
+  EXPECT_EQ(terminal.exit_status(), 3) << terminal.transcript();
+}
+
 // TIOCSTI (and TIOCLINUX) inside can reach only the inner pty: the outer terminal's input queue
 // stays empty, and no injected line ever runs.
 TEST_P(Shell, TerminalInjectionNeverReachesThePersonsTerminal) {

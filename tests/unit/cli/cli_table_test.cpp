@@ -19,6 +19,7 @@
 
 #include "cli/command_line.h"
 #include "cli/habits.h"
+#include "dsh/sandbox/policy.h"
 
 namespace dsh::sandbox::cli {
 namespace {
@@ -142,7 +143,7 @@ TEST(CliTable, TheParsedValueLandsInTheFieldTheSubcommandReads) {
   CommandLine run(std::vector<std::string>{"run"});
   parse_command_line(run.app(), {"run", "--timeout", "7", "--deny-read", "/a", "--deny-read", "/b",
                                  "--json", "--", "true"});
-  EXPECT_EQ(run.options().timeout_seconds, 7);
+  EXPECT_EQ(run.options().timeout, "7");
   EXPECT_EQ(run.options().deny_read, (std::vector<std::string>{"/a", "/b"}));
   EXPECT_TRUE(run.options().json);
   EXPECT_EQ(run.options().argv, std::vector<std::string>{"true"});
@@ -150,7 +151,10 @@ TEST(CliTable, TheParsedValueLandsInTheFieldTheSubcommandReads) {
   CommandLine wait(std::vector<std::string>{"job-wait"});
   parse_command_line(wait.app(), {"job-wait", "--timeout", "3", "0123456789abcdef"});
   EXPECT_EQ(wait.options().wait_timeout_seconds, 3);
-  EXPECT_EQ(wait.options().timeout_seconds, 120);
+  EXPECT_EQ(wait.options().timeout, "");
+  CommandLine start(std::vector<std::string>{"start"});
+  parse_command_line(start.app(), {"start", "--timeout", "2h", "--", "true"});
+  EXPECT_EQ(start.options().timeout, "2h");
   EXPECT_EQ(wait.options().handle, "0123456789abcdef");
   CommandLine shell(std::vector<std::string>{"shell"});
   parse_command_line(shell.app(), {"shell", "--timeout", "5"});
@@ -159,6 +163,20 @@ TEST(CliTable, TheParsedValueLandsInTheFieldTheSubcommandReads) {
   CommandLine bad(std::vector<std::string>{"run"});
   EXPECT_THROW(parse_command_line(bad.app(), {"run", "--escalate", "sometimes", "--", "true"}),
                CLI::ParseError);
+}
+
+// The completions offer --allow-cache the names the policy knows, all of them and no others.
+TEST(CliTable, TheCachePresetsTheCompletionsOfferAreThePolicysOwn) {
+  std::vector<std::string> known;
+  for (const std::string_view name : cache_preset_names()) known.emplace_back(name);
+  bool found = false;
+  const nlohmann::json table = cli_table();
+  for (const auto& option : table["dsh-sandbox"]["options"]) {
+    if (option["name"] != "--allow-cache") continue;
+    found = true;
+    EXPECT_EQ(option.at("suggest").get<std::vector<std::string>>(), known);
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 #include <CLI/CLI.hpp>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/invocation.h"
@@ -49,6 +51,23 @@ TEST(Habits, ClosestNameOnlyForTypos) {
   EXPECT_EQ(closest_name("--zzzzzz", {"--mode", "--json"}), std::nullopt);
 }
 
+// A policy error names the flag when its entry is a value of that flag, made absolute; an entry
+// the flags did not give (the config's) keeps the library's field name.
+TEST(Habits, PolicyErrorsNameTheFlagTheValueCameFrom) {
+  Options options;
+  options.deny_read = {"/srv/a/../b"};
+  options.allow_write = {"out"};
+  const std::string cwd = std::filesystem::current_path().string();
+  EXPECT_EQ(flag_named("deny_read entry \"/srv/b\" contains the workspace", options),
+            "--deny-read \"/srv/b\" contains the workspace");
+  EXPECT_EQ(
+      flag_named("allow_write entry \"" + cwd + "/out\" is not an existing directory", options),
+      "--allow-write \"" + cwd + "/out\" is not an existing directory");
+  EXPECT_EQ(flag_named("deny_read entry \"/etc\" contains the workspace", options),
+            "deny_read entry \"/etc\" contains the workspace");
+  EXPECT_EQ(flag_named("something else", options), "something else");
+}
+
 TEST(Habits, JsonErrorsOnlyWhenAskedBeforeTheSeparator) {
   EXPECT_TRUE(wants_json({"run", "--json", "--", "x"}));
   EXPECT_TRUE(wants_json({"run", "--json-lines", "--", "x"}));
@@ -59,15 +78,35 @@ TEST(Habits, JsonErrorsOnlyWhenAskedBeforeTheSeparator) {
   EXPECT_EQ(object["error"]["message"], "bad");
 }
 
-TEST(Invocation, TimeoutAboveTheMaximumIsAnErrorNamingIt) {
+TEST(Invocation, TimeoutTakesAnyDurationUpToAYearOrNone) {
   Options options;
   options.argv = {"true"};
-  options.timeout_seconds = 601;
-  const auto run = run_invocation(options);
-  ASSERT_FALSE(run.has_value());
-  EXPECT_NE(run.error().message.find("at most 600 seconds"), std::string::npos);
-  options.timeout_seconds = 600;
-  EXPECT_TRUE(run_invocation(options).has_value());
+  EXPECT_EQ(run_invocation(options).value().timeout_ms, 120'000);  // run's default
+  for (const auto& [given, ms] :
+       std::vector<std::pair<std::string, double>>{{"601", 601'000},
+                                                   {"1.5", 1'500},
+                                                   {"90s", 90'000},
+                                                   {"30m", 1'800'000},
+                                                   {"2h", 7'200'000},
+                                                   {"365d", 365.0 * 86'400'000}}) {
+    options.timeout = given;
+    const auto run = run_invocation(options);
+    ASSERT_TRUE(run.has_value()) << given;
+    EXPECT_EQ(run.value().timeout_ms, ms) << given;
+  }
+  options.timeout = "none";
+  EXPECT_EQ(run_invocation(options).value().timeout_ms, std::nullopt);
+  // Above the maximum is an error naming the bound, never a silent cap; so is what no person
+  // writes for a duration.
+  for (const std::string bad :
+       {"366d", "0", "-1", "inf", "nan", "0x10", " 5", "5 ", "1e3", "2w", ".", "1.2.3", "m", ""}) {
+    options.timeout = bad;
+    if (bad.empty()) continue;  // empty is "not given"
+    const auto run = run_invocation(options);
+    ASSERT_FALSE(run.has_value()) << bad;
+    EXPECT_NE(run.error().message.find("--timeout"), std::string::npos) << bad;
+    EXPECT_NE(run.error().message.find("at most 365d"), std::string::npos) << bad;
+  }
 }
 
 TEST(Invocation, EnvNamesAreChecked) {

@@ -187,6 +187,35 @@ TEST(RenderForAgent, EachKindOfRefusalHasItsOwnMarker) {
   EXPECT_NE(metadata.find("escalation available"), std::string::npos) << metadata;
 }
 
+// The narrowest change is what the model is offered: a write refused outside the writable roots
+// under workspace-write, or a host the allow-list's proxy refused, gets the grant of exactly that
+// directory or host, never the hint of danger-full-access; the values are made inert.
+TEST(RenderForAgent, AGrantThatLiftsEveryRefusalIsOfferedInsteadOfAWiderMode) {
+  const std::string write =
+      render(refused({record("create", "outside-writable-roots", "/data/out/f\x1b[2J")}), true);
+  EXPECT_NE(write.find("[sandbox: narrowest grant \u2014 retry this exact command once with "
+                       "allow_write [\"/data/out\"] + justification;"),
+            std::string::npos)
+      << write;
+  EXPECT_EQ(write.find("escalation available"), std::string::npos) << write;
+  EXPECT_EQ(write.find('\x1b'), std::string::npos) << write;
+  RunOutcome proxied = refused({record("connect", "network-not-allowed", "registry.test:443"),
+                                record("connect", "network-not-allowed", "registry.test:80")});
+  proxied.sandbox.denied = false;
+  proxied.sandbox.network_allow = {"allowed.test"};
+  const std::string network = render(proxied, true);
+  EXPECT_NE(network.find("with network_allow [\"registry.test\"] + justification"),
+            std::string::npos)
+      << network;
+  // A range or the host's own services is never offered; nor anything without escalation.
+  const std::string wide =
+      render(refused({record("connect", "network-not-allowed", "127.0.0.1:22")}), true);
+  EXPECT_EQ(wide.find("narrowest grant"), std::string::npos) << wide;
+  EXPECT_EQ(render(refused({record("create", "outside-writable-roots", "/data/out/f")}), false)
+                .find("narrowest grant"),
+            std::string::npos);
+}
+
 TEST(RenderForAgent, EachRenderDrawsAFreshNonce) {
   const std::string first = output_nonce();
   EXPECT_EQ(first.size(), 16U);

@@ -33,6 +33,27 @@ TEST(ToolSchema, ConfinedModesOfferTheExactEscalationEnumAndJustification) {
   }
 }
 
+// A model may ask for exactly what the denial named instead of a wider mode; the schema says
+// danger-full-access is the last resort, and the timeout's bounds are the CLI's.
+TEST(ToolSchema, NarrowGrantsAreOfferedBesideTheModesAndTheTimeoutHasTheCliBounds) {
+  const json tool = definition(SandboxMode::kWorkspaceWrite);
+  const json& properties = tool["input_schema"]["properties"];
+  for (const char* field : {"allow_write", "network_allow", "allow_cache"}) {
+    EXPECT_EQ(properties[field]["type"], "array") << field;
+    EXPECT_NE(properties[field]["description"].get<std::string>().find("justification"),
+              std::string::npos)
+        << field;
+  }
+  EXPECT_EQ(properties["allow_cache"]["items"]["enum"][0], "npm");
+  EXPECT_NE(properties["sandbox_permissions"]["description"].get<std::string>().find(
+                "only when no narrower grant"),
+            std::string::npos);
+  EXPECT_NE(tool["description"].get<std::string>().find("allow_write"), std::string::npos);
+  EXPECT_EQ(properties["timeoutMs"]["maximum"], 365.0 * 86'400'000);
+  EXPECT_EQ(properties["timeoutMs"]["exclusiveMinimum"], 0);
+  EXPECT_FALSE(definition(std::nullopt)["input_schema"]["properties"].contains("allow_write"));
+}
+
 TEST(ToolSchema, NoEscalationFieldsWhenNothingConfines) {
   for (const std::optional<SandboxMode> mode :
        {std::optional(SandboxMode::kDangerFullAccess), std::optional<SandboxMode>()}) {
@@ -110,6 +131,77 @@ TEST(ToolCallPolicy, AGrantReplacesTheModeAndKeepsTheRest) {
   EXPECT_EQ(full.mode, SandboxMode::kDangerFullAccess);
   EXPECT_EQ(full.network, NetworkPolicy::kInherit);
   EXPECT_TRUE(full.network_allow.allow.empty());
+}
+
+// A narrow grant adds exactly its entries for that one call, under the standing mode (read-only
+// becomes workspace-write for a directory, which --allow-write needs), after one question
+// naming them; the rest of the policy is kept.
+TEST(ToolCallPolicy, ANarrowGrantAddsExactlyItsEntriesAfterOneQuestion) {
+  FakeApprover approver(EscalationOutcome::kAllowedOnce);
+  ToolEscalation escalation{std::nullopt, "the build writes /data/out and fetches from it"};
+  escalation.grant.allow_write = {"/data/out/"};
+  escalation.grant.network_allow = {"Registry.Test"};
+  const SandboxExecutionPolicy granted =
+      tool_call_policy(standing_policy(SandboxMode::kReadOnly), escalation, kConfining,
+                       {"agent", "bash", "call-2", &approver});
+  EXPECT_EQ(granted.mode, SandboxMode::kWorkspaceWrite);
+  EXPECT_EQ(granted.allow_write, std::vector<std::string>{"/data/out/"});
+  EXPECT_EQ(granted.network, NetworkPolicy::kAllowList);
+  EXPECT_EQ(granted.network_allow.allow,
+            (std::vector<std::string>{"example.com", "registry.test"}));
+  EXPECT_EQ(granted.workspace_root, "/ws");
+  ASSERT_EQ(approver.requests.size(), 1U);
+  EXPECT_EQ(approver.requests[0].reason,
+            "grant --allow-write /data/out/, --network allow:registry.test under workspace-write: "
+            "the build writes /data/out and fetches from it");
+  // Under workspace-write, a cache preset alone: the same mode, nothing else opened.
+  ToolEscalation cache{std::nullopt, "npm install writes its cache"};
+  cache.grant.allow_cache = {"npm"};
+  const SandboxExecutionPolicy cached =
+      tool_call_policy(standing_policy(SandboxMode::kWorkspaceWrite), cache, kConfining,
+                       {"agent", "bash", "c", &approver});
+  EXPECT_EQ(cached.mode, SandboxMode::kWorkspaceWrite);
+  EXPECT_EQ(cached.allow_cache, std::vector<std::string>{"npm"});
+  EXPECT_EQ(approver.requests.back().reason,
+            "grant --allow-cache npm: npm install writes its cache");
+}
+
+// A grant names one destination or directory or preset each, with a justification, and is
+// never paired with danger-full-access; anything else asks no one and grants nothing.
+TEST(ToolCallPolicy, ABadOrRejectedGrantRunsNothing) {
+  FakeApprover yes(EscalationOutcome::kAllowedOnce);
+  const SandboxExecutionPolicy standing = standing_policy(SandboxMode::kWorkspaceWrite);
+  const auto message = [&](NarrowGrant grant, std::optional<std::string> why,
+                           std::optional<SandboxMode> mode, Approver* approver) -> std::string {
+    ToolEscalation escalation{mode, std::move(why), std::move(grant)};
+    try {
+      tool_call_policy(standing, escalation, kConfining, {"agent", "bash", "c", approver});
+    } catch (const std::exception& error) {
+      return error.what();
+    }
+    return "granted";
+  };
+  EXPECT_EQ(message({{"/data"}, {}, {}}, std::nullopt, std::nullopt, &yes),
+            kGrantNeedsJustification);
+  EXPECT_NE(message({{"/data"}, {}, {}}, " ", std::nullopt, &yes), "granted");
+  for (const std::string dir : {"relative", "/", "/proc/self", "/dev", "/sys/fs"}) {
+    EXPECT_NE(message({{dir}, {}, {}}, "why", std::nullopt, &yes).find("allow_write entry"),
+              std::string::npos)
+        << dir;
+  }
+  for (const std::string host : {"*.test", "10.0.0.0/8", "127.0.0.1", "localhost", "a.test:80"}) {
+    EXPECT_NE(message({{}, {host}, {}}, "why", std::nullopt, &yes).find("network_allow entry"),
+              std::string::npos)
+        << host;
+  }
+  EXPECT_NE(message({{}, {}, {"npmm"}}, "why", std::nullopt, &yes).find("allow_cache entry"),
+            std::string::npos);
+  EXPECT_NE(message({{"/data"}, {}, {}}, "why", SandboxMode::kDangerFullAccess, &yes), "granted");
+  EXPECT_TRUE(yes.requests.empty());
+  FakeApprover no(EscalationOutcome::kRejected);
+  EXPECT_EQ(message({{"/data"}, {}, {}}, "why", std::nullopt, &no),
+            "the user rejected escalating this command to --allow-write /data");
+  EXPECT_EQ(no.requests.size(), 1U);
 }
 
 TEST(ToolCallPolicy, WithoutEscalationTheStandingPolicyHolds) {

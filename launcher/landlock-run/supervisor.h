@@ -32,6 +32,7 @@
 #include <sys/types.h>
 
 #include "seccomp_filter.h"
+#include "unix_connect.h"
 
 namespace landlock_run {
 
@@ -51,6 +52,7 @@ struct SupervisorConfig {
   const char* const* guarded_unreadable;
   size_t guarded_unreadable_count;
   int status_fd;  // -1: count only
+  UnixGuard* unix_guard;  // with filter.unix_guard: host Unix sockets are network
 };
 
 // Serves `listener` until `child` exits; returns the child's wait status.

@@ -17,6 +17,8 @@ export interface RunPolicyOptions {
   networkDeny?: string;
   /** --network-resolve: with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable) */
   networkResolve?: string[];
+  /** --allow-unix-socket: with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. "$SSH_AUTH_SOCK"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable) */
+  allowUnixSockets?: string[];
   /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
   config?: string;
   /** --timeout: deadline; the tree gets SIGTERM, then SIGKILL */
@@ -57,6 +59,8 @@ export interface ConfinePolicyOptions {
   networkDeny?: string;
   /** --network-resolve: with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable) */
   networkResolve?: string[];
+  /** --allow-unix-socket: with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. "$SSH_AUTH_SOCK"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable) */
+  allowUnixSockets?: string[];
   /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
   config?: string;
   /** --cwd: directory the printed argv runs in, whichever backend confines it and wherever it is spawned from */
@@ -85,6 +89,8 @@ export interface StartPolicyOptions {
   networkDeny?: string;
   /** --network-resolve: with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable) */
   networkResolve?: string[];
+  /** --allow-unix-socket: with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. "$SSH_AUTH_SOCK"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable) */
+  allowUnixSockets?: string[];
   /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
   config?: string;
   /** --session: JSONL session log: mode events and an audit line per run */

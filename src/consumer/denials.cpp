@@ -121,6 +121,15 @@ void add_unique(std::vector<std::string>& out, const std::vector<std::string>& c
 
 }  // namespace
 
+std::optional<std::string> refused_unix_socket(const Denial& denial) {
+  // The launcher's record of a connect its supervisor refused names the socket's node, as the
+  // kernel resolves it; "(unknown)" when it could not be named.
+  if (denial.rule != "network-denied" || denial.op != "connect" || !denial.path.starts_with('/')) {
+    return std::nullopt;
+  }
+  return denial.path;
+}
+
 DenialKind denial_kind(const Denial& denial) {
   if (denial.rule == "network-denied" || denial.rule == "network-not-allowed") {
     return DenialKind::kNetwork;
@@ -233,6 +242,9 @@ std::string change_beyond_files(const Denial& denial) {
     return fmt::format(
         "none: a set-user-ID or set-group-ID bit ({} {}) is never set in a confined mode",
         text::inert(denial.op), text::inert(denial.path));
+  }
+  if (const std::optional<std::string> socket = refused_unix_socket(denial)) {
+    return fmt::format("--allow-unix-socket {}", text::inert(*socket));
   }
   if (denial.rule == "network-denied") {
     // The kernel refused the socket itself, before any name or address existed to record.

@@ -81,6 +81,13 @@ std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& p
     for (const PlannedPath& path : plan.read_only) {
       args.insert(args.end(), {"--ro-bind", path.path, path.path});
     }
+    // An allowed host socket beneath the private /tmp: its node bound in (connect(2) writes to
+    // no mount, so read-only does).
+    for (const std::string& socket : policy.network_allow.unix_sockets) {
+      if (is_beneath(socket, "/tmp")) {
+        args.insert(args.end(), {"--ro-bind-try", socket, socket});
+      }
+    }
   }
   // Every mode: what cannot be read, last, so no writable bind uncovers it.
   for (const PlannedPath& path : plan.unreadable) {

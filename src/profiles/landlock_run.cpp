@@ -71,7 +71,20 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
   if (policy.network == NetworkPolicy::kAllowList && features.abi >= 4 && features.deny_network) {
     args.insert(args.end(), {"--allow-connect-port", std::to_string(kNetProxyPort)});
   }
+  // With either flag above the launcher's supervisor refuses every host Unix socket but these
+  // (launcher/landlock-run/unix_connect.h).
+  if (landlock_guards_unix_sockets(policy, features)) {
+    for (const std::string& socket : policy.network_allow.unix_sockets) {
+      args.insert(args.end(), {"--allow-unix-socket", socket});
+    }
+  }
   return args;
+}
+
+bool landlock_guards_unix_sockets(const SandboxPolicy& policy, const LandlockFeatures& features) {
+  return policy.network == NetworkPolicy::kDeny ||
+         (policy.network == NetworkPolicy::kAllowList && features.abi >= 4 &&
+          features.deny_network);
 }
 
 std::vector<std::string> landlock_run_args(const RunNeeds& needs) {

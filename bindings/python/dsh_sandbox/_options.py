@@ -44,6 +44,12 @@ OPTIONS = {
             "type": "string",
             "help": "with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable)"
         },
+        "allow_unix_sockets": {
+            "flag": "--allow-unix-socket",
+            "kind": "repeatable",
+            "type": "string",
+            "help": "with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. \"$SSH_AUTH_SOCK\"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable)"
+        },
         "config": {
             "flag": "--config",
             "kind": "value",
@@ -164,6 +170,12 @@ OPTIONS = {
             "type": "string",
             "help": "with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable)"
         },
+        "allow_unix_sockets": {
+            "flag": "--allow-unix-socket",
+            "kind": "repeatable",
+            "type": "string",
+            "help": "with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. \"$SSH_AUTH_SOCK\"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable)"
+        },
         "config": {
             "flag": "--config",
             "kind": "value",
@@ -247,6 +259,12 @@ OPTIONS = {
             "kind": "repeatable",
             "type": "string",
             "help": "with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable)"
+        },
+        "allow_unix_sockets": {
+            "flag": "--allow-unix-socket",
+            "kind": "repeatable",
+            "type": "string",
+            "help": "with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. \"$SSH_AUTH_SOCK\"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable)"
         },
         "config": {
             "flag": "--config",

@@ -170,4 +170,17 @@ TEST(Denials, LearnNeverProposesARangeAWildcardOrASpecialAddress) {
 }
 
 }  // namespace
+// A refused host Unix socket (the launcher's connect record names its node) is a network denial,
+// and the change that lifts it is the option naming that socket, made inert; a socket record
+// without a path keeps the network policy's advice.
+TEST(Denials, ARefusedUnixSocketProposesAllowUnixSocket) {
+  const Denial socket = record("connect", "network-denied", "/run/docker\n.sock");
+  EXPECT_EQ(denial_kind(socket), DenialKind::kNetwork);
+  EXPECT_EQ(narrowest_changes(facts({socket}), "/ws"),
+            std::vector<std::string>{"--allow-unix-socket /run/docker\\n.sock"});
+  EXPECT_EQ(refused_unix_socket(record("connect", "network-denied", "(unknown)")), std::nullopt);
+  EXPECT_EQ(refused_unix_socket(record("socket", "network-denied", "af-unix-dgram")),
+            std::nullopt);
+}
+
 }  // namespace dsh::sandbox::consumer

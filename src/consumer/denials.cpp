@@ -121,6 +121,16 @@ void add_unique(std::vector<std::string>& out, const std::vector<std::string>& c
 
 }  // namespace
 
+std::string bracket_escaped(std::string_view inert) {
+  std::string out;
+  out.reserve(inert.size());
+  for (const char c : inert) {
+    if (c == '[' || c == ']') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::optional<std::string> refused_unix_socket(const Denial& denial) {
   // The launcher's record of a connect its supervisor refused names the socket's node, as the
   // kernel resolves it; "(unknown)" when it could not be named.
@@ -198,9 +208,10 @@ std::vector<std::string> denial_lines(const SandboxFacts& sandbox) {
   std::vector<std::string> lines;
   std::set<std::string> seen;
   for (const Denial& denial : sandbox.denials.records) {
-    std::string line = fmt::format("[sandbox refused: {} {} ({})", text::inert(denial.op),
-                                   text::inert(denial.path), text::inert(denial.rule));
-    if (!denial.detail.empty()) line += ": " + text::inert(denial.detail);
+    std::string line = fmt::format(
+        "[sandbox refused: {} {} ({})", bracket_escaped(text::inert(denial.op)),
+        bracket_escaped(text::inert(denial.path)), bracket_escaped(text::inert(denial.rule)));
+    if (!denial.detail.empty()) line += ": " + bracket_escaped(text::inert(denial.detail));
     line += ']';
     if (!seen.insert(line).second) continue;
     if (lines.size() == kShownRecords) break;

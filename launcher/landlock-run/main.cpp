@@ -26,6 +26,10 @@
 //   alone) a NETLINK_ROUTE socket is allowed too, so getifaddrs(3) lists lo instead of failing.
 // - --allow-connect-port N: TCP connect to port N only (Landlock ABI 4), stream sockets only
 //   (seccomp): the network allow-list's inside wall (net_allow.h).
+// - With either flag above, host Unix sockets are network: a supervisor runs (evidence or not)
+//   and performs every connect itself, refusing a named socket the run did not bind and
+//   --allow-unix-socket does not list (ECONNREFUSED), and AF_UNIX datagram sockets are refused
+//   (unix_connect.h). Without pidfd_getfd (Linux 5.6) the run fails (125).
 // - --scope-ipc: ABI >= 6 scopes abstract Unix sockets and signals to the sandbox; on an older
 //   kernel it fails closed. --deny-metadata: chmod/chown/utime/xattr families fail with EPERM.
 // - Nothing is read from the environment; it is passed to ARGV unchanged.
@@ -409,15 +413,16 @@ UnixGuard* unix_guard(const Options& options) {
 // keep host sockets out, and the run is refused rather than left open to them.
 void require_pidfd_getfd() {
   const long self = syscall(SYS_pidfd_open, getpid(), 0U);
-  const long copy = self < 0 ? -1 : syscall(SYS_pidfd_getfd, static_cast<int>(self),
-                                            static_cast<int>(self), 0U);
+  const long copy =
+      self < 0 ? -1 : syscall(SYS_pidfd_getfd, static_cast<int>(self), static_cast<int>(self), 0U);
   const int error = errno;
   if (copy >= 0) close(static_cast<int>(copy));
   if (self >= 0) close(static_cast<int>(self));
   if (copy < 0 || fault("pidfd")) {
-    fail("cannot keep host Unix sockets out with the network off: pidfd_getfd (Linux 5.6) "
-         "failed: %s",
-         strerror(fault_errno("pidfd", error)));
+    fail(
+        "cannot keep host Unix sockets out with the network off: pidfd_getfd (Linux 5.6) "
+        "failed: %s",
+        strerror(fault_errno("pidfd", error)));
   }
 }
 
@@ -607,8 +612,9 @@ bool netns_holds_lo_alone() {
   if (unix_guard_needed(options)) {
     require_pidfd_getfd();
   } else if (has_unix_sockets(options)) {
-    fail("usage error: --allow-unix-socket needs --deny-network or --allow-connect-port (with "
-         "the network inherited every Unix socket is reachable)");
+    fail(
+        "usage error: --allow-unix-socket needs --deny-network or --allow-connect-port (with "
+        "the network inherited every Unix socket is reachable)");
   }
   // Before the ruleset: Landlock does not govern chdir, and a directory that cannot be entered
   // must fail the run (125) rather than start the command somewhere else.

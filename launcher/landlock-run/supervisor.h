@@ -51,7 +51,7 @@ struct SupervisorConfig {
   size_t guarded_read_only_count;
   const char* const* guarded_unreadable;
   size_t guarded_unreadable_count;
-  int status_fd;  // -1: count only
+  int status_fd;          // -1: count only
   UnixGuard* unix_guard;  // with filter.unix_guard: host Unix sockets are network
 };
 

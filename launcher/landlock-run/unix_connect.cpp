@@ -149,8 +149,8 @@ int query_bound(int diag, uint64_t ino, BoundName* out) {
   if (n < static_cast<ssize_t>(sizeof(nlmsghdr))) return n < 0 ? -errno : -EIO;
   nlmsghdr header;
   memcpy(&header, buffer, sizeof(header));
-  const size_t total = header.nlmsg_len < static_cast<size_t>(n) ? header.nlmsg_len
-                                                                  : static_cast<size_t>(n);
+  const size_t total =
+      header.nlmsg_len < static_cast<size_t>(n) ? header.nlmsg_len : static_cast<size_t>(n);
   const size_t body = NLMSG_ALIGN(sizeof(nlmsghdr));  // netlink aligns every part to 4 bytes
   if (header.nlmsg_type == NLMSG_ERROR && total >= body + sizeof(nlmsgerr)) {
     nlmsgerr error;
@@ -256,8 +256,7 @@ int connect_node(int socket_fd, int node) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   snprintf(address.sun_path, sizeof(address.sun_path), "/proc/self/fd/%d", node);
-  const socklen_t length =
-      static_cast<socklen_t>(kSunPathOffset + strlen(address.sun_path) + 1);
+  const socklen_t length = static_cast<socklen_t>(kSunPathOffset + strlen(address.sun_path) + 1);
   return connect(socket_fd, reinterpret_cast<const sockaddr*>(&address), length) == 0 ? 0 : -errno;
 }
 

@@ -185,8 +185,8 @@ Result<ConfigNetworkRules> network_rules_from_document(const nlohmann::json& val
   }
   for (const std::string& path : rules.unix_sockets) {
     if (!path.starts_with('/')) {
-      return InvalidInput{fmt::format(
-          "config: allowUnixSockets entry {} is not an absolute path", text::quoted(path))};
+      return InvalidInput{fmt::format("config: allowUnixSockets entry {} is not an absolute path",
+                                      text::quoted(path))};
     }
   }
   return rules;

@@ -82,9 +82,8 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
 }
 
 bool landlock_guards_unix_sockets(const SandboxPolicy& policy, const LandlockFeatures& features) {
-  return policy.network == NetworkPolicy::kDeny ||
-         (policy.network == NetworkPolicy::kAllowList && features.abi >= 4 &&
-          features.deny_network);
+  return policy.network == NetworkPolicy::kDeny || (policy.network == NetworkPolicy::kAllowList &&
+                                                    features.abi >= 4 && features.deny_network);
 }
 
 std::vector<std::string> landlock_run_args(const RunNeeds& needs) {

@@ -27,8 +27,8 @@ class UnixListener {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-    ok_ = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-          listen(fd_, 1024) == 0;
+    ok_ =
+        bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 && listen(fd_, 1024) == 0;
   }
   ~UnixListener() {
     close(fd_);
@@ -172,9 +172,9 @@ TEST_F(LandlockRunUnixSockets, RefusalIsANetworkRecordNamingTheSocket) {
   const int fd = open(status.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   SpawnOptions options;
   options.fds = {{fd, 9}};
-  const RunResult run = execute(confined(true, {"--evidence", "--status-fd", "9"}, rw.path(),
-                                         kConnect, {rw / "link"}),
-                                options);
+  const RunResult run = execute(
+      confined(true, {"--evidence", "--status-fd", "9"}, rw.path(), kConnect, {rw / "link"}),
+      options);
   close(fd);
   EXPECT_EQ(host.accepted(), 0) << run.describe();
   const std::string records = read_file(status);
@@ -236,9 +236,8 @@ for t in threads:
     t.join()
 print("through", through > 0)
 )";
-  const RunResult run =
-      execute(confined(true, {"--allow-unix-socket", allowed.path()}, rw.path(), kRace,
-                       {allowed.path(), forbidden.path(), rw / "link"}));
+  const RunResult run = execute(confined(true, {"--allow-unix-socket", allowed.path()}, rw.path(),
+                                         kRace, {allowed.path(), forbidden.path(), rw / "link"}));
   EXPECT_EQ(run.out, "through True\n") << run.describe();
   EXPECT_GT(allowed.accepted(), 0) << run.describe();
   EXPECT_EQ(forbidden.accepted(), 0) << "the forbidden socket was reached: " << run.describe();

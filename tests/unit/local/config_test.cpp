@@ -154,8 +154,8 @@ TEST(ConfigNetworkRules, AllowUnixSocketsTakesAbsolutePathsOnly) {
   auto rules = local::network_rules_from_document(document);
   ASSERT_TRUE(rules) << rules.error().message;
   EXPECT_EQ(rules.value().unix_sockets, std::vector<std::string>{"/run/user/1000/bus"});
-  auto relative = local::network_rules_from_document(
-      nlohmann::json::parse(R"({"allowUnixSockets":["bus"]})"));
+  auto relative =
+      local::network_rules_from_document(nlohmann::json::parse(R"({"allowUnixSockets":["bus"]})"));
   ASSERT_FALSE(relative);
   EXPECT_NE(relative.error().message.find("allowUnixSockets"), std::string::npos);
 }

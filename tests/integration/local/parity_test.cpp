@@ -33,8 +33,8 @@ TEST_P(ProbeConfineParity, LibraryProbeAndConfineAgreeForEveryMode) {
   auto confiner = make_provider(GetParam());
   for (std::size_t i = 0; i < 2; ++i) {
     // The probe stands for a call with the default policy: the network denied.
-    const ConfinedArgv confined = confine(*confiner, {"/bin/true"}, kModes[i], workspace_.path(),
-                                          NetworkPolicy::kDeny);
+    const ConfinedArgv confined =
+        confine(*confiner, {"/bin/true"}, kModes[i], workspace_.path(), NetworkPolicy::kDeny);
     EXPECT_EQ(summary.modes[i].mode, kModes[i]);
     EXPECT_EQ(summary.modes[i].enforcement, confined.enforcement) << mode_name(kModes[i]);
     EXPECT_EQ(summary.modes[i].strict_enforcement, confined.strict_enforcement)

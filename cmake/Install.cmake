@@ -11,7 +11,8 @@ find_package(Threads REQUIRED)
 # gets them as one archive, with fmt and nlohmann_json compiled in (both header-only here, and no
 # public header includes either), so the package depends on nothing but the C++ runtime.
 set(dsh_library_components
-    dsh_base dsh_seam dsh_profiles landlock_run_seccomp dsh_local dsh_exec dsh_policy dsh_consumer)
+    dsh_base dsh_seam dsh_profiles landlock_run_seccomp dsh_local dsh_exec dsh_policy dsh_plan
+    dsh_consumer)
 set(dsh_library_objects)
 foreach(component IN LISTS dsh_library_components)
   list(APPEND dsh_library_objects $<TARGET_OBJECTS:${component}>)

@@ -43,6 +43,10 @@ def man_page(name, page, version):
     out.append(".SH EXIT STATUS")
     for code, meaning in page["exit_status"]:
         out += [".TP", f"\\fB{roff(code)}\\fR", roff(meaning)]
+    if page.get("files"):
+        out.append(".SH FILES")
+        for path, meaning in page["files"]:
+            out += [".TP", f"\\fI{roff(path)}\\fR", roff(meaning)]
     out += [".SH ENVIRONMENT", roff(page["environment"]), ".SH EXAMPLES"]
     for command, meaning in page["examples"]:
         out += [".PP", roff(meaning) + ":", ".nf", ".RS", roff(command), ".RE", ".fi"]
@@ -166,6 +170,9 @@ def md_page(name, page):
         out += ["### Options", ""] + md_options(page["options"]) + [""]
     out += [f"### Exit status of {name}", "", "| status | meaning |", "|---|---|"]
     out += [f"| {md_cell(code)} | {md_cell(meaning)} |" for code, meaning in page["exit_status"]]
+    if page.get("files"):
+        out += ["", f"### Files of {name}", "", "| file | meaning |", "|---|---|"]
+        out += [f"| {md_cell(md_code(path))} | {md_cell(meaning)} |" for path, meaning in page["files"]]
     out += ["", f"### Environment of {name}", "", page["environment"], "", f"### Examples of {name}", ""]
     for command, meaning in page["examples"]:
         out += [meaning[:1].upper() + meaning[1:] + ":", "", "    " + command, ""]

@@ -19,7 +19,7 @@ export interface RunPolicyOptions {
   networkResolve?: string[];
   /** --allow-unix-socket: with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. "$SSH_AUTH_SOCK"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable) */
   allowUnixSockets?: string[];
-  /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
+  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
   /** --timeout: deadline; the tree gets SIGTERM, then SIGKILL */
   timeout?: number;
@@ -61,7 +61,7 @@ export interface ConfinePolicyOptions {
   networkResolve?: string[];
   /** --allow-unix-socket: with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. "$SSH_AUTH_SOCK"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable) */
   allowUnixSockets?: string[];
-  /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
+  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
   /** --cwd: directory the printed argv runs in, whichever backend confines it and wherever it is spawned from */
   cwd?: string;
@@ -91,7 +91,7 @@ export interface StartPolicyOptions {
   networkResolve?: string[];
   /** --allow-unix-socket: with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. "$SSH_AUTH_SOCK"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable) */
   allowUnixSockets?: string[];
-  /** --config: JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath) */
+  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
   /** --session: JSONL session log: mode events and an audit line per run */
   session?: string;

@@ -54,7 +54,7 @@ module.exports = {
       "flag": "--config",
       "kind": "value",
       "type": "string",
-      "help": "JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath)"
+      "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
     },
     "timeout": {
       "flag": "--timeout",
@@ -180,7 +180,7 @@ module.exports = {
       "flag": "--config",
       "kind": "value",
       "type": "string",
-      "help": "JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath)"
+      "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
     },
     "cwd": {
       "flag": "--cwd",
@@ -270,7 +270,7 @@ module.exports = {
       "flag": "--config",
       "kind": "value",
       "type": "string",
-      "help": "JSON config file (mode, runnerCommand, runnerFailureSignatures, probeTimeoutMs, bwrapPath)"
+      "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
     },
     "session": {
       "flag": "--session",

@@ -29,6 +29,7 @@ constexpr auto kHandlers = std::to_array<Handler>({
     {"job-kill", job_kill},
     {"shell", shell},
     {"tool-schema", tool_schema},
+    {"config", config},
 });
 
 const Handler& handler_of(std::string_view command) {

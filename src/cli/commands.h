@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `dsh-sandbox` subcommands, one file each (run.cpp, confine.cpp, probe.cpp, jobs.cpp,
-// shell.cpp, tool_schema.cpp). Each takes the parsed flags and returns the process exit status;
-// every failure is one "dsh-sandbox: " line on stderr and exit 125 (kFailureExit), and nothing
-// runs. docs/contract.md says what each promises.
+// shell.cpp, tool_schema.cpp, config.cpp). Each takes the parsed flags and returns the process exit
+// status; every failure is one "dsh-sandbox: " line on stderr and exit 125 (kFailureExit), and
+// nothing runs. docs/contract.md says what each promises.
 #pragma once
 
 #include "cli/options.h"
@@ -28,5 +28,7 @@ int job_kill(const Options& options);
 int shell(const Options& options);
 // Prints the bash tool definition (schema, texts, resolved workdir) as JSON; runs nothing.
 int tool_schema(const Options& options);
+// Prints the effective config: each key's value and the file it came from; runs nothing.
+int config(const Options& options);
 
 }  // namespace dsh::sandbox::cli

@@ -29,10 +29,10 @@ void check_confine_flags(Options& options) {
 }
 
 int confine_call(Call& call) {
-  const std::optional<SandboxPolicy> policy = to_sandbox_policy(call.policy);
+  const std::optional<SandboxPolicy> policy = to_sandbox_policy(call.plan->policy);
   if (!policy) throw InvalidSandboxInputError(std::string(kNothingToConfine));
-  admit(*call.context, call.policy);
-  LocalSandboxProvider provider = call_provider(call.setup, *call.context);
+  plan::admit(*call.plan, call.plan->policy, "dsh-sandbox");
+  LocalSandboxProvider provider = plan::plan_provider(*call.plan);
   // The directory the caller will spawn the argv in: bwrap enters it (--chdir) or refuses.
   // By default where run runs it: the policy root (run's --workdir rule without --workdir).
   const Options& options = call.options;

@@ -65,7 +65,7 @@ jobs::JobDirectory open_job(int jobs_dir, const std::string& handle, std::string
 // The job's first session-log line, written before its command runs, so the session counts its
 // workspace as written (under workspace-write) from the start; the outcome follows at settlement
 // (job_supervisor.cpp). A log that cannot take it stops the start: the session would not know.
-void audit_start(const CallContext& call, const consumer::RunSpec& spec,
+void audit_start(const plan::CallPlan& call, const consumer::RunSpec& spec,
                  const std::optional<ConfinedArgv>& confined, const std::string& handle) {
   if (!call.session) return;
   SandboxRunEvent event;
@@ -109,21 +109,21 @@ std::optional<ConfinedArgv> confine_job(LocalSandboxProvider& provider,
 int start_call(Call& call) {
   consumer::RunSpec spec;
   spec.argv = call.run.argv;
-  spec.policy = call.policy;
-  spec.process.workdir = call_workdir(call.run, spec.policy, *call.context);
+  spec.policy = call.plan->policy;
+  spec.process.workdir = call.plan->workdir;
   spec.process.bounds = call.run.bounds;
-  admit(*call.context, spec.policy);
-  LocalSandboxProvider provider = call_provider(call.setup, *call.context);
+  plan::admit(*call.plan, spec.policy, "dsh-sandbox");
+  LocalSandboxProvider provider = plan::plan_provider(*call.plan);
   const std::optional<ConfinedArgv> confined = confine_job(provider, spec);
   const UniqueFd jobs =
-      jobs::open_jobs_directory(state_untrusted_roots(*call.context, spec.policy), true);
+      jobs::open_jobs_directory(plan::state_untrusted_roots(*call.plan, spec.policy), true);
   consumer::SandboxBashExecutor executor(provider);
-  const std::optional<SessionLog>& session_log = call.context->session;
+  const std::optional<SessionLog>& session_log = call.plan->session;
   const std::string session = session_log ? canonical_file(session_log->path()) : "";
   jobs::prune_ended_jobs(jobs.get());
-  jobs::JobLaunch launch{std::move(spec), session, session_log, call.session_start,
+  jobs::JobLaunch launch{std::move(spec), session, session_log, call.plan->session_start,
                          jobs::new_handle()};
-  audit_start(*call.context, launch.spec, confined, launch.handle);
+  audit_start(*call.plan, launch.spec, confined, launch.handle);
   const std::string handle = jobs::launch_job(jobs.get(), executor, std::move(launch));
   fmt::print("{}\n", handle);
   return 0;

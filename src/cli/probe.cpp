@@ -6,12 +6,12 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "cli/setup.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "local/probe_cache.h"
+#include "plan/config_files.h"
 #include "policy/call_policy.h"
 
 namespace dsh::sandbox::cli {
@@ -20,12 +20,12 @@ namespace {
 
 // The policy a call from here would have by default (this directory as its workspace, the
 // config's mode when it confines, else read-only); nullopt without a usable working directory.
-std::optional<SandboxPolicy> default_policy(const Options& options, const Setup& setup) {
+std::optional<SandboxPolicy> default_policy(const Options& options, const plan::Setup& setup) {
   try {
     policy::CallInputs inputs;
     inputs.request.mode =
         to_confined_mode(setup.defaults.mode) ? setup.defaults.mode : SandboxMode::kReadOnly;
-    inputs.request.decisive_files = {options.config_path};
+    inputs.request.config_path = options.config_path;
     inputs.defaults = setup.defaults;
     inputs.workspace_root = working_directory();
     return to_sandbox_policy(policy::build_call_policy(inputs));
@@ -58,11 +58,12 @@ std::optional<std::string> default_policy_refusal(LocalSandboxProvider& provider
 int probe(const Options& options) {
   try {
     // A probe confines nothing and has no workspace: the config is held to /tmp and $TMPDIR.
-    const Setup setup = load_setup(options.config_path, untrusted_roots(""));
+    const plan::Setup setup = plan::load_setup(options.config_path, untrusted_roots(""));
     // A probe always probes (no cache); its modes carry the state every call hides.
     LocalSandboxHooks hooks;
     hooks.private_state = local::private_state_directories(false);
-    hooks.earlier_writable_roots = recorded_workspaces(spelled_workspace_roots("")).roots;
+    hooks.earlier_writable_roots =
+        plan::recorded_workspaces(plan::spelled_workspace_roots("")).roots;
     LocalSandboxProvider provider(setup.provider, std::move(hooks));
     ProbeSummary summary = provider.probe_all();
     const std::optional<SandboxPolicy> policy = default_policy(options, setup);

@@ -38,7 +38,7 @@ using consumer::RunSpec;
 namespace status = consumer::status;
 
 // One audit line per run; a log that cannot take it must not turn a finished run into an error.
-void audit_run(const CallContext& call, const RunSpec& spec, const RunOutcome& outcome) {
+void audit_run(const plan::CallPlan& call, const RunSpec& spec, const RunOutcome& outcome) {
   if (!call.session) return;
   const SandboxRunEvent event = consumer::run_event(spec, outcome);
   try {
@@ -106,11 +106,11 @@ void apply_environment_options(const RunInvocation& run, exec::Request& process)
   process.inherit_env = false;
 }
 
-RunSpec make_spec(const RunInvocation& run, const CallContext& call, SandboxExecutionPolicy policy,
-                  const Interrupts& interrupts) {
+RunSpec make_spec(const RunInvocation& run, const plan::CallPlan& call,
+                  SandboxExecutionPolicy policy, const Interrupts& interrupts) {
   RunSpec spec;
   spec.argv = run.argv;
-  spec.process.workdir = call_workdir(run, policy, call);
+  spec.process.workdir = call.workdir;
   spec.policy = std::move(policy);
   spec.process.timeout_ms = run.timeout_ms;
   spec.process.abort = interrupts.abort();
@@ -222,7 +222,7 @@ std::optional<SandboxUnavailableError> runner_failure(const RunOutcome& outcome)
 
 // One run of the command into `outcome`: audited and its denial marked, or the runner's failure.
 std::optional<SandboxUnavailableError> run_audited(const RunInvocation& run,
-                                                   const CallContext& call,
+                                                   const plan::CallPlan& call,
                                                    consumer::SandboxBashExecutor& executor,
                                                    RunSpec& spec, RunOutcome& outcome) {
   outcome = run_once(run, executor, spec);
@@ -238,10 +238,10 @@ std::optional<SandboxUnavailableError> run_audited(const RunInvocation& run,
 std::optional<SandboxUnavailableError> run_with_retry(Call& call, const Interrupts& interrupts,
                                                       consumer::SandboxBashExecutor& executor,
                                                       RunSpec& spec, RunOutcome& outcome) {
-  admit(*call.context, spec.policy);
+  plan::admit(*call.plan, spec.policy, "dsh-sandbox");
   hint_shell(call.run);
   std::optional<SandboxUnavailableError> refused =
-      run_audited(call.run, *call.context, executor, spec, outcome);
+      run_audited(call.run, *call.plan, executor, spec, outcome);
   std::optional<RetryOffer> retry;
   if (!refused && interrupts.signal() == 0 && !call.run.learn) {
     retry = approved_retry(call.run, spec, outcome);
@@ -249,8 +249,8 @@ std::optional<SandboxUnavailableError> run_with_retry(Call& call, const Interrup
   if (retry && interrupts.signal() == 0) {
     apply_retry(spec, *retry);
     call.audited_mode = retry->mode;
-    admit(*call.context, spec.policy);
-    refused = run_audited(call.run, *call.context, executor, spec, outcome);
+    plan::admit(*call.plan, spec.policy, "dsh-sandbox");
+    refused = run_audited(call.run, *call.plan, executor, spec, outcome);
   }
   return refused;
 }
@@ -260,9 +260,9 @@ int run_call(Call& call) {
   const Interrupts interrupts;
   // Only a JSON result shows it, and it walks the writable roots for their git state.
   const nlohmann::json policy_view =
-      run.json || run.json_lines ? run_policy_view(call.policy) : nlohmann::json();
-  RunSpec spec = make_spec(run, *call.context, call.policy, interrupts);
-  LocalSandboxProvider provider = call_provider(call.setup, *call.context);
+      run.json || run.json_lines ? run_policy_view(call.plan->policy) : nlohmann::json();
+  RunSpec spec = make_spec(run, *call.plan, call.plan->policy, interrupts);
+  LocalSandboxProvider provider = plan::plan_provider(*call.plan);
   consumer::SandboxBashExecutor executor(provider);
   RunOutcome outcome;
   std::optional<SandboxUnavailableError> refused;
@@ -271,13 +271,15 @@ int run_call(Call& call) {
   } catch (const SandboxUnavailableError& error) {
     refused = error;  // the provider refused: no usable backend, or a runner it cannot trust
   } catch (const InvalidSandboxInputError& error) {
-    audit_refusal(&*call.context, run.argv, spec.policy.mode, error);  // the caller's own choice
+    plan::audit_refusal(call.plan->session, run.argv, spec.policy.mode, call.plan->workspace.path(),
+                        error);  // the caller's own choice
     return not_run(run, spec, error, interrupts.signal());
   }
   if (refused) {
     // A stale cached verdict can only pick a runner that refuses: forget it, probe next time.
     provider.invalidate_verdict();
-    audit_refusal(&*call.context, run.argv, spec.policy.mode, *refused);
+    plan::audit_refusal(call.plan->session, run.argv, spec.policy.mode, call.plan->workspace.path(),
+                        *refused);
     return not_run(run, spec, *refused, interrupts.signal());
   }
   const int interrupted = interrupts.signal();

@@ -43,10 +43,10 @@ std::string setsid_program() {
 }
 
 // The shell's launch before confinement: where it starts, its argv, bounds and time limit.
-shell::ShellLaunch shell_launch(const RunInvocation& run, const SandboxExecutionPolicy& policy,
-                                const CallContext& call, double timeout_seconds) {
+shell::ShellLaunch shell_launch(const RunInvocation& run, const plan::CallPlan& call,
+                                double timeout_seconds) {
   shell::ShellLaunch launch;
-  launch.workdir = call_workdir(run, policy, call);
+  launch.workdir = call.workdir;
   launch.argv = run.argv;
   launch.bounds = run.bounds;
   if (timeout_seconds > 0) {
@@ -57,7 +57,7 @@ shell::ShellLaunch shell_launch(const RunInvocation& run, const SandboxExecution
 }
 
 // One line per shell, as per run: the shell has no evidence channel, so no denial is claimed.
-void record_shell(const CallContext& call, SandboxRunEvent event, const shell::ShellEnd& end) {
+void record_shell(const plan::CallPlan& call, SandboxRunEvent event, const shell::ShellEnd& end) {
   if (!call.session) return;
   event.exit_code = end.exit_code;
   if (end.signal) event.signal = consumer::signal_name(*end.signal);
@@ -89,9 +89,9 @@ void check_shell_flags(Options& options) {
 // must leave as it found, taken before the shell starts.
 std::optional<policy::GitGuard> confine_shell(const Call& call, shell::ShellLaunch& launch,
                                               SandboxRunEvent& event) {
-  const auto sandbox_policy = to_sandbox_policy(call.policy);
+  const auto sandbox_policy = to_sandbox_policy(call.plan->policy);
   if (!sandbox_policy) return std::nullopt;
-  LocalSandboxProvider provider = call_provider(call.setup, *call.context);
+  LocalSandboxProvider provider = plan::plan_provider(*call.plan);
   ConfinedArgv confined;
   // One walk of the writable roots for the plan and the git check taken before the shell.
   const policy::GitWalkScope walk;
@@ -102,7 +102,7 @@ std::optional<policy::GitGuard> confine_shell(const Call& call, shell::ShellLaun
     provider.invalidate_verdict();
     throw;
   }
-  std::optional<policy::GitGuard> git = policy::GitGuard::for_run(call.policy);
+  std::optional<policy::GitGuard> git = policy::GitGuard::for_run(call.plan->policy);
   launch.argv = confined.argv;
   launch.provided = confined.provided_fds;
   event.backend = confined.backend;
@@ -121,19 +121,19 @@ shell::ShellGuard session_guard(policy::SessionWatch& watch) {
 }
 
 int shell_call(Call& call) {
-  admit(*call.context, call.policy);
+  plan::admit(*call.plan, call.plan->policy, "dsh-sandbox");
   shell::ShellLaunch launch =
-      shell_launch(call.run, call.policy, *call.context, call.options.shell_timeout_seconds);
+      shell_launch(call.run, *call.plan, call.options.shell_timeout_seconds);
   // Set up before the shell starts: a session log that cannot be watched refuses the shell.
   std::optional<policy::SessionWatch> watch;
-  if (call.context->session && call.session_start) {
-    watch.emplace(*call.context->session, call.policy.mode, *call.session_start);
+  if (call.plan->session && call.plan->session_start) {
+    watch.emplace(*call.plan->session, call.plan->policy.mode, *call.plan->session_start);
     launch.guard = session_guard(*watch);
   }
   SandboxRunEvent event;
   event.argv = call.run.argv;
-  event.mode = call.policy.mode;
-  event.workspace_root = call.policy.workspace_root;
+  event.mode = call.plan->policy.mode;
+  event.workspace_root = call.plan->policy.workspace_root;
   const std::optional<policy::GitGuard> git = confine_shell(call, launch, event);
   const shell::ShellEnd end = shell::run_shell(launch, STDIN_FILENO, STDOUT_FILENO);
   // On the person's terminal, its settings restored: why the shell is gone.
@@ -144,7 +144,7 @@ int shell_call(Call& call) {
       fmt::print(stderr, "dsh-sandbox: git state: {}\n", line);
     }
   }
-  record_shell(*call.context, std::move(event), end);
+  record_shell(*call.plan, std::move(event), end);
   return end.status;
 }
 

@@ -7,17 +7,17 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "cli/setup.h"
 #include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
+#include "plan/config_files.h"
 
 namespace dsh::sandbox::cli {
 
 int tool_schema(const Options& options) {
   try {
-    const Setup setup = load_setup(options.config_path, untrusted_roots(""));
+    const plan::Setup setup = plan::load_setup(options.config_path, untrusted_roots(""));
     SandboxMode mode = setup.defaults.mode;
     if (!options.mode.empty()) {
       const Result<SandboxMode> parsed = parse_sandbox_mode(options.mode);
@@ -38,7 +38,7 @@ int tool_schema(const Options& options) {
     // The policy root: --workspace resolved, else the canonical working directory.
     const std::string root =
         options.workspace.empty() ? std::string() : resolve_workspace_root(options.workspace);
-    definition.value()["workdir"] = consumer::resolve_tool_workdir(
+    definition.value()["workdir"] = policy::resolve_workdir(
         root, working_directory(),
         options.workdir.empty() ? std::nullopt : std::optional<std::string_view>(options.workdir));
     fmt::print("{}\n", definition.value().dump());

@@ -23,6 +23,7 @@
 #include "base/unique_fd.h"
 #include "consumer/tool_schema.h"
 #include "dsh/sandbox/errors.h"
+#include "policy/call_policy.h"
 #include "policy/git_guard.h"
 #include "profiles/denial_line.h"
 #include "profiles/profiles.h"
@@ -163,11 +164,11 @@ UniqueFd provided_descriptor(const ProvidedFd& wanted) {
 }
 
 // The directory the command must run in, absolute, as bwrap's --chdir needs it: the one rule of
-// every consumer (resolve_tool_workdir), so the library and the CLI start a command in the same
+// every consumer (policy::resolve_workdir), so the library and the CLI start a command in the same
 // place.
 std::string absolute_workdir(const RunSpec& spec) {
   const std::string& workdir = spec.process.workdir;
-  return resolve_tool_workdir(
+  return policy::resolve_workdir(
       spec.policy.workspace_root, std::nullopt,
       workdir.empty() ? std::nullopt : std::optional<std::string_view>(workdir));
 }
@@ -186,9 +187,9 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
     prepared.request.argv = spec.argv;
     return prepared;
   }
-  prepared.confined =
-      provider.confine(ConfineRequest{spec.argv, *policy, workdir, true, spec.denial_evidence,
-                                      spec.process.bounds.max_memory_bytes});
+  prepared.confined = provider.confine(
+      ConfineRequest{spec.argv, *policy, workdir, true, spec.denial_evidence,
+                     spec.process.bounds.max_memory_bytes, spec.earlier_writable_roots});
   prepared.git = policy::GitGuard::for_run(spec.policy);
   prepared.memory_note = memory_note(spec, *prepared.confined);
   prepared.request.argv = prepared.confined->argv;

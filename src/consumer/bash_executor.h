@@ -30,6 +30,9 @@ struct RunSpec {
   // Kernel evidence of refusals where the backend gives it (docs/evidence-and-network.md); off:
   // stderr inference only, for callers who want the last microsecond.
   bool denial_evidence = true;
+  // The roots earlier confined runs could write (ConfineRequest::earlier_writable_roots); unset:
+  // the provider's own.
+  std::optional<std::vector<std::string>> earlier_writable_roots;
 };
 
 // What the sandbox did to one run. enforcement and backend are absent under

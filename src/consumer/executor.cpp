@@ -3,24 +3,20 @@
 // RunSpec, the RunOutcome mapped back onto plain fields.
 #include "dsh/sandbox/executor.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
-#include <climits>
 #include <utility>
 #include <variant>
 
 #include <fmt/format.h>
 
+#include "consumer/audit.h"
 #include "consumer/bash_executor.h"
 #include "consumer/render.h"
 #include "dsh/sandbox/errors.h"
 #include "dsh/sandbox/roots.h"
 #include "dsh/sandbox/trust.h"
 #include "exec/exec.h"
-#include "local/workspace_record.h"
-#include "policy/call_policy.h"
+#include "plan/call_plan.h"
 
 namespace dsh::sandbox {
 
@@ -41,15 +37,6 @@ struct detail::CancellationAccess {
 };
 
 namespace {
-
-std::string current_directory() {
-  std::array<char, PATH_MAX> buffer{};
-  if (::getcwd(buffer.data(), buffer.size()) == nullptr) {
-    throw InvalidSandboxInputError(
-        "run: the working directory cannot be read; give workspace_root");
-  }
-  return buffer.data();
-}
 
 template <typename T>
 T value_or_throw(Result<T> result) {
@@ -109,38 +96,24 @@ void check_request(const RunRequest& request) {
   }
 }
 
-// The policy through the CLI's own builder: the mode, the root, the network with its allow-list
-// and the path rules, then the check that no rule path was planted beneath /tmp or $TMPDIR.
-SandboxExecutionPolicy make_policy(const RunRequest& request) {
-  policy::CallInputs inputs;
-  inputs.request.mode = request.mode;
-  inputs.request.network = request.network;
-  inputs.request.network_allow = canonical_allow_list(request);
-  // deny is the request's default: under danger-full-access it says nothing, and the command
-  // keeps the caller's network; an allow-list there is refused by the builder
-  // (policy::unenforceable_network).
-  inputs.request.network_given = request.network != NetworkPolicy::kDeny;
-  inputs.request.rules = {request.allow_write, request.deny_write, request.deny_read,
-                          request.allow_cache};
-  inputs.session_id = request.session_id;
-  inputs.workspace_root =
-      request.workspace_root.empty() ? current_directory() : request.workspace_root;
-  inputs.planted_roots = untrusted_roots("", {});
-  SandboxExecutionPolicy policy = policy::build_call_policy(inputs);
-  if (const auto confined = to_sandbox_policy(policy)) {
+// The request as the CLI's parser would have left it: the allow-list canonical.
+CallRequest call_request(const RunRequest& request) {
+  CallRequest call = request;
+  call.network_allow = canonical_allow_list(request);
+  return call;
+}
+
+consumer::RunSpec make_spec(const RunRequest& request, const plan::CallPlan& plan) {
+  consumer::RunSpec spec;
+  spec.argv = request.argv;
+  spec.policy = plan.policy;
+  if (const auto confined = to_sandbox_policy(spec.policy)) {
     if (auto valid = validate_policy(*confined); !valid) {
       throw InvalidSandboxInputError(valid.error().message);
     }
   }
-  return policy;
-}
-
-consumer::RunSpec make_spec(const RunRequest& request) {
-  check_request(request);
-  consumer::RunSpec spec;
-  spec.argv = request.argv;
-  spec.policy = make_policy(request);
-  spec.process.workdir = request.workdir;  // resolved by the executor's one workdir rule
+  spec.process.workdir = plan.workdir;
+  spec.earlier_writable_roots = plan.earlier_roots();
   for (const auto& [name, value] : request.env) spec.process.env.insert_or_assign(name, value);
   spec.process.timeout_ms = request.timeout_ms;
   spec.process.on_stdout = request.on_stdout;
@@ -197,24 +170,38 @@ RunResult result_of(const consumer::RunOutcome& outcome) {
 
 SandboxExecutor::SandboxExecutor(SandboxProvider& provider) : provider_(provider) {}
 
+// One call as the CLI makes it: planned (the config, the session, the workspace held to the
+// per-user record), admitted (the running program trusted, a workspace-write call's roots
+// recorded before the command starts), confined by the caller's provider held to the roots
+// earlier runs could write, and logged in the session.
 RunResult SandboxExecutor::run(const RunRequest& request) {
-  consumer::RunSpec spec = make_spec(request);
-  // As the CLI does, before the command starts: a workspace-write run's writable roots join the
-  // per-user record, so no later call (the CLI's or this library's) trusts a symlink, config or
-  // runner planted beneath them. The record's directory is held to this call's roots and to the
-  // ones already recorded.
-  if (const std::optional<SandboxPolicy> confined = to_sandbox_policy(spec.policy)) {
-    std::vector<std::string> untrusted = untrusted_roots(confined->workspace_root);
-    if (auto recorded = local::read_workspace_record(untrusted)) {
-      untrusted = untrusted_roots(confined->workspace_root, recorded.value());
-    }
-    if (auto added = local::record_writable_roots(confined->workspace_root, *confined, untrusted);
-        !added) {
-      throw InvalidSandboxInputError(added.error().message);
+  check_request(request);
+  const plan::CallPlan plan = plan::plan_call(call_request(request));
+  consumer::RunOutcome outcome;
+  consumer::RunSpec spec;
+  try {
+    spec = make_spec(request, plan);
+    plan::admit(plan, plan.policy, "program linking the dsh-sandbox library");
+    consumer::SandboxBashExecutor executor(provider_);
+    outcome = executor.run(spec);
+  } catch (const SandboxError& error) {
+    plan::audit_refusal(plan.session, request.argv, plan.policy.mode, plan.workspace.path(), error);
+    throw;
+  }
+  if (const auto* failed = std::get_if<consumer::status::RunnerFailed>(&outcome.status)) {
+    // As the CLI logs it: the runner's failure is the call's refusal (the command never ran).
+    plan::audit_refusal(
+        plan.session, request.argv, plan.policy.mode, plan.workspace.path(),
+        SandboxUnavailableError(*to_confined_mode(plan.policy.mode), failed->detail));
+  } else if (plan.session) {
+    try {
+      record_run(*plan.session, consumer::run_event(spec, outcome));
+    } catch (const std::exception&) {
+      // As for the CLI: a log that cannot take the line does not turn a finished run into an
+      // error.
     }
   }
-  consumer::SandboxBashExecutor executor(provider_);
-  return result_of(executor.run(spec));
+  return result_of(outcome);
 }
 
 }  // namespace dsh::sandbox

@@ -122,18 +122,4 @@ SandboxExecutionPolicy tool_call_policy(const SandboxExecutionPolicy& standing,
   return granted;
 }
 
-std::string resolve_tool_workdir(std::string_view policy_root,
-                                 std::optional<std::string_view> session_cwd,
-                                 std::optional<std::string_view> model_workdir) {
-  // With neither a root nor a session, the process's directory is the root, absolute: a
-  // relative "." would leave the answer to whoever changes directory before the spawn.
-  std::string root = !policy_root.empty() ? std::string(policy_root)
-                     : session_cwd        ? canonical_path(*session_cwd)
-                                          : canonical_path(working_directory());
-  if (!model_workdir) return root;
-  const std::filesystem::path given(*model_workdir);
-  if (given.is_absolute()) return std::string(*model_workdir);
-  return (std::filesystem::path(root) / given).lexically_normal().string();
-}
-
 }  // namespace dsh::sandbox::consumer

@@ -66,13 +66,4 @@ SandboxExecutionPolicy tool_call_policy(const SandboxExecutionPolicy& standing,
                                         const ToolEscalation& escalation,
                                         const ToolComposition& composition, const ToolCall& call);
 
-// The working directory of a call, the one rule of every consumer (the CLI's run, start and
-// shell; SandboxExecutor and SandboxBashExecutor): with no model workdir, the policy's root, or
-// the canonical session cwd when there is no root, or the process's directory when there is
-// neither; a relative model workdir against that root, never against the process's directory; an
-// absolute one as given.
-std::string resolve_tool_workdir(std::string_view policy_root,
-                                 std::optional<std::string_view> session_cwd,
-                                 std::optional<std::string_view> model_workdir);
-
 }  // namespace dsh::sandbox::consumer

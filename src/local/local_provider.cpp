@@ -432,10 +432,13 @@ struct LocalSandboxProvider::State {
                           const profiles::FsPlan& plan, const ConfineRequest& request) const;
 
   // The roots whose files this call trusts for nothing: what its mode makes writable (`chosen`)
-  // plus what earlier runs could write, when the caller says; else the policy's own roots.
-  std::vector<std::string> call_untrusted_roots(const SandboxPolicy& policy,
-                                                const std::vector<std::string>& chosen) const {
-    if (const auto& earlier = hooks.earlier_writable_roots) {
+  // plus what earlier runs could write, when the call or the caller says; else the policy's own
+  // roots.
+  std::vector<std::string> call_untrusted_roots(
+      const SandboxPolicy& policy, const std::optional<std::vector<std::string>>& call_earlier,
+      const std::vector<std::string>& chosen) const {
+    const auto& earlier = call_earlier ? call_earlier : hooks.earlier_writable_roots;
+    if (earlier) {
       // A read-only call on / or on an ancestor of the runners distrusts no root it does not
       // make writable.
       std::vector<std::string> extra = chosen;
@@ -550,7 +553,8 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   const profiles::FsPlan& plan = effective.plan;
   const std::vector<std::string> chosen = chosen_writable_roots(policy);
   s.refuse_runners_in(chosen, policy.mode);
-  const std::vector<std::string> untrusted = s.call_untrusted_roots(policy, chosen);
+  const std::vector<std::string> untrusted =
+      s.call_untrusted_roots(policy, request.earlier_writable_roots, chosen);
   if (!s.config.runner_command.empty()) {
     return s.wrap_for_runner_command(argv, policy, plan, untrusted);
   }

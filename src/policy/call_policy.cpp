@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <string_view>
 #include <utility>
 
@@ -125,16 +126,18 @@ std::vector<std::string> joined(const std::vector<std::string>& front,
 // whichever allow-list is then in force.
 void set_network(SandboxExecutionPolicy& policy, const CallRequest& request,
                  const CallDefaults& defaults) {
+  const bool given = request.network.has_value();
   if (policy.mode == SandboxMode::kDangerFullAccess) {
-    if (auto refused = unenforceable_network(policy.mode, request.network, request.network_given)) {
+    if (auto refused = unenforceable_network(
+            policy.mode, request.network.value_or(NetworkPolicy::kDeny), given)) {
       throw InvalidSandboxInputError(*refused);
     }
     policy.network = NetworkPolicy::kInherit;
     return;
   }
-  policy.network = request.network;
+  policy.network = request.network.value_or(NetworkPolicy::kDeny);
   policy.network_allow = request.network_allow;
-  if (!request.network_given && !defaults.network_allow.empty()) {
+  if (!given && !defaults.network_allow.empty()) {
     policy.network = NetworkPolicy::kAllowList;
   }
   // The config's sockets join the call's wherever the network is not inherited (where every
@@ -184,12 +187,28 @@ std::optional<std::string> unenforceable_network(SandboxMode mode, NetworkPolicy
 SandboxExecutionPolicy build_call_policy(const CallInputs& inputs) {
   SandboxExecutionPolicy policy = mode_and_root(inputs);
   set_network(policy, inputs.request, inputs.defaults);
-  add_path_rules(policy, inputs.defaults.rules, inputs.request.rules,
-                 inputs.request.decisive_files);
+  const CallRequest& request = inputs.request;
+  add_path_rules(policy, inputs.defaults.rules,
+                 {request.allow_write, request.deny_write, request.deny_read, request.allow_cache},
+                 {request.config_path, request.session_path});
   if (policy.mode != SandboxMode::kDangerFullAccess && !inputs.planted_roots.empty()) {
     require_unplanted_rule_paths(policy, inputs.planted_roots);
   }
   return policy;
+}
+
+std::string resolve_workdir(std::string_view policy_root,
+                            std::optional<std::string_view> session_cwd,
+                            std::optional<std::string_view> model_workdir) {
+  // With neither a root nor a session, the process's directory is the root, absolute: a
+  // relative "." would leave the answer to whoever changes directory before the spawn.
+  std::string root = !policy_root.empty() ? std::string(policy_root)
+                     : session_cwd        ? canonical_path(*session_cwd)
+                                          : canonical_path(working_directory());
+  if (!model_workdir) return root;
+  const std::filesystem::path given(*model_workdir);
+  if (given.is_absolute()) return std::string(*model_workdir);
+  return (std::filesystem::path(root) / given).lexically_normal().string();
 }
 
 }  // namespace dsh::sandbox::policy

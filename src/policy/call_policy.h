@@ -2,16 +2,18 @@
 // The one place a call's policy is resolved. What the caller asked for (the CLI's flags, a
 // SandboxExecutor's RunRequest), the config file's defaults, the session's mode and the roots
 // earlier confined runs could write (the session's and the per-user record's) are folded, once
-// per call, into the SandboxExecutionPolicy the call runs under. The CLI's run, confine, start,
-// shell and probe and the public SandboxExecutor all call build_call_policy, so the library and
+// per call, into the SandboxExecutionPolicy the call runs under. Every call's plan
+// (plan/call_plan.h) and the CLI's probe call build_call_policy, so the library and
 // the CLI confine alike; the provider then makes the policy's paths effective
 // (policy/effective_policy.h).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "dsh/sandbox/call.h"
 #include "dsh/sandbox/modes.h"
 #include "dsh/sandbox/policy.h"
 #include "dsh/sandbox/policy_service.h"
@@ -28,20 +30,6 @@ struct PathRules {
   std::vector<std::string> allow_cache;  // names, each value may hold several joined by commas
 };
 
-// What the call asked for, parsed: the CLI's flags, the executor's request.
-struct CallRequest {
-  std::optional<SandboxMode> mode;  // approved for this call; nullopt: the session's, else config's
-  NetworkPolicy network = NetworkPolicy::kDeny;
-  NetworkAllowList network_allow;  // canonical (seam/network_entry.h)
-  // The caller named the network (--network). The default (deny) is no request: an unconfined
-  // call keeps the network it inherently has, and a config's networkAllow takes its place.
-  bool network_given = false;
-  PathRules rules;
-  // The files that decide later runs (the config, the session log), as spelled: no extra
-  // writable root may cover one.
-  std::vector<std::string> decisive_files;
-};
-
 // The config file's defaults for every call.
 struct CallDefaults {
   SandboxMode mode = SandboxMode::kReadOnly;  // the fail-safe default
@@ -52,6 +40,7 @@ struct CallDefaults {
 };
 
 struct CallInputs {
+  // What the call asked for (its network allow-list canonical: the door's parser made it so).
   CallRequest request;
   CallDefaults defaults;
   const SessionLog* session = nullptr;    // its last sandbox/mode event, its id (with `workspace`)
@@ -80,5 +69,14 @@ std::optional<std::string> unenforceable_network(SandboxMode mode, NetworkPolicy
 // root covers a decisive file, a --network cannot be enforced (unenforceable_network), or a
 // rule path was planted (call_policy.cpp says which).
 SandboxExecutionPolicy build_call_policy(const CallInputs& inputs);
+
+// The working directory of a call, the one rule of every consumer (the CLI's run, start and
+// shell; SandboxExecutor and SandboxBashExecutor): with no model workdir, the policy's root, or
+// the canonical session cwd when there is no root, or the process's directory when there is
+// neither; a relative model workdir against that root, never against the process's directory; an
+// absolute one as given.
+std::string resolve_workdir(std::string_view policy_root,
+                            std::optional<std::string_view> session_cwd,
+                            std::optional<std::string_view> model_workdir);
 
 }  // namespace dsh::sandbox::policy

@@ -208,6 +208,29 @@ test('the bounds and the session log reach the CLI', async () => {
   assert.ok(lines.some((line) => JSON.stringify(line).includes('"true"')), 'an audit line of the run');
 });
 
+// A cross-run attack through this door: one confined run plants a symlink and a config in its
+// workspace; neither decides a later call, and nothing reaches the symlink's target.
+test('what a confined run planted decides no later call', async () => {
+  const target = path.join(base, `target-${nonce()}`);
+  fs.mkdirSync(target, { mode: 0o777 });
+  fs.chmodSync(target, 0o777);
+  const planted = await run(['sh', '-c', `ln -s ${target} link && echo '{"mode": "workspace-write"}' > config.json`], {
+    mode: 'workspace-write', workspaceRoot, cwd: workspaceRoot,
+  });
+  assert.strictEqual(planted.exitCode, 0, planted.stderr);
+  await assert.rejects(
+    run(['sh', '-c', 'echo planted > f'], { mode: 'workspace-write', workspaceRoot: path.join(workspaceRoot, 'link') }),
+    (error) => error instanceof SandboxInputError && /symlink/.test(error.message),
+  );
+  await assert.rejects(
+    run(['sh', '-c', `echo planted > ${target}/g`], { workspaceRoot, config: path.join(workspaceRoot, 'config.json') }),
+    (error) => error instanceof SandboxInputError && /cannot be trusted/.test(error.message),
+  );
+  assert.deepStrictEqual(fs.readdirSync(target), []);
+  fs.rmSync(path.join(workspaceRoot, 'link'));
+  fs.rmSync(path.join(workspaceRoot, 'config.json'));
+});
+
 test('the allow-list reaches the loopback server only for a listed name', async (t) => {
   const server = await startServer();
   t.after(() => server.stop());

@@ -119,6 +119,26 @@ class RunTest(WorkspaceCase):
         with open(session, encoding="utf-8") as log:
             self.assertIn('"sh"', log.read())
 
+    def test_what_a_confined_run_planted_decides_no_later_call(self):
+        """A cross-run attack through this door: a symlink and a config one confined run planted
+        in its workspace decide no later call, and nothing reaches the symlink's target."""
+        target = os.path.join(self.base, "target")
+        os.mkdir(target)
+        os.chmod(target, 0o777)
+        planted = dsh_sandbox.run(
+            ["sh", "-c", f"ln -s {target} link && echo '{{\"mode\": \"workspace-write\"}}' > config.json"],
+            mode="workspace-write", workspace_root=self.workspace, cwd=self.workspace)
+        self.assertEqual(planted.exit_code, 0, planted.stderr)
+        with self.assertRaises(dsh_sandbox.SandboxInputError) as through:
+            dsh_sandbox.run(["sh", "-c", "echo planted > f"], mode="workspace-write",
+                            workspace_root=os.path.join(self.workspace, "link"))
+        self.assertIn("symlink", str(through.exception))
+        with self.assertRaises(dsh_sandbox.SandboxInputError) as configured:
+            dsh_sandbox.run(["sh", "-c", f"echo planted > {target}/g"], workspace_root=self.workspace,
+                            config=os.path.join(self.workspace, "config.json"))
+        self.assertIn("cannot be trusted", str(configured.exception))
+        self.assertEqual(os.listdir(target), [])
+
     def test_allow_cache(self):
         home = os.path.join(self.base, "home")
         os.mkdir(home)

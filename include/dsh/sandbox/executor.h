@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dsh/sandbox/call.h"
 #include "dsh/sandbox/modes.h"
 #include "dsh/sandbox/provider.h"
 
@@ -46,15 +47,11 @@ class RunCancellation {
 // memory); kUnbounded: no bound. Memory below 16 MiB is refused as bad input.
 inline constexpr std::uint64_t kUnbounded = 0;
 
-struct RunRequest {
-  std::vector<std::string> argv;  // exact argv; a shell command is {"bash", "-c", COMMAND}
-  SandboxMode mode = SandboxMode::kReadOnly;
-  std::string workspace_root;  // absolute; empty: the working directory
-  // No network unless the caller opens it (inherit, or an allow-list).
-  NetworkPolicy network = NetworkPolicy::kDeny;
-  // Where the command starts: empty, the workspace root; relative, against the workspace root
-  // (never against the caller's directory); absolute, as given. The CLI's rule too.
-  std::string workdir;
+// One command to run: the call (dsh/sandbox/call.h: argv, mode, workspace, workdir, network,
+// path rules, config, session) and how to run it. With `network` set to an allow-list, the
+// entries of `network_allow` are canonicalised here; entries with another policy are
+// InvalidSandboxInputError.
+struct RunRequest : CallRequest {
   // Set over the caller's environment after the scrub (DSH_*, and names containing KEY,
   // PASSWORD, SECRET or TOKEN, are dropped from the ambient environment, never from this map).
   std::map<std::string, std::string> env;
@@ -62,20 +59,6 @@ struct RunRequest {
   // Live output, called on the thread that runs the command, chunk by chunk.
   std::function<void(std::string_view)> on_stdout;
   std::function<void(std::string_view)> on_stderr;
-  // The path rules, as the CLI's --allow-write, --deny-write, --deny-read and --allow-cache take
-  // them (docs/boundary.md): a relative path against the working directory, "~/" against $HOME,
-  // "!PATH" lifting a default. A rule the mode cannot apply is InvalidSandboxInputError.
-  std::vector<std::string> allow_write;  // extra writable roots, workspace-write only
-  std::vector<std::string> deny_write;   // read-only carve-outs inside writable roots
-  std::vector<std::string> deny_read;    // unreadable in read-only and workspace-write
-  std::vector<std::string> allow_cache;  // cache presets by name (npm, pip, cargo, go, ...)
-  // With network == NetworkPolicy::kAllowList: the destinations (allow), those refused even so
-  // (deny) and NAME=ADDRESS mappings (resolve), in the grammar of --network allow:,
-  // --network-deny and --network-resolve; canonicalised here. Entries with another policy are
-  // InvalidSandboxInputError.
-  NetworkAllowList network_allow;
-  // The opaque id of the calling session (SandboxExecutionPolicy::session_id).
-  std::optional<std::string> session_id;
   std::optional<std::uint64_t> max_processes;     // tasks of the tree; kUnbounded: none
   std::optional<std::uint64_t> max_memory_bytes;  // memory of the tree; kUnbounded: none
   // Set to end the run's whole tree early (RunEnd::kAborted).

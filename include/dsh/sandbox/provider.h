@@ -33,6 +33,10 @@ struct ConfineRequest {
   // private tmpfs mounts it makes (`/tmp`, `/dev/shm`) to it: a tmpfs is no process's data
   // segment, so without a cgroup nothing else would bound what the command writes there.
   std::optional<std::uint64_t> tmpfs_bytes;
+  // The roots earlier confined runs could write, as this call's plan found them (the per-user
+  // record's, the session's): no runner beneath one is trusted. Unset: what the provider was
+  // built with (LocalSandboxHooks::earlier_writable_roots).
+  std::optional<std::vector<std::string>> earlier_writable_roots;
 };
 
 class SandboxProvider {

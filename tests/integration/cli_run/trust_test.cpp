@@ -189,6 +189,46 @@ TEST_P(Trust, ConfigOutsideTheWorkspaceIsUsed) {
       << result.out;
 }
 
+// The user's config ($XDG_CONFIG_HOME/dsh-sandbox/config.json), outside every workspace, sets
+// the defaults of every call; `config` names the file each key came from; --config's file comes
+// over it key by key.
+TEST_P(Trust, TheUsersConfigSetsTheDefaultsAndConfigSaysWhere) {
+  const string home = dir_.mkdir("config-home", 0755);
+  const dsh::testing::ScopedEnv config_home("XDG_CONFIG_HOME", home.c_str());
+  const string user = dir_.mkdir("config-home/dsh-sandbox", 0755) + "/config.json";
+  write_file(user, R"({"mode":"workspace-write"})");
+  const CliResult result = cli(Run({"--workspace", ws_, "--json", "-c", "echo in > in"}));
+  EXPECT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(read_file(ws_ + "/in"), "in\n");
+  EXPECT_NE(result.out.find("\"backend\":\"" + backend_name(GetParam()) + "\""), string::npos)
+      << result.out;
+  vector<string> config = Run({"--workspace", ws_, "--json"});
+  config[0] = "config";
+  const CliResult shown = cli(config);
+  ASSERT_TRUE(shown.exited_with(0)) << shown.describe();
+  EXPECT_NE(shown.out.find("\"mode\":{\"value\":\"workspace-write\",\"from\":\"" + user + "\"}"),
+            string::npos)
+      << shown.out;
+  const string named = dir_ / "read-only.json";
+  write_file(named, R"({"mode":"read-only"})");
+  const CliResult narrowed =
+      cli({"run", "--config", named, "--workspace", ws_, "-c", "echo x > narrowed"});
+  EXPECT_FALSE(narrowed.exited_with(0)) << narrowed.describe();
+  EXPECT_FALSE(exists(ws_ + "/narrowed"));
+}
+
+// A user config a confined run could have written (its directory inside the workspace): the run
+// that plants it succeeds, and every later call is refused rather than weaker or blind to it.
+TEST_P(Trust, AUsersConfigPlantedInTheWorkspaceIsRefused) {
+  const dsh::testing::ScopedEnv config_home("XDG_CONFIG_HOME", (ws_ + "/conf").c_str());
+  plant(
+      "mkdir -p conf/dsh-sandbox && printf '{\"mode\":\"danger-full-access\"}' > "
+      "conf/dsh-sandbox/config.json");
+  expect_refusal(cli(Run({"--workspace", ws_, "-c", "echo x > " + outside_})),
+                 "user config file \"" + ws_ + "/conf/dsh-sandbox/config.json\" cannot be trusted");
+  EXPECT_FALSE(exists(outside_));
+}
+
 // An earlier run turns WS/sub into a symlink to a directory outside; a later run asked for
 // WS/sub must not write there. The session knows WS was writable, so the symlink is refused.
 TEST_P(Trust, SymlinkPlantedInAnEarlierWorkspaceNeverRedirectsALaterOne) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "fake_approver.h"
+#include "policy/call_policy.h"
 
 namespace dsh::sandbox::consumer {
 namespace {
@@ -59,16 +60,17 @@ TEST(ToolSchema, TextsAreTheReferencesExactly) {
 }
 
 TEST(ToolSchema, WorkdirIsTheRootOrTheCanonicalCwdAndRelativeAgainstIt) {
-  EXPECT_EQ(resolve_tool_workdir("/ws", "/elsewhere", std::nullopt), "/ws");
-  EXPECT_EQ(resolve_tool_workdir("/ws", std::nullopt, "sub/dir"), "/ws/sub/dir");
-  EXPECT_EQ(resolve_tool_workdir("/ws", std::nullopt, "/abs"), "/abs");
+  EXPECT_EQ(policy::resolve_workdir("/ws", "/elsewhere", std::nullopt), "/ws");
+  EXPECT_EQ(policy::resolve_workdir("/ws", std::nullopt, "sub/dir"), "/ws/sub/dir");
+  EXPECT_EQ(policy::resolve_workdir("/ws", std::nullopt, "/abs"), "/abs");
   // No root: the session's cwd, canonical (a missing path stays as spelled).
-  EXPECT_EQ(resolve_tool_workdir("", "/nonexistent-dsh/cwd", std::nullopt), "/nonexistent-dsh/cwd");
-  EXPECT_EQ(resolve_tool_workdir("", "/", "tmp"), "/tmp");
+  EXPECT_EQ(policy::resolve_workdir("", "/nonexistent-dsh/cwd", std::nullopt),
+            "/nonexistent-dsh/cwd");
+  EXPECT_EQ(policy::resolve_workdir("", "/", "tmp"), "/tmp");
   // Neither: the process's directory, absolute (never a relative "." left for the spawn).
   const std::string here = std::filesystem::current_path().string();
-  EXPECT_EQ(resolve_tool_workdir("", std::nullopt, std::nullopt), here);
-  EXPECT_EQ(resolve_tool_workdir("", std::nullopt, "sub"), here + "/sub");
+  EXPECT_EQ(policy::resolve_workdir("", std::nullopt, std::nullopt), here);
+  EXPECT_EQ(policy::resolve_workdir("", std::nullopt, "sub"), here + "/sub");
 }
 
 using dsh::testing::FakeApprover;

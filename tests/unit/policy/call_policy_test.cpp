@@ -54,7 +54,6 @@ TEST_F(CallPolicyTest, TheConfigsAllowListIsTheDefaultNetworkAndJoinsTheCallsOwn
   EXPECT_EQ(policy.network_allow.allow, std::vector<std::string>{"example.com"});
   EXPECT_EQ(policy.network_allow.deny, std::vector<std::string>{"bad.example.com"});
   // --network allow:: the config's entries first, each once.
-  inputs_.request.network_given = true;
   inputs_.request.network = NetworkPolicy::kAllowList;
   inputs_.request.network_allow.allow = {"other.org", "example.com"};
   policy = build_call_policy(inputs_);
@@ -73,7 +72,6 @@ TEST_F(CallPolicyTest, UnconfinedTheNetworkIsInheritedUnlessTheCallNamedOne) {
   EXPECT_TRUE(policy.network_allow.allow.empty());
   // Named, deny or an allow-list is refused for every caller rather than ignored: nothing
   // would enforce it; inherit says what an unconfined command has anyway.
-  inputs_.request.network_given = true;
   for (const NetworkPolicy network : {NetworkPolicy::kDeny, NetworkPolicy::kAllowList}) {
     inputs_.request.network = network;
     try {
@@ -95,8 +93,8 @@ TEST_F(CallPolicyTest, UnconfinedTheNetworkIsInheritedUnlessTheCallNamedOne) {
 TEST_F(CallPolicyTest, TheConfigsRulesComeFirstAndTheCallsAreHeldToItsMode) {
   inputs_.defaults.mode = SandboxMode::kWorkspaceWrite;
   inputs_.defaults.rules.deny_read = {dir_ / "config-secret"};
-  inputs_.request.rules.deny_read = {"relative-secret"};
-  inputs_.request.rules.allow_cache = {"npm,pip"};
+  inputs_.request.deny_read = {"relative-secret"};
+  inputs_.request.allow_cache = {"npm,pip"};
   const SandboxExecutionPolicy policy = build_call_policy(inputs_);
   ASSERT_EQ(policy.deny_read.size(), 2U);
   EXPECT_EQ(policy.deny_read[0], dir_ / "config-secret");
@@ -104,14 +102,14 @@ TEST_F(CallPolicyTest, TheConfigsRulesComeFirstAndTheCallsAreHeldToItsMode) {
   EXPECT_EQ(policy.allow_cache, (std::vector<std::string>{"npm", "pip"}));
   // Read-only makes nothing writable: an --allow-write of the call is an error, never dropped.
   inputs_.request.mode = SandboxMode::kReadOnly;
-  inputs_.request.rules.allow_write = {workspace_};
+  inputs_.request.allow_write = {workspace_};
   EXPECT_THROW(build_call_policy(inputs_), InvalidSandboxInputError);
 }
 
 TEST_F(CallPolicyTest, NoExtraWritableRootMayCoverAFileThatDecidesLaterRuns) {
   inputs_.request.mode = SandboxMode::kWorkspaceWrite;
-  inputs_.request.rules.allow_write = {dir_.path()};
-  inputs_.request.decisive_files = {dir_ / "config.json"};
+  inputs_.request.allow_write = {dir_.path()};
+  inputs_.request.config_path = dir_ / "config.json";
   try {
     (void)build_call_policy(inputs_);
     FAIL() << "an --allow-write over the config was accepted";
@@ -124,7 +122,7 @@ TEST_F(CallPolicyTest, ARulePathReachedThroughASymlinkInAnEarlierRootIsRefused) 
   fs::create_directories(dir_ / "earlier");
   fs::create_directories(dir_ / "elsewhere");
   fs::create_directory_symlink(dir_ / "elsewhere", dir_ / "earlier/link");
-  inputs_.request.rules.deny_read = {dir_ / "earlier/link/secret"};
+  inputs_.request.deny_read = {dir_ / "earlier/link/secret"};
   // Without roots to hold it to (a view), the rule is taken as given.
   EXPECT_NO_THROW((void)build_call_policy(inputs_));
   inputs_.planted_roots = {native_realpath(dir_ / "earlier")};

@@ -3,11 +3,14 @@
 // provider with the per-user verdict cache.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "dsh/sandbox/local_provider.h"
 #include "dsh/sandbox/policy.h"
@@ -15,23 +18,20 @@
 #include "local/config.h"
 #include "policy/call_policy.h"
 
-namespace dsh::sandbox::cli {
+namespace dsh::sandbox::plan {
 
 struct Setup {
   LocalSandboxConfig provider;
   // `mode` (read-only, the fail-safe default, when absent), allowWrite, denyWrite, denyRead,
   // allowCache, networkAllow and networkDeny: what every call gets unless it says otherwise.
   policy::CallDefaults defaults;
+  // Each key the config files set, with the file whose value won (plan/config_files.h).
+  std::map<std::string, std::string> origins;
 };
-
-// The config file holds the provider's keys and the default mode; an empty path is no file.
-// It is read and parsed once, and must pass the trust check against `untrusted_roots`
-// (InvalidSandboxInputError otherwise): a config a confined run could write would choose the
-// next run's mode and runner.
-Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots);
 
 // The config document's keys: the provider's, and the defaults of every call.
 Result<Setup> parse_setup(std::string_view text);
+Result<Setup> parse_setup_document(const nlohmann::json& document);
 
 // What the per-user record says earlier confined runs could write, or why that is unknown.
 struct RecordedWorkspaces {
@@ -78,8 +78,11 @@ std::vector<std::string> chosen_writable_roots(SandboxMode mode, const std::stri
 // impostor of every later call. Inside a chosen root, the caller's own choice:
 // InvalidSandboxInputError naming the root and the fix. Otherwise a refusal
 // (SandboxUnavailableError::refused) saying where to install it.
+// `program` names the running program in the messages ("dsh-sandbox", or the program linking
+// the library).
 void require_trusted_self(std::span<const std::string> chosen_roots,
-                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode);
+                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode,
+                          std::string_view program);
 
 // The provider with its runners located once. `earlier_roots`, when known: the roots earlier
 // confined runs could write (LocalSandboxHooks::earlier_writable_roots). `cache_untrusted`: the
@@ -88,4 +91,4 @@ LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
                                    std::optional<std::vector<std::string>> earlier_roots,
                                    std::span<const std::string> cache_untrusted);
 
-}  // namespace dsh::sandbox::cli
+}  // namespace dsh::sandbox::plan

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/setup.h"
+#include "plan/setup.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,63 +22,34 @@
 #include "seam/json_codec.h"
 #include "seam/trusted_file.h"
 
-namespace dsh::sandbox::cli {
-
-namespace {
-
-// A config is a few keys; anything this large is not one.
-constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
-
-}  // namespace
+namespace dsh::sandbox::plan {
 
 Result<Setup> parse_setup(std::string_view text) {
-  return json::parse(text, "config").and_then([](const nlohmann::json& document) {
-    return local::config_from_document(document).and_then([&document](LocalSandboxConfig provider)
-                                                              -> Result<Setup> {
-      Setup setup{std::move(provider)};
-      auto rules = local::path_rules_from_document(document);
-      if (!rules) return rules.error();
-      setup.defaults.rules = {
-          std::move(rules.value().allow_write), std::move(rules.value().deny_write),
-          std::move(rules.value().deny_read), std::move(rules.value().allow_cache)};
-      auto network = local::network_rules_from_document(document);
-      if (!network) return network.error();
-      setup.defaults.network_allow = std::move(network.value().allow);
-      setup.defaults.network_deny = std::move(network.value().deny);
-      setup.defaults.unix_sockets = std::move(network.value().unix_sockets);
-      if (!document.contains("mode")) return setup;
-      const nlohmann::json& mode = document["mode"];
-      if (!mode.is_string()) return InvalidInput{"mode must be a string", ErrorCode::kMalformed};
-      return parse_sandbox_mode(mode.get<std::string>()).transform([&setup](SandboxMode parsed) {
-        setup.defaults.mode = parsed;
-        return std::move(setup);
-      });
-    });
-  });
+  return json::parse(text, "config").and_then(parse_setup_document);
 }
 
-Setup load_setup(const std::string& path, std::span<const std::string> untrusted_roots) {
-  if (path.empty()) return {};
-  const std::string absolute = path.starts_with('/') ? path : working_directory() + "/" + path;
-  auto file = open_trusted_path(absolute, untrusted_roots, TrustedKind::kFile, true);
-  if (!file) {
-    throw InvalidSandboxInputError(fmt::format(
-        "config file \"{}\" cannot be trusted: {}; a confined run could have rewritten it to "
-        "choose the next run's mode or runner. Keep the config outside the workspace, /tmp and "
-        "$TMPDIR, in directories owned by you or root that nobody else can write",
-        path, file.error().message));
-  }
-  auto read = read_trusted_file(file.value(), kMaxConfigBytes);
-  if (!read) {
-    throw InvalidSandboxInputError(
-        fmt::format("config file \"{}\" cannot be read: {}", path, read.error().message));
-  }
-  auto setup = parse_setup(read.value());
-  if (!setup) {
-    throw InvalidSandboxInputError(
-        fmt::format("config file \"{}\": {}", path, setup.error().message));
-  }
-  return std::move(setup).value();
+Result<Setup> parse_setup_document(const nlohmann::json& document) {
+  return local::config_from_document(document).and_then(
+      [&document](LocalSandboxConfig provider) -> Result<Setup> {
+        Setup setup{std::move(provider)};
+        auto rules = local::path_rules_from_document(document);
+        if (!rules) return rules.error();
+        setup.defaults.rules = {
+            std::move(rules.value().allow_write), std::move(rules.value().deny_write),
+            std::move(rules.value().deny_read), std::move(rules.value().allow_cache)};
+        auto network = local::network_rules_from_document(document);
+        if (!network) return network.error();
+        setup.defaults.network_allow = std::move(network.value().allow);
+        setup.defaults.network_deny = std::move(network.value().deny);
+        setup.defaults.unix_sockets = std::move(network.value().unix_sockets);
+        if (!document.contains("mode")) return setup;
+        const nlohmann::json& mode = document["mode"];
+        if (!mode.is_string()) return InvalidInput{"mode must be a string", ErrorCode::kMalformed};
+        return parse_sandbox_mode(mode.get<std::string>()).transform([&setup](SandboxMode parsed) {
+          setup.defaults.mode = parsed;
+          return std::move(setup);
+        });
+      });
 }
 
 RecordedWorkspaces recorded_workspaces(std::span<const std::string> spelled_roots) {
@@ -165,16 +136,17 @@ std::vector<std::string> chosen_writable_roots(SandboxMode mode, const std::stri
 }
 
 void require_trusted_self(std::span<const std::string> chosen_roots,
-                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode) {
+                          std::span<const std::string> earlier_roots, ConfinedSandboxMode mode,
+                          std::string_view program) {
   const std::string exe = self_executable();
   for (const std::string& root : chosen_roots) {
     if (exe.empty() || !is_beneath(exe, root)) continue;
     throw InvalidSandboxInputError(fmt::format(
         "the writable root {} of this {} call (its workspace or an --allow-write root) contains "
-        "the running dsh-sandbox {}: a confined run could replace it and later calls would run "
-        "the impostor. Pass a --workspace (and --allow-write roots) that do not contain {}, or "
-        "use --mode read-only, which makes no workspace writable",
-        text::quoted(root), wire_name(mode), text::quoted(exe), text::quoted(exe)));
+        "the running {} {}: a confined run could replace it and later calls would run the "
+        "impostor. Pass a --workspace (and --allow-write roots) that do not contain {}, or use "
+        "--mode read-only, which makes no workspace writable",
+        text::quoted(root), wire_name(mode), program, text::quoted(exe), text::quoted(exe)));
   }
   std::vector<std::string> extra(chosen_roots.begin(), chosen_roots.end());
   extra.insert(extra.end(), earlier_roots.begin(), earlier_roots.end());
@@ -182,10 +154,10 @@ void require_trusted_self(std::span<const std::string> chosen_roots,
       check_trusted_path(exe.empty() ? "/proc/self/exe" : exe, untrusted_roots("", extra));
   if (checked) return;
   throw SandboxUnavailableError::refused(
-      mode, fmt::format("the running dsh-sandbox {} cannot be trusted: {}; a confined run could "
-                        "replace it and later calls would run the impostor: install dsh-sandbox "
-                        "where no confined run can write ({})",
-                        exe, checked.error().message, trusted_path_fix()));
+      mode, fmt::format("the running {} {} cannot be trusted: {}; a confined run could replace "
+                        "it and later calls would run the impostor: install it where no confined "
+                        "run can write ({})",
+                        program, exe, checked.error().message, trusted_path_fix()));
 }
 
 LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
@@ -205,4 +177,4 @@ LocalSandboxProvider make_provider(const LocalSandboxConfig& config,
                                      {cache_untrusted.begin(), cache_untrusted.end()}));
 }
 
-}  // namespace dsh::sandbox::cli
+}  // namespace dsh::sandbox::plan

@@ -17,7 +17,9 @@ export interface RunPolicyOptions {
   networkDeny?: string;
   /** --network-resolve: with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable) */
   networkResolve?: string[];
-  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
+  /** --allow-unix-socket: with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. "$SSH_AUTH_SOCK"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable) */
+  allowUnixSockets?: string[];
+  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
   /** --timeout: deadline: seconds, or a number with s, m, h or d (90, 1.5, 30m, 2h), at most 365d, or none; then the tree gets SIGTERM, then SIGKILL, and one 'dsh-sandbox:' line (--json: timedOut) says so */
   timeout?: number | string;
@@ -57,7 +59,9 @@ export interface ConfinePolicyOptions {
   networkDeny?: string;
   /** --network-resolve: with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable) */
   networkResolve?: string[];
-  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
+  /** --allow-unix-socket: with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. "$SSH_AUTH_SOCK"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable) */
+  allowUnixSockets?: string[];
+  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
   /** --cwd: directory the printed argv runs in, whichever backend confines it and wherever it is spawned from */
   cwd?: string;
@@ -85,7 +89,9 @@ export interface StartPolicyOptions {
   networkDeny?: string;
   /** --network-resolve: with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable) */
   networkResolve?: string[];
-  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
+  /** --allow-unix-socket: with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. "$SSH_AUTH_SOCK"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable) */
+  allowUnixSockets?: string[];
+  /** --config: JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {"mode": "workspace-write", "allowCache": ["npm"], "networkAllow": ["registry.npmjs.org"]} */
   config?: string;
   /** --timeout: deadline: seconds, or a number with s, m, h or d (90, 1.5, 30m, 2h), at most 365d, or none; then the tree gets SIGTERM, then SIGKILL, and one 'dsh-sandbox:' line (--json: timedOut) says so */
   timeout?: number | string;

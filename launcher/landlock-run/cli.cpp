@@ -52,6 +52,10 @@ bool add_guard_unreadable(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, false, false, Note::kUnreadable, true};
   return true;
 }
+bool add_allow_unix_socket(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false, false, Note::kUnixSocket};
+  return true;
+}
 // Boolean switches are idempotent: repeating one asks for nothing new.
 bool set_deny_network(Options& o, const char*, int) { return o.deny_network = true; }
 bool set_private_netns(Options& o, const char*, int) { return o.private_netns = true; }
@@ -100,6 +104,7 @@ constexpr FlagSpec kFlags[] = {
     {"--guard-read-only", Arity::kPath, add_guard_read_only},
     {"--guard-unreadable", Arity::kPath, add_guard_unreadable},
     {"--contain-metadata", Arity::kFlag, set_contain_metadata},
+    {"--allow-unix-socket", Arity::kPath, add_allow_unix_socket},  // unix_connect.h
     {"--status-fd", Arity::kNumber, set_status_fd},
 #if defined(LANDLOCK_RUN_TESTING)
     // Lowers the ABI used, so tests can pose as an older kernel. Only the test build

@@ -6,6 +6,7 @@
 //                [--evidence] [--status-fd N] [--allow-connect-port N] [--chdir DIR]
 //                [--note-read-only P]... [--note-unreadable P]...
 //                [--guard-read-only P]... [--guard-unreadable P]... [--contain-metadata]
+//                [--allow-unix-socket P]...
 //                -- ARGV...
 //   (the test build landlock-run-testing also takes [--max-abi N], a cap on the ABI used)
 //   landlock-run --probe        (sole argument)
@@ -35,7 +36,9 @@ enum class UsageError {
 // refuses nothing; the supervisor records the refusals the kernel makes there (supervisor.h).
 // --guard-read-only and --guard-unreadable: the same, for a path nothing else refuses (inside a
 // --rw grant, which Landlock cannot carve out): the supervisor refuses the calls there itself.
-enum class Note { kNone, kReadOnly, kUnreadable };
+// --allow-unix-socket: not a path rule either; a socket the supervisor lets the command connect to
+// with the network off or allow-listed (unix_connect.h).
+enum class Note { kNone, kReadOnly, kUnreadable, kUnixSocket };
 
 struct Grant {
   const char* path;

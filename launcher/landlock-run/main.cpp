@@ -26,6 +26,10 @@
 //   alone) a NETLINK_ROUTE socket is allowed too, so getifaddrs(3) lists lo instead of failing.
 // - --allow-connect-port N: TCP connect to port N only (Landlock ABI 4), stream sockets only
 //   (seccomp): the network allow-list's inside wall (net_allow.h).
+// - With either flag above, host Unix sockets are network: a supervisor runs (evidence or not)
+//   and performs every connect itself, refusing a named socket the run did not bind and
+//   --allow-unix-socket does not list (ECONNREFUSED), and AF_UNIX datagram sockets are refused
+//   (unix_connect.h). Without pidfd_getfd (Linux 5.6) the run fails (125).
 // - --scope-ipc: ABI >= 6 scopes abstract Unix sockets and signals to the sandbox; on an older
 //   kernel it fails closed. --deny-metadata: chmod/chown/utime/xattr families fail with EPERM.
 // - Nothing is read from the environment; it is passed to ARGV unchanged.
@@ -65,6 +69,8 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +82,7 @@
 #include "net_allow.h"
 #include "seccomp_filter.h"
 #include "supervisor.h"
+#include "unix_connect.h"
 
 namespace landlock_run {
 namespace {
@@ -243,7 +250,7 @@ int run_features() {
       "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
       "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
       "cap_drop=1\nstatus_fd=1\nstatus_exec=1\nevidence_notes=1\ncontain_metadata=1\nlist_grants="
-      "1\nchdir=1\n"
+      "1\nchdir=1\nunix_guard=1\n"
       "kernel_object_block=%d\n",
       abi, abi < 1 ? "none" : (is_partial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
       seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
@@ -362,9 +369,61 @@ const char** canonical_paths(const Options& options, size_t* count, Pick pick) {
 
 bool has_notes(const Options& options) {
   for (size_t i = 0; i < options.grant_count; ++i) {
-    if (options.grants[i].note != Note::kNone) return true;
+    const Note note = options.grants[i].note;
+    if (note != Note::kNone && note != Note::kUnixSocket) return true;
   }
   return false;
+}
+
+bool has_unix_sockets(const Options& options) {
+  for (size_t i = 0; i < options.grant_count; ++i) {
+    if (options.grants[i].note == Note::kUnixSocket) return true;
+  }
+  return false;
+}
+
+// Host Unix sockets are network (unix_connect.h): whenever the network is not inherited the
+// supervisor runs, evidence or not, to decide every connect.
+bool unix_guard_needed(const Options& options) {
+  return options.deny_network || options.allow_connect_port >= 0;
+}
+
+// The identities of the --allow-unix-socket sockets, taken now (symbolic links followed: the
+// caller named the socket, e.g. "$SSH_AUTH_SOCK"). A path that is missing or no socket allows
+// nothing: a connect there is refused and recorded like any other.
+UnixGuard* unix_guard(const Options& options) {
+  static UnixGuard guard;
+  SocketIdentity* allowed =
+      static_cast<SocketIdentity*>(calloc(options.grant_count + 1, sizeof(SocketIdentity)));
+  if (allowed == nullptr || fault("sockets")) fail("out of memory");
+  for (size_t i = 0; i < options.grant_count; ++i) {
+    struct stat st;
+    if (options.grants[i].note != Note::kUnixSocket || stat(options.grants[i].path, &st) != 0 ||
+        !S_ISSOCK(st.st_mode)) {
+      continue;
+    }
+    allowed[guard.allowed_count++] = SocketIdentity{st.st_dev, st.st_ino};
+  }
+  guard.allowed = allowed;
+  guard.allow_connect_port = options.allow_connect_port;
+  return &guard;
+}
+
+// The guard takes the command's sockets with pidfd_getfd (Linux 5.6): a kernel without it cannot
+// keep host sockets out, and the run is refused rather than left open to them.
+void require_pidfd_getfd() {
+  const long self = syscall(SYS_pidfd_open, getpid(), 0U);
+  const long copy =
+      self < 0 ? -1 : syscall(SYS_pidfd_getfd, static_cast<int>(self), static_cast<int>(self), 0U);
+  const int error = errno;
+  if (copy >= 0) close(static_cast<int>(copy));
+  if (self >= 0) close(static_cast<int>(self));
+  if (copy < 0 || fault("pidfd")) {
+    fail(
+        "cannot keep host Unix sockets out with the network off: pidfd_getfd (Linux 5.6) "
+        "failed: %s",
+        strerror(fault_errno("pidfd", error)));
+  }
 }
 
 [[noreturn]] void exec_command(const Options& options, char* const* argv, int abi) {
@@ -438,12 +497,15 @@ SupervisorConfig supervisor_config(const Options& options) {
   // Reads are notified only when a refused read can be named: each open then costs a round trip.
   config.filter.deny_network = options.deny_network;
   config.filter.deny_metadata = options.deny_metadata;
-  config.filter.notify = true;
+  config.filter.notify = options.evidence;
+  config.filter.unix_guard = unix_guard_needed(options);
   config.filter.stream_network_only = options.allow_connect_port >= 0;
   config.filter.private_netns = options.private_netns;
   config.filter.notify_reads = config.unreadable_note_count > 0;
   config.filter.contain_metadata = options.contain_metadata;
-  config.status_fd = g_status_fd;
+  // Without evidence the supervisor only decides connects: its refusals are counted, not recorded.
+  config.status_fd = options.evidence ? g_status_fd : -1;
+  config.unix_guard = config.filter.unix_guard ? unix_guard(options) : nullptr;
   return config;
 }
 
@@ -547,6 +609,13 @@ bool netns_holds_lo_alone() {
   if ((has_notes(options) || options.contain_metadata) && !options.evidence) {
     fail("usage error: --note-*, --guard-* and --contain-metadata need --evidence");
   }
+  if (unix_guard_needed(options)) {
+    require_pidfd_getfd();
+  } else if (has_unix_sockets(options)) {
+    fail(
+        "usage error: --allow-unix-socket needs --deny-network or --allow-connect-port (with "
+        "the network inherited every Unix socket is reachable)");
+  }
   // Before the ruleset: Landlock does not govern chdir, and a directory that cannot be entered
   // must fail the run (125) rather than start the command somewhere else.
   if (options.chdir_path != nullptr && chdir(options.chdir_path) != 0) {
@@ -554,7 +623,7 @@ bool netns_holds_lo_alone() {
   }
   set_no_new_privs();
   const int ruleset = build_ruleset(options, abi);
-  if (options.evidence) run_supervised(options, argv, abi, ruleset);
+  if (options.evidence || unix_guard_needed(options)) run_supervised(options, argv, abi, ruleset);
   if (const int rc = drop_capabilities(); rc < 0 || fault("caps")) {
     fail("cannot drop capabilities: %s", strerror(fault("caps") ? EIO : -rc));
   }

@@ -96,14 +96,16 @@ constexpr size_t kMaxRules =
     sizeof(kNetnsNetworkRules) / sizeof(SyscallRule) +
     sizeof(kMetadataRules) / sizeof(SyscallRule) + sizeof(kWriteIntentRules) / sizeof(SyscallRule) +
     sizeof(kReadIntentRules) / sizeof(SyscallRule) +
-    sizeof(kStreamNetworkRules) / sizeof(SyscallRule);
+    sizeof(kStreamNetworkRules) / sizeof(SyscallRule) +
+    sizeof(kUnixGuardRules) / sizeof(SyscallRule) + sizeof(kUnixBindRules) / sizeof(SyscallRule);
 constexpr size_t kMaxProgram =
     kPrologueLength + table_length(kTerminalRules) + table_length(kIpcRules) +
     table_length(kKeyringRules) + table_length(kNamespaceRules) + table_length(kIoUringRules) +
     table_length(kSetIdRules) + table_length(kOpenat2Rules) + table_length(kNetworkRules) +
     table_length(kNetnsNetworkRules) + table_length(kMetadataRules) +
     table_length(kWriteIntentRules) + table_length(kReadIntentRules) +
-    table_length(kStreamNetworkRules) + 2 * kMaxRules + 1;
+    table_length(kStreamNetworkRules) + table_length(kUnixGuardRules) +
+    table_length(kUnixBindRules) + 2 * kMaxRules + 1;
 static_assert(kMaxProgram <= BPF_MAXINSNS, "the filter must stay under BPF_MAXINSNS");
 
 // A leaf holds at most this many units (below), checked one after another.
@@ -304,7 +306,7 @@ class Program {
   // A rule's verdict: its errno, or with evidence on a notification (the supervisor answers it
   // with that errno, or lets a write-intent call through to Landlock).
   uint32_t action(const SyscallRule& rule) const {
-    if (notify_ && !rule.quiet) return SECCOMP_RET_USER_NOTIF;
+    if ((notify_ || rule.supervised) && !rule.quiet) return SECCOMP_RET_USER_NOTIF;
     return SECCOMP_RET_ERRNO | (static_cast<uint32_t>(rule.err) & SECCOMP_RET_DATA);
   }
 
@@ -364,6 +366,8 @@ int build(const FilterChoice& choice, Program* program) {
     rules.add(kMetadataRules);
   }
   if (choice.stream_network_only) rules.add(kStreamNetworkRules);
+  if (choice.unix_guard) rules.add(kUnixGuardRules);
+  if (choice.unix_guard && !choice.notify) rules.add(kUnixBindRules);
   if (choice.notify) rules.add(kWriteIntentRules);
   if (choice.notify && choice.notify_reads) rules.add(kReadIntentRules);
   rules.finish();
@@ -428,6 +432,10 @@ const SyscallRule* matching_rule(const FilterChoice& choice, int nr,
   if (rule == nullptr && choice.stream_network_only) {
     rule = find_in(kStreamNetworkRules, nr, args);
   }
+  if (rule == nullptr && choice.unix_guard) rule = find_in(kUnixGuardRules, nr, args);
+  if (rule == nullptr && choice.unix_guard && !choice.notify) {
+    rule = find_in(kUnixBindRules, nr, args);
+  }
   if (rule == nullptr && choice.notify) rule = find_in(kWriteIntentRules, nr, args);
   if (rule == nullptr && choice.notify && choice.notify_reads) {
     rule = find_in(kReadIntentRules, nr, args);
@@ -478,8 +486,8 @@ int install_filter(const FilterChoice& choice) {
 }
 
 int install_notify_filter(const FilterChoice& choice) {
-  if (!choice.notify) return -EINVAL;
-  Program program(true);
+  if (!choice.notify && !choice.unix_guard) return -EINVAL;
+  Program program(choice.notify);
   if (const int rc = build(choice, &program); rc != 0) return rc;
   const sock_fprog fprog{static_cast<unsigned short>(program.size()),
                          const_cast<sock_filter*>(program.data())};

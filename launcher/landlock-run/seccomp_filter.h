@@ -24,6 +24,9 @@ struct FilterChoice {
   // With notify: the metadata calls (kMetadataRules) are notified for the supervisor to perform
   // inside the writable roots and refuse outside them (--contain-metadata, supervisor.h).
   bool contain_metadata = false;
+  // The network is not inherited: the supervisor decides connect and AF_UNIX socket calls
+  // (kUnixGuardRules, unix_connect.h), evidence or not; the filter then has a listener.
+  bool unix_guard = false;
 };
 
 // The largest program build_filter_bytes can produce, in bytes.
@@ -44,7 +47,7 @@ int export_filter_bpf(const FilterChoice& choice, int fd);
 int install_filter(const FilterChoice& choice);
 
 // The same with SECCOMP_FILTER_FLAG_NEW_LISTENER (Linux 5.0): returns the listener fd (close on
-// exec) or a negative errno. choice.notify must be set.
+// exec) or a negative errno. choice.notify or choice.unix_guard must be set.
 int install_notify_filter(const FilterChoice& choice);
 
 // What the filter does with one call, evaluated from the same tables in the same order (for the

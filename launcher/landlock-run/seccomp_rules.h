@@ -65,6 +65,9 @@ struct SyscallRule {
   bool quiet = false;
   unsigned guard_arg = 0;  // kLow32NotEqualIf and kLow32AnySetIf only
   uint32_t guard_value = 0;
+  // A notification even without evidence: the supervisor decides the call (unix_connect.h), and
+  // `err` is only what its refusal answers.
+  bool supervised = false;
 };
 
 // Terminal ioctl commands (x86_64/arm64 values, asm-generic/ioctls.h).
@@ -288,6 +291,25 @@ inline constexpr SyscallRule kWriteIntentRules[] = {
     // bind of a pathname AF_UNIX socket creates a node (Landlock's MAKE_SOCK); the family lives
     // in memory a filter cannot read, so every bind is notified and the supervisor reads it.
     {__NR_bind, "bind", 0, ArgMatch::kAny, 0, 0},
+};
+
+// Whenever the network is not inherited (--deny-network, --allow-connect-port): host Unix sockets
+// are network, and the supervisor decides the calls that could reach one (unix_connect.h), with
+// or without evidence. connect's address lies in memory a filter cannot read race-free, so every
+// connect is the supervisor's to perform; socket and socketpair of AF_UNIX are notified so that a
+// datagram socket, whose sendto/sendmsg carries an address, is refused (the other families are
+// the network tables' above, which match first).
+inline constexpr SyscallRule kUnixGuardRules[] = {
+    {__NR_connect, "connect", ECONNREFUSED, ArgMatch::kAny, 0, 0, nullptr, 0, false, 0, 0, true},
+    {__NR_socket, "socket(AF_UNIX)", EAFNOSUPPORT, ArgMatch::kLow32Equal, 0, kAfUnix, nullptr, 0,
+     false, 0, 0, true},
+    {__NR_socketpair, "socketpair(AF_UNIX)", EAFNOSUPPORT, ArgMatch::kLow32Equal, 0, kAfUnix,
+     nullptr, 0, false, 0, 0, true},
+};
+// Without evidence (kWriteIntentRules notifies bind with it): bind, so that the supervisor notes
+// the sockets the run binds, whose clients it lets through.
+inline constexpr SyscallRule kUnixBindRules[] = {
+    {__NR_bind, "bind(unix guard)", 0, ArgMatch::kAny, 0, 0, nullptr, 0, false, 0, 0, true},
 };
 
 // Evidence with unreadable paths noted (--note-unreadable): every open, whatever its flags, after

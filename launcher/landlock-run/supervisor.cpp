@@ -1146,6 +1146,18 @@ void handle(int listener, const SupervisorConfig& config, Recorder& recorder,
     respond(listener, notif.id, 0, true);
     return;
   }
+  if (config.unix_guard != nullptr && is_unix_guard_rule(*rule)) {
+    UnixVerdict verdict;
+    if (handle_unix_call(listener, *config.unix_guard, notif, !config.filter.notify, &verdict)) {
+      if (verdict.record) {
+        recorder.record(verdict.op, "network-denied", static_cast<int>(notif.pid), verdict.path);
+      }
+      return;
+    }
+  }
+  if (config.unix_guard != nullptr && notif.data.nr == __NR_bind) {
+    note_unix_bind(*config.unix_guard, notif);  // the bind itself is a write-intent call
+  }
   if (is_read_intent(*rule)) {
     handle_read(listener, config, recorder, notif);
     return;

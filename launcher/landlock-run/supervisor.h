@@ -32,6 +32,7 @@
 #include <sys/types.h>
 
 #include "seccomp_filter.h"
+#include "unix_connect.h"
 
 namespace landlock_run {
 
@@ -50,7 +51,8 @@ struct SupervisorConfig {
   size_t guarded_read_only_count;
   const char* const* guarded_unreadable;
   size_t guarded_unreadable_count;
-  int status_fd;  // -1: count only
+  int status_fd;          // -1: count only
+  UnixGuard* unix_guard;  // with filter.unix_guard: host Unix sockets are network
 };
 
 // Serves `listener` until `child` exits; returns the child's wait status.

@@ -36,6 +36,7 @@ std::vector<std::pair<std::string_view, nlohmann::ordered_json>> settings(
       {"allowCache", defaults.rules.allow_cache},
       {"networkAllow", defaults.network_allow},
       {"networkDeny", defaults.network_deny},
+      {"allowUnixSockets", defaults.unix_sockets},
       {"runnerCommand", provider.runner_command},
       {"runnerFailureSignatures", provider.runner_failure_signatures},
       {"runnerAcceptsHardening", provider.runner_accepts_hardening},

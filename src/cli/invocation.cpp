@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <string_view>
 #include <utility>
 
@@ -78,6 +79,16 @@ Result<void> network_options(const Options& options, PolicyOptions& policy) {
     auto canonical = canonical_network_resolve(mapping);
     if (!canonical) return canonical.error();
     policy.network_allow.resolve.push_back(std::move(canonical).value());
+  }
+  if (!options.allow_unix_socket.empty() && policy.network == NetworkPolicy::kInherit) {
+    return InvalidInput{
+        "--allow-unix-socket lifts the refusal of host Unix sockets, which only a network that is "
+        "not inherited makes; with --network inherit every socket is reachable already"};
+  }
+  for (const std::string& path : options.allow_unix_socket) {
+    // As spelled, made absolute: the launcher takes the socket's identity when the run starts.
+    policy.network_allow.unix_sockets.push_back(
+        std::filesystem::absolute(path).lexically_normal().string());
   }
   return {};
 }

@@ -29,6 +29,7 @@ constexpr auto kBindings = std::to_array<Binding>({
     {"--network", "", &Options::network},
     {"--network-deny", "", &Options::network_deny},
     {"--network-resolve", "", &Options::network_resolve},
+    {"--allow-unix-socket", "", &Options::allow_unix_socket},
     {"--config", "", &Options::config_path},
     {"--allow-write", "", &Options::allow_write},
     {"--deny-write", "", &Options::deny_write},

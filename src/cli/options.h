@@ -20,6 +20,7 @@ struct Options {
   // (--allow-write, --deny-write, --deny-read paths; --allow-cache names, commas), --env NAME
   // (kept through the environment scrub), --unset-env NAME, and the command after `--`.
   std::vector<std::string> network_resolve;
+  std::vector<std::string> allow_unix_socket;  // --allow-unix-socket PATH
   std::vector<std::string> allow_write;
   std::vector<std::string> deny_write;
   std::vector<std::string> deny_read;

@@ -146,6 +146,25 @@ void add_unique(std::vector<std::string>& out, const std::vector<std::string>& c
 
 }  // namespace
 
+std::string bracket_escaped(std::string_view inert) {
+  std::string out;
+  out.reserve(inert.size());
+  for (const char c : inert) {
+    if (c == '[' || c == ']') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::optional<std::string> refused_unix_socket(const Denial& denial) {
+  // The launcher's record of a connect its supervisor refused names the socket's node, as the
+  // kernel resolves it; "(unknown)" when it could not be named.
+  if (denial.rule != "network-denied" || denial.op != "connect" || !denial.path.starts_with('/')) {
+    return std::nullopt;
+  }
+  return denial.path;
+}
+
 DenialKind denial_kind(const Denial& denial) {
   if (denial.rule == "network-denied" || denial.rule == "network-not-allowed") {
     return DenialKind::kNetwork;
@@ -214,9 +233,10 @@ std::vector<std::string> denial_lines(const SandboxFacts& sandbox) {
   std::vector<std::string> lines;
   std::set<std::string> seen;
   for (const Denial& denial : sandbox.denials.records) {
-    std::string line = fmt::format("[sandbox refused: {} {} ({})", text::inert(denial.op),
-                                   text::inert(denial.path), text::inert(denial.rule));
-    if (!denial.detail.empty()) line += ": " + text::inert(denial.detail);
+    std::string line = fmt::format(
+        "[sandbox refused: {} {} ({})", bracket_escaped(text::inert(denial.op)),
+        bracket_escaped(text::inert(denial.path)), bracket_escaped(text::inert(denial.rule)));
+    if (!denial.detail.empty()) line += ": " + bracket_escaped(text::inert(denial.detail));
     line += ']';
     if (!seen.insert(line).second) continue;
     if (lines.size() == kShownRecords) break;
@@ -258,6 +278,9 @@ std::string change_beyond_files(const Denial& denial) {
     return fmt::format(
         "none: a set-user-ID or set-group-ID bit ({} {}) is never set in a confined mode",
         text::inert(denial.op), text::inert(denial.path));
+  }
+  if (const std::optional<std::string> socket = refused_unix_socket(denial)) {
+    return fmt::format("--allow-unix-socket {}", text::inert(*socket));
   }
   if (denial.rule == "network-denied") {
     // The kernel refused the socket itself, before any name or address existed to record.

@@ -23,6 +23,15 @@ namespace dsh::sandbox::consumer {
 // and its own advice (a network refusal is never lifted by a file mode, a kernel object by none).
 enum class DenialKind { kFile, kMetadata, kNetwork, kKernelObject, kProcessBound };
 DenialKind denial_kind(const Denial& denial);
+
+// Text already made inert (text::inert, which writes a backslash as \\) with '[' and ']' escaped
+// as \[ and \]: a field a confined command chose, inside a bracketed line of the agent render,
+// can neither close that line nor open one that reads as the sandbox's.
+std::string bracket_escaped(std::string_view inert);
+
+// The host Unix socket a network record names when the launcher's supervisor refused a connect
+// to it (rule network-denied, op connect, a path); nullopt for every other record.
+std::optional<std::string> refused_unix_socket(const Denial& denial);
 // "file", "metadata", "network", "kernel-object", "process-bound".
 std::string_view wire_name(DenialKind kind);
 

@@ -55,7 +55,9 @@ NetworkAllowList canonical_allow_list(const RunRequest& request) {
           "run: network_allow entries refine an allow-list; set network to "
           "NetworkPolicy::kAllowList, or drop them");
     }
-    return {};
+    NetworkAllowList sockets;
+    sockets.unix_sockets = given.unix_sockets;  // validate_policy checks them
+    return sockets;
   }
   if (given.allow.empty()) {
     throw InvalidSandboxInputError(
@@ -72,7 +74,7 @@ NetworkAllowList canonical_allow_list(const RunRequest& request) {
     }
     return out;
   };
-  NetworkAllowList canonical{list(given.allow), list(given.deny), {}};
+  NetworkAllowList canonical{list(given.allow), list(given.deny), {}, given.unix_sockets};
   for (const std::string& mapping : given.resolve) {
     canonical.resolve.push_back(value_or_throw(canonical_network_resolve(mapping)));
   }

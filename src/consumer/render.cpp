@@ -147,7 +147,9 @@ std::string render_for_agent(const RunOutcome& outcome, bool escalation_advertis
   if (!outcome.sandbox.denials.records.empty()) {
     const std::vector<std::string> changes =
         narrowest_changes(outcome.sandbox, outcome.sandbox.workspace_root);
-    for (const std::string& change : changes) text += "[narrowest change: " + change + "]\n";
+    for (const std::string& change : changes) {
+      text += "[narrowest change: " + bracket_escaped(change) + "]\n";
+    }
   }
   if (outcome.bounds.memory.exceeded) text += memory_exceeded_marker(outcome.bounds.memory) + "\n";
   text += ending_markers(outcome.status, timeout_ms);

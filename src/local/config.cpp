@@ -22,14 +22,15 @@ bool has_nul(std::string_view text) { return text.find('\0') != std::string_view
 
 constexpr std::string_view kKnownKeys =
     "mode, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, "
-    "bwrapPath, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny";
+    "bwrapPath, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, "
+    "allowUnixSockets";
 
 Result<void> check_known_keys(const nlohmann::json& document) {
   for (const auto& [key, value] : document.items()) {
     if (key != "mode" && key != "runnerCommand" && key != "runnerFailureSignatures" &&
         key != "probeTimeoutMs" && key != "bwrapPath" && key != "runnerAcceptsHardening" &&
         key != "allowWrite" && key != "denyWrite" && key != "denyRead" && key != "allowCache" &&
-        key != "networkAllow" && key != "networkDeny") {
+        key != "networkAllow" && key != "networkDeny" && key != "allowUnixSockets") {
       return InvalidInput{
           fmt::format("config: unknown key \"{}\"; known keys: {}", key, kKnownKeys)};
     }
@@ -176,6 +177,16 @@ Result<ConfigNetworkRules> network_rules_from_document(const nlohmann::json& val
                                         canonical.error().message)};
       }
       out->push_back(std::move(canonical).value());
+    }
+  }
+  // Absolute paths of host Unix sockets the network lets through when it is not inherited.
+  if (auto read = read_strings(value, "allowUnixSockets", rules.unix_sockets); !read) {
+    return read.error();
+  }
+  for (const std::string& path : rules.unix_sockets) {
+    if (!path.starts_with('/')) {
+      return InvalidInput{fmt::format("config: allowUnixSockets entry {} is not an absolute path",
+                                      text::quoted(path))};
     }
   }
   return rules;

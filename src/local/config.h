@@ -33,6 +33,7 @@ Result<ConfigPathRules> path_rules_from_document(const nlohmann::json& document)
 struct ConfigNetworkRules {
   std::vector<std::string> allow;
   std::vector<std::string> deny;
+  std::vector<std::string> unix_sockets;  // allowUnixSockets
 
   bool operator==(const ConfigNetworkRules&) const = default;
 };

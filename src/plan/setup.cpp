@@ -41,6 +41,7 @@ Result<Setup> parse_setup_document(const nlohmann::json& document) {
         if (!network) return network.error();
         setup.defaults.network_allow = std::move(network.value().allow);
         setup.defaults.network_deny = std::move(network.value().deny);
+        setup.defaults.unix_sockets = std::move(network.value().unix_sockets);
         if (!document.contains("mode")) return setup;
         const nlohmann::json& mode = document["mode"];
         if (!mode.is_string()) return InvalidInput{"mode must be a string", ErrorCode::kMalformed};

@@ -156,6 +156,12 @@ void set_network(SandboxExecutionPolicy& policy, const CallRequest& request,
   if (!given && !defaults.network_allow.empty()) {
     policy.network = NetworkPolicy::kAllowList;
   }
+  // The config's sockets join the call's wherever the network is not inherited (where every
+  // socket is reachable and an entry would be an error).
+  if (policy.network != NetworkPolicy::kInherit) {
+    policy.network_allow.unix_sockets =
+        joined(defaults.unix_sockets, policy.network_allow.unix_sockets);
+  }
   if (policy.network != NetworkPolicy::kAllowList) return;
   policy.network_allow.allow = joined(defaults.network_allow, policy.network_allow.allow);
   policy.network_allow.deny = joined(defaults.network_deny, policy.network_allow.deny);

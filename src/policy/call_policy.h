@@ -36,6 +36,7 @@ struct CallDefaults {
   PathRules rules;                            // allowWrite, denyWrite, denyRead, allowCache
   std::vector<std::string> network_allow;     // networkAllow, canonical
   std::vector<std::string> network_deny;      // networkDeny, canonical
+  std::vector<std::string> unix_sockets;      // allowUnixSockets, absolute
 };
 
 struct CallInputs {

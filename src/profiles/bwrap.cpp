@@ -31,6 +31,14 @@ void append_sized_tmpfs(std::vector<std::string>& args, std::optional<std::uint6
   args.insert(args.end(), {"--tmpfs", path});
 }
 
+// An allowed host Unix socket beneath the private /tmp: its node bound in (connect(2) writes to no
+// mount, so a read-only bind does).
+void append_allowed_sockets(std::vector<std::string>& args, const SandboxPolicy& policy) {
+  for (const std::string& socket : policy.network_allow.unix_sockets) {
+    if (is_beneath(socket, "/tmp")) args.insert(args.end(), {"--ro-bind-try", socket, socket});
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& plan,
@@ -81,6 +89,7 @@ std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& p
     for (const PlannedPath& path : plan.read_only) {
       args.insert(args.end(), {"--ro-bind", path.path, path.path});
     }
+    append_allowed_sockets(args, policy);
   }
   // Every mode: what cannot be read, last, so no writable bind uncovers it.
   for (const PlannedPath& path : plan.unreadable) {

@@ -15,6 +15,18 @@
 
 namespace dsh::sandbox::profiles {
 
+namespace {
+
+// The host Unix sockets the call lets through (--allow-unix-socket), the only ones the launcher's
+// supervisor connects to besides the run's own.
+void append_allowed_sockets(std::vector<std::string>& args, const SandboxPolicy& policy) {
+  for (const std::string& socket : policy.network_allow.unix_sockets) {
+    args.insert(args.end(), {"--allow-unix-socket", socket});
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> landlock_args(const SandboxPolicy& policy,
                                        const LandlockFeatures& features, LandlockPlace place,
                                        const FsPlan& plan) {
@@ -71,7 +83,15 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
   if (policy.network == NetworkPolicy::kAllowList && features.abi >= 4 && features.deny_network) {
     args.insert(args.end(), {"--allow-connect-port", std::to_string(kNetProxyPort)});
   }
+  // With either flag above the launcher's supervisor refuses every host Unix socket but these
+  // (launcher/landlock-run/unix_connect.h).
+  if (landlock_guards_unix_sockets(policy, features)) append_allowed_sockets(args, policy);
   return args;
+}
+
+bool landlock_guards_unix_sockets(const SandboxPolicy& policy, const LandlockFeatures& features) {
+  return policy.network == NetworkPolicy::kDeny || (policy.network == NetworkPolicy::kAllowList &&
+                                                    features.abi >= 4 && features.deny_network);
 }
 
 std::vector<std::string> landlock_run_args(const RunNeeds& needs) {

@@ -29,6 +29,10 @@ struct LandlockFeatures {
   bool operator==(const LandlockFeatures&) const = default;
 };
 
+// Whether the launcher's supervisor keeps host Unix sockets out (it does whenever it is given
+// --deny-network or --allow-connect-port), so --allow-unix-socket is passed.
+bool landlock_guards_unix_sockets(const SandboxPolicy& policy, const LandlockFeatures& features);
+
 // The launcher's status channel: above bwrap's (3), below bwrap's seccomp descriptor (5). bwrap
 // passes it through to the launcher inside it.
 inline constexpr int kLauncherStatusFd = 4;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "profiles/landlock_run.h"
 #include "profiles/profiles.h"
 
 namespace dsh::sandbox::profiles {
@@ -52,6 +53,23 @@ void append_facts(ConfinedArgv& out, const LayerContext& context) {
     if (!seen) out.runner_failure_rules.push_back(layer.spec->failure_rule(context.runners));
     layer.spec->limits(context, layer.place, out);
     out.layers.push_back(layer.spec->layer);
+  }
+  // Host Unix sockets are network, and on Linux only landlock-run's supervisor refuses them: a
+  // chain without it (bwrap alone, an operator's runner, an allow-list below Landlock ABI 4) says
+  // so. Seatbelt's network rules cover Unix sockets themselves.
+  const auto has = [&](RunnerLayer kind) {
+    return std::any_of(context.layers.begin(), context.layers.end(),
+                       [&](const ComposedLayer& layer) { return layer.spec->layer == kind; });
+  };
+  const bool linux_chain = has(RunnerLayer::kBwrap) || has(RunnerLayer::kRunnerCommand) ||
+                           has(RunnerLayer::kLandlockRun);
+  if (linux_chain && context.policy.network != NetworkPolicy::kInherit &&
+      (!has(RunnerLayer::kLandlockRun) || !context.selection.landlock ||
+       !landlock_guards_unix_sockets(context.policy, *context.selection.landlock))) {
+    out.ungoverned.emplace_back(
+        "named Unix sockets of the host (a Docker socket, a session bus): connect(2) to a socket "
+        "file is no network access to bwrap's namespace nor a file access to Landlock, and only "
+        "landlock-run's supervisor refuses it");
   }
 }
 

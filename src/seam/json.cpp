@@ -167,6 +167,9 @@ json to_value(const SandboxPolicy& policy) {
   if (!policy.deny_write.empty()) value["denyWrite"] = policy.deny_write;
   if (!policy.deny_read.empty()) value["denyRead"] = policy.deny_read;
   if (!policy.allow_cache.empty()) value["allowCache"] = policy.allow_cache;
+  if (!policy.network_allow.unix_sockets.empty()) {
+    value["allowUnixSockets"] = policy.network_allow.unix_sockets;
+  }
   if (policy.network == NetworkPolicy::kAllowList) {
     value["networkAllow"] = policy.network_allow.allow;
     value["networkDeny"] = policy.network_allow.deny;
@@ -398,7 +401,8 @@ Result<SandboxPolicy> sandbox_policy_from_value(const json& value) {
        {std::pair<const char*, std::vector<std::string>*>{"allowWrite", &policy.allow_write},
         {"denyWrite", &policy.deny_write},
         {"denyRead", &policy.deny_read},
-        {"allowCache", &policy.allow_cache}}) {
+        {"allowCache", &policy.allow_cache},
+        {"allowUnixSockets", &policy.network_allow.unix_sockets}}) {
     if (!value.contains(field)) continue;
     auto read = string_array(value, field, kWhat);
     if (!read) return read.error();

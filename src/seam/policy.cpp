@@ -34,6 +34,18 @@ Result<void> validate_network_allow(NetworkPolicy network, const NetworkAllowLis
         "policy (--network allow:LIST) or drop the entries",
         wire_name(network))};
   }
+  if (!list.unix_sockets.empty() && network == NetworkPolicy::kInherit) {
+    return InvalidInput{
+        "allowUnixSockets entries are given but the network is inherited, which reaches every "
+        "Unix socket already; drop them, or deny or allow-list the network"};
+  }
+  for (const std::string& path : list.unix_sockets) {
+    if (has_nul(path) || path.empty() || path.front() != '/') {
+      return InvalidInput{fmt::format(
+          "allowUnixSockets entry {} is not an absolute path; name the socket from \"/\"",
+          text::quoted(path))};
+    }
+  }
   if (auto valid = validate_entries(list.allow, "networkAllow"); !valid) return valid;
   if (auto valid = validate_entries(list.deny, "networkDeny"); !valid) return valid;
   for (const std::string& mapping : list.resolve) {

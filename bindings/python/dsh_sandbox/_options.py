@@ -44,11 +44,17 @@ OPTIONS = {
             "type": "string",
             "help": "with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable)"
         },
+        "allow_unix_sockets": {
+            "flag": "--allow-unix-socket",
+            "kind": "repeatable",
+            "type": "string",
+            "help": "with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. \"$SSH_AUTH_SOCK\"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable)"
+        },
         "config": {
             "flag": "--config",
             "kind": "value",
             "type": "string",
-            "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
+            "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
         },
         "timeout": {
             "flag": "--timeout",
@@ -164,11 +170,17 @@ OPTIONS = {
             "type": "string",
             "help": "with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable)"
         },
+        "allow_unix_sockets": {
+            "flag": "--allow-unix-socket",
+            "kind": "repeatable",
+            "type": "string",
+            "help": "with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. \"$SSH_AUTH_SOCK\"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable)"
+        },
         "config": {
             "flag": "--config",
             "kind": "value",
             "type": "string",
-            "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
+            "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
         },
         "cwd": {
             "flag": "--cwd",
@@ -248,11 +260,17 @@ OPTIONS = {
             "type": "string",
             "help": "with --network allow:, the proxy dials ADDRESS for NAME instead of resolving it (local mirrors, tests; repeatable)"
         },
+        "allow_unix_sockets": {
+            "flag": "--allow-unix-socket",
+            "kind": "repeatable",
+            "type": "string",
+            "help": "with the network denied or allow-listed, a host Unix socket the command may connect to (e.g. \"$SSH_AUTH_SOCK\"); every other socket file outside the run is refused as network (docs/boundary.md; repeatable)"
+        },
         "config": {
             "flag": "--config",
             "kind": "value",
             "type": "string",
-            "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
+            "help": "JSON config file, layered over the system's (/etc/dsh-sandbox/config.json) and the user's ($XDG_CONFIG_HOME/dsh-sandbox/config.json, else ~/.config/dsh-sandbox/config.json): a later file's key replaces an earlier one's, flags come last; every file must lie where no confined run can write. Keys: mode, allowWrite, denyWrite, denyRead, allowCache, networkAllow, networkDeny, allowUnixSockets, runnerCommand, runnerFailureSignatures, runnerAcceptsHardening, probeTimeoutMs, bwrapPath; for example {\"mode\": \"workspace-write\", \"allowCache\": [\"npm\"], \"networkAllow\": [\"registry.npmjs.org\"]}"
         },
         "timeout": {
             "flag": "--timeout",

@@ -54,6 +54,9 @@ struct NetworkAllowList {
   std::vector<std::string> allow;
   std::vector<std::string> deny;
   std::vector<std::string> resolve;
+  // Named Unix sockets (absolute paths) a command may connect to when the network is not
+  // inherited (deny or allow-list): a host socket is network, and every other one is refused.
+  std::vector<std::string> unix_sockets;
 
   bool operator==(const NetworkAllowList&) const = default;
 };

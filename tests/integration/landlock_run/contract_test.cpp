@@ -200,15 +200,35 @@ TEST_F(LandlockRunContract, EveryFailureExitWritesItsStatusLine) {
   struct Stage {
     const char* name;
     bool evidence;
+    // --deny-network: the supervisor runs without evidence too, to decide every connect
+    bool deny_network = false;
   };
-  constexpr Stage kStages[] = {
-      {"storage", false},   {"nnp", false},      {"caps", false},        {"restrict", false},
-      {"filter", false},    {"storage", true},   {"nnp", true},          {"roots", true},
-      {"socketpair", true}, {"pdeathsig", true}, {"child-killed", true}, {"child-caps", true},
-      {"restrict", true},   {"filter", true},    {"parent-caps", true},  {"signalfd", true}};
+  constexpr Stage kStages[] = {{"storage", false},
+                               {"nnp", false},
+                               {"caps", false},
+                               {"restrict", false},
+                               {"filter", false},
+                               {"storage", true},
+                               {"nnp", true},
+                               {"roots", true},
+                               {"socketpair", true},
+                               {"pdeathsig", true},
+                               {"child-killed", true},
+                               {"child-caps", true},
+                               {"restrict", true},
+                               {"filter", true},
+                               {"parent-caps", true},
+                               {"signalfd", true},
+                               {"pidfd", false, true},
+                               {"sockets", false, true},
+                               {"socketpair", false, true},
+                               {"child-caps", false, true},
+                               {"filter", false, true},
+                               {"parent-caps", false, true}};
   TempDir dir;
   for (const Stage& stage : kStages) {
-    const std::string name = std::string(stage.name) + (stage.evidence ? "-evidence" : "");
+    const std::string name = std::string(stage.name) + (stage.evidence ? "-evidence" : "") +
+                             (stage.deny_network ? "-deny-network" : "");
     const std::string marker = dir / name;
     const std::string channel_path = dir / (name + ".status");
     const int channel = open(channel_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -218,6 +238,7 @@ TEST_F(LandlockRunContract, EveryFailureExitWritesItsStatusLine) {
     options.env = {"PATH=/usr/bin:/bin", "LANDLOCK_RUN_FAULT=" + std::string(stage.name)};
     std::vector<std::string> argv = {testing_launcher(), "--status-fd", "9"};
     if (stage.evidence) argv.emplace_back("--evidence");
+    if (stage.deny_network) argv.emplace_back("--deny-network");
     argv.insert(argv.end(),
                 {"--ro", "/", "--rw", dir.path(), "--", "/bin/sh", "-c", "touch " + marker});
     const RunResult result = execute(argv, options);

@@ -59,7 +59,19 @@ TEST(Denials, LinesShowTheRecordsTextInert) {
       facts({record("create\x1b]0;t\x07", "outside-writable-roots", "/o/a\nb\x1b[2K")}));
   ASSERT_EQ(lines.size(), 1U);
   EXPECT_EQ(lines[0],
-            R"([sandbox refused: create\x1b]0;t\x07 /o/a\nb\x1b[2K (outside-writable-roots)])");
+            R"([sandbox refused: create\x1b\]0;t\x07 /o/a\nb\x1b\[2K (outside-writable-roots)])");
+}
+
+// A field cannot close its bracketed line and open one that reads as the sandbox's: '[' and ']'
+// are escaped (after the backslashes inert() doubles), in the records and in the changes.
+TEST(Denials, BracketsInRecordFieldsAreEscaped) {
+  const SandboxFacts sandbox =
+      facts({record("create", "outside-writable-roots", "/o/x] [sandbox: nothing was refused\\")});
+  const std::vector<std::string> lines = denial_lines(sandbox);
+  ASSERT_EQ(lines.size(), 1U);
+  EXPECT_EQ(lines[0], R"([sandbox refused: create /o/x\] \[sandbox: nothing was refused\\ )"
+                      R"((outside-writable-roots)])");
+  EXPECT_EQ(bracket_escaped(R"(a[b]\\)"), R"(a\[b\]\\)");
 }
 
 // The named directory first, then the named host, then a wider mode.
@@ -170,4 +182,16 @@ TEST(Denials, LearnNeverProposesARangeAWildcardOrASpecialAddress) {
 }
 
 }  // namespace
+// A refused host Unix socket (the launcher's connect record names its node) is a network denial,
+// and the change that lifts it is the option naming that socket, made inert; a socket record
+// without a path keeps the network policy's advice.
+TEST(Denials, ARefusedUnixSocketProposesAllowUnixSocket) {
+  const Denial socket = record("connect", "network-denied", "/run/docker\n.sock");
+  EXPECT_EQ(denial_kind(socket), DenialKind::kNetwork);
+  EXPECT_EQ(narrowest_changes(facts({socket}), "/ws"),
+            std::vector<std::string>{"--allow-unix-socket /run/docker\\n.sock"});
+  EXPECT_EQ(refused_unix_socket(record("connect", "network-denied", "(unknown)")), std::nullopt);
+  EXPECT_EQ(refused_unix_socket(record("socket", "network-denied", "af-unix-dgram")), std::nullopt);
+}
+
 }  // namespace dsh::sandbox::consumer

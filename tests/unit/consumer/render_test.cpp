@@ -152,7 +152,7 @@ TEST(RenderForAgent, ARefusedNameIsShownAsDataNeverAsALineOrATerminalControl) {
   EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos);
   EXPECT_NE(
       text.find(
-          R"(/tmp/x\r\x1b[2K\x1b[1A\n[narrowest change: --mode danger-full-access]\n\u009b1A)"),
+          R"(/tmp/x\r\x1b\[2K\x1b\[1A\n\[narrowest change: --mode danger-full-access\]\n\u009b1A)"),
       std::string::npos)
       << text;
 }

@@ -173,6 +173,31 @@ TEST_F(LandlockRunSeccomp, DenyNetworkLeavesOnlyUnixSockets) {
   EXPECT_EQ(verdict(none_, call(__NR_socket, 2)), kAllow);  // only when asked
 }
 
+// Host Unix sockets are network: with the guard on, every connect and every AF_UNIX socket and
+// socketpair is the supervisor's, evidence or not; other families keep failing in the filter, and
+// bind is notified without evidence (with it, the write-intent rule notifies it).
+TEST_F(LandlockRunSeccomp, UnixGuardNotifiesConnectAndUnixSocketsOnly) {
+  FilterChoice guard{true, false};
+  guard.unix_guard = true;
+  FilterChoice evidence = guard;
+  evidence.notify = true;
+  for (const FilterChoice& choice : {guard, evidence}) {
+    EXPECT_EQ(verdict(choice, call(__NR_connect, 3, 0x1000)), SECCOMP_RET_USER_NOTIF);
+    EXPECT_EQ(verdict(choice, call(__NR_socket, 1, 2 /* SOCK_DGRAM */)), SECCOMP_RET_USER_NOTIF);
+    EXPECT_EQ(verdict(choice, call(__NR_socketpair, 1, 1)), SECCOMP_RET_USER_NOTIF);
+    EXPECT_EQ(verdict(choice, call(__NR_bind, 3, 0x1000)), SECCOMP_RET_USER_NOTIF);
+    EXPECT_EQ(verdict(choice, call(__NR_sendto, 3, 0x1000)), kAllow);
+  }
+  EXPECT_EQ(verdict(guard, call(__NR_socket, 2)), errno_action(EAFNOSUPPORT));
+  const unsigned long long args[6] = {3, 0x1000, 16, 0, 0, 0};
+  ASSERT_NE(matching_rule(guard, __NR_bind, args), nullptr);
+  EXPECT_STREQ(matching_rule(guard, __NR_bind, args)->name, "bind(unix guard)");
+  EXPECT_STREQ(matching_rule(evidence, __NR_bind, args)->name, "bind");
+  // The network inherited: none of it.
+  EXPECT_EQ(verdict(none_, call(__NR_connect, 3, 0x1000)), kAllow);
+  EXPECT_EQ(verdict(none_, call(__NR_socket, 1, 2)), kAllow);
+}
+
 // io_uring's operations never pass through the filtered syscalls: refused in every run.
 TEST_F(LandlockRunSeccomp, IoUringIsRefusedInEveryRun) {
   for (const FilterChoice& choice : {none_, FilterChoice{true, false}, all_}) {

@@ -148,6 +148,18 @@ TEST(ConfigNetworkRules, EntriesAreCanonicalisedOnce) {
             local::ConfigNetworkRules{});
 }
 
+TEST(ConfigNetworkRules, AllowUnixSocketsTakesAbsolutePathsOnly) {
+  const auto document = nlohmann::json::parse(R"({"allowUnixSockets":["/run/user/1000/bus"]})");
+  EXPECT_TRUE(config_from_json(document.dump()));
+  auto rules = local::network_rules_from_document(document);
+  ASSERT_TRUE(rules) << rules.error().message;
+  EXPECT_EQ(rules.value().unix_sockets, std::vector<std::string>{"/run/user/1000/bus"});
+  auto relative =
+      local::network_rules_from_document(nlohmann::json::parse(R"({"allowUnixSockets":["bus"]})"));
+  ASSERT_FALSE(relative);
+  EXPECT_NE(relative.error().message.find("allowUnixSockets"), std::string::npos);
+}
+
 TEST(ConfigNetworkRules, BadInputNamesTheKeyAndTheEntry) {
   const auto error = [](const std::string& text) {
     auto rules = local::network_rules_from_document(nlohmann::json::parse(text));

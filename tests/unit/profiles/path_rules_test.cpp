@@ -112,6 +112,30 @@ TEST(PathRulesLandlock, WithoutUnreadablePathsTheRootStaysOneGrant) {
   EXPECT_EQ(Argv(args.begin(), args.begin() + 2), (Argv{"--ro", "/"}));
 }
 
+// Host Unix sockets are network: with the network denied (or allow-listed with the launcher's TCP
+// rule) the launcher is given the listed sockets, and bwrap binds one beneath its private /tmp;
+// with the network inherited nothing is listed, every socket is reachable.
+TEST(PathRulesLandlock, AllowedUnixSocketsReachTheLauncherAndBwrap) {
+  LandlockFeatures features{SandboxEnforcement::kFull, 7, true, true, true};
+  SandboxPolicy policy = workspace_write();
+  policy.network = NetworkPolicy::kDeny;
+  policy.network_allow.unix_sockets = {"/run/user/0/bus", "/tmp/ssh-x/agent.1"};
+  const Argv args = landlock_args(policy, features, LandlockPlace::kInsideBwrap, plan());
+  EXPECT_EQ(tail_after(args, "--allow-unix-socket"),
+            (Argv{"--allow-unix-socket", "/run/user/0/bus", "--allow-unix-socket",
+                  "/tmp/ssh-x/agent.1"}));
+  const Argv mounts = bwrap_args(policy, plan());
+  const Argv bound = tail_after(mounts, "--ro-bind-try");
+  ASSERT_GE(bound.size(), 3U);
+  EXPECT_EQ(Argv(bound.begin(), bound.begin() + 3),
+            (Argv{"--ro-bind-try", "/tmp/ssh-x/agent.1", "/tmp/ssh-x/agent.1"}));
+  EXPECT_EQ(std::count(mounts.begin(), mounts.end(), "/run/user/0/bus"), 0);
+  policy.network = NetworkPolicy::kAllowList;
+  features.abi = 3;  // no TCP rule: no --allow-connect-port, so no guard to hand them to
+  const Argv old_abi = landlock_args(policy, features, LandlockPlace::kInsideBwrap, plan());
+  EXPECT_EQ(std::count(old_abi.begin(), old_abi.end(), "--allow-unix-socket"), 0);
+}
+
 TEST(PathRulesLandlock, CarveOutsInsideWritableRootsAreNamedUngoverned) {
   LandlockFeatures features{SandboxEnforcement::kFull, 7, true, true, true};
   FsPlan with_env = plan();

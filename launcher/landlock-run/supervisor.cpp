@@ -1443,6 +1443,10 @@ void ruled_open_call(const SupervisorConfig& config, const RuledCall& call, Task
   // A name not there is created only with O_CREAT; without it the open fails (ENOENT) and there
   // is nothing to judge. An O_TMPFILE file has no name until a link gives it one (judged then).
   const bool writes = (call.flags & (01 | 02 | 01000)) != 0;
+  if (exists && !tmpfile && (call.flags & (kCreate | kExcl)) == (kCreate | kExcl)) {
+    out->result = -EEXIST;  // the kernel's answer before any permission check
+    return;
+  }
   const Change change = exists ? Change::kWrite : Change::kCreate;
   bool copy_only = false;
   const char* rule = nullptr;
@@ -1524,6 +1528,17 @@ void ruled_name_call(const SupervisorConfig& config, const RuledCall& call, Task
   }
   if (pin.parent < 0 && !truncating) {
     out->result = -EEXIST;  // /proc/PID/fd/N names an object: the name is taken
+    return;
+  }
+  // The kernel's lookup answers before any permission check: a name taken, or none to remove.
+  mode_t existing = 0;
+  const bool exists = pin.plain && entry_exists(pin.parent, pin.last, &existing);
+  if (exists && call.op != RuledOp::kUnlink && !truncating) {
+    out->result = -EEXIST;
+    return;
+  }
+  if (!exists && pin.plain && (call.op == RuledOp::kUnlink || truncating)) {
+    out->result = -ENOENT;
     return;
   }
   const Change change = call.op == RuledOp::kUnlink ? Change::kRemove
@@ -1611,6 +1626,15 @@ void ruled_pair_call(const SupervisorConfig& config, const RuledCall& call, Task
           pin_pair(call, target_view, target_text, source_view, source_text, &source, &target);
       error != 0) {
     out->result = -error;
+    return;
+  }
+  mode_t existing = 0;
+  if (source.parent >= 0 && source.plain && !entry_exists(source.parent, source.last, &existing)) {
+    out->result = -ENOENT;  // the kernel's lookup answers before any permission check
+    return;
+  }
+  if (link && target.plain && entry_exists(target.parent, target.last, &existing)) {
+    out->result = -EEXIST;
     return;
   }
   const bool exchange = !link && (call.flags & kRenameExchange) != 0;

@@ -204,7 +204,15 @@ void bind_back(Argv& args, const std::string& runner, const SandboxPolicy& polic
 // itself) or, alone, that filter through descriptor 5, which the exec shim in front opens.
 Argv bwrap_layer_args(const LayerContext& context, RunnerPlace /*place*/) {
   Argv args = bwrap_run_args(context.needs);
-  const Argv profile = bwrap_args(context.policy, context.plan, context.needs.tmpfs_bytes);
+  // With landlock-run inside, its supervisor refuses a home's dot-entries at the call
+  // (landlock_rules_writes): no directory needs sealing to keep a startup file from being made.
+  FsPlan plan = context.plan;
+  if (context.has(RunnerLayer::kLandlockRun) &&
+      landlock_rules_writes(context.needs, context.policy)) {
+    plan.sealed.clear();
+    plan.rebound.clear();
+  }
+  const Argv profile = bwrap_args(context.policy, plan, context.needs.tmpfs_bytes);
   args.insert(args.end(), profile.begin(), profile.end());
   if (context.has(RunnerLayer::kNetProxy)) {
     const Argv env = netproxy_env_args();

@@ -87,14 +87,24 @@ bool landlock_contains_metadata(const RunNeeds& needs, const SandboxPolicy& poli
          policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
 }
 
+bool landlock_rules_writes(const RunNeeds& /*needs*/, const SandboxPolicy& policy) {
+  return policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
+}
+
 std::vector<std::string> landlock_supervisor_args(const RunNeeds& needs,
                                                   const SandboxPolicy& policy, LandlockPlace place,
                                                   const FsPlan& plan) {
   std::vector<std::string> args;
-  if (landlock_contains_metadata(needs, policy, place)) {
-    // The supervisor is needed even where no status channel reads its records.
-    if (!needs.status_channels) args.emplace_back("--evidence");
-    args.emplace_back("--contain-metadata");
+  const bool contain = landlock_contains_metadata(needs, policy, place);
+  const bool rules = landlock_rules_writes(needs, policy);
+  // The supervisor is needed even where no status channel reads its records.
+  if ((contain || rules) && !needs.status_channels) args.emplace_back("--evidence");
+  if (contain) args.emplace_back("--contain-metadata");
+  if (rules) {
+    // Git directories and homes beneath the writable roots, decided at the call (the launcher's
+    // write_rules.h), on both places: inside bwrap the launcher's supervisor runs too.
+    args.emplace_back("--rule-writes");
+    for (const std::string& home : plan.homes) args.insert(args.end(), {"--rule-home", home});
   }
   if (!needs.status_channels || !needs.denial_evidence) return args;
   const bool inside_bwrap = place == LandlockPlace::kInsideBwrap;
@@ -161,8 +171,9 @@ std::optional<std::string> landlock_metadata_refusal(const SandboxPolicy& policy
       "writable roots only), use bwrap, or run as an unprivileged user");
 }
 
-std::optional<std::string> landlock_startup_refusal(const FsPlan& plan) {
-  if (plan.startup_guarded.empty()) return std::nullopt;
+std::optional<std::string> landlock_startup_refusal(const FsPlan& plan, bool rules_writes) {
+  // With the supervisor's rules every dot-entry of such a home is refused at the call.
+  if (plan.startup_guarded.empty() || rules_writes) return std::nullopt;
   return fmt::format(
       "a writable root reaches the home startup files ({}{}), and Landlock alone cannot keep "
       "them read-only: its grants only add access, so beneath a writable root it can neither "
@@ -360,7 +371,10 @@ std::optional<std::string> landlock_refusal(const LayerContext& context, RunnerP
       !context.selection.landlock.value().deny_network) {
     return "landlock-run cannot deny network access on this host (seccomp is unavailable)";
   }
-  if (auto reason = landlock_startup_refusal(context.plan)) return reason;
+  if (auto reason = landlock_startup_refusal(
+          context.plan, landlock_rules_writes(context.needs, context.policy))) {
+    return reason;
+  }
   return landlock_metadata_refusal(context.policy, context.needs, context.root);
 }
 

@@ -13,6 +13,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -1146,6 +1147,7 @@ struct Pinned {
   char last[kPathMax] = "";
   char directory[kPathMax] = "";  // the parent's canonical path
   char path[kPathMax] = "";       // the target's: directory + "/" + last
+  char spelled[kPathMax] = "";    // the path as the call spelled it, made absolute
   bool plain = true;              // last is a name, not "", "." or ".."
 
   Pinned() = default;
@@ -1198,6 +1200,13 @@ int pin_path(TaskView& view, const char* spelled, bool follow_last, Pinned* out)
   if (spelled[0] == '\0') return ENOENT;
   if (strlen(spelled) >= sizeof(text)) return ENAMETOOLONG;
   strcpy(text, spelled);
+  char start_name[kPathMax] = "";
+  if (spelled[0] != '/' && view.start >= 0 &&
+      fd_name(view.start, start_name, sizeof(start_name)) != Resolution::kNamed) {
+    snprintf(start_name, sizeof(start_name), "%s", kUnknownPath);
+  }
+  snprintf(out->spelled, sizeof(out->spelled), "%s%s%s", start_name, spelled[0] == '/' ? "" : "/",
+           spelled);
   int from = view.start;
   int owned = -1;  // the directory a link's relative target starts from
   int error = 0;
@@ -1251,6 +1260,7 @@ const char* ruled_refusal(const SupervisorConfig& config, const Pinned& pin, Cha
   if (const char* rule = noted_rule(config, pin.path)) return rule;
   if (!writable(config, pin.path)) return "outside-writable-roots";
   if (!pin.plain) return nullptr;
+  if (!home_allows(pin.spelled, config.homes, config.home_count)) return "deny-write";
   const int verdict = rule_verdict(pin.parent, pin.directory, pin.last, change, moved_directory,
                                    config.homes, config.home_count);
   *copy_only = verdict == kConfigCopyOnly;
@@ -1374,7 +1384,12 @@ struct RuledOutcome {
 
 void refuse(RuledOutcome* out, const char* rule, const Pinned& pin) {
   out->rule = rule;
-  out->result = -EACCES;
+  // Landlock's answer, or EROFS where the directory is a read-only mount (bwrap's view outside
+  // the writable roots and its read-only binds): what the kernel would have said there.
+  struct statvfs fs;
+  const bool read_only_mount =
+      pin.parent >= 0 && fstatvfs(pin.parent, &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+  out->result = read_only_mount ? -EROFS : -EACCES;
   snprintf(out->path, sizeof(out->path), "%s", pin.parent >= 0 ? pin.path : kUnknownPath);
 }
 
@@ -1424,18 +1439,17 @@ void ruled_open_call(const SupervisorConfig& config, const RuledCall& call, Task
     out->result = -ENOSYS;
     return;
   }
-  if ((call.flags & (kCreate | 020000000)) != 0 && (call.mode & kSetIdBits) != 0) {
-    out->rule = "set-id";
-    out->result = -EPERM;
-    snprintf(out->path, sizeof(out->path), "%s", kUnknownPath);
-    return;
-  }
   const bool tmpfile = (call.flags & kOpenTmpfile) == kOpenTmpfile;
   const bool follow = tmpfile || ((call.flags & kOpenNoFollow) == 0 &&
                                   (call.flags & (kCreate | kExcl)) != (kCreate | kExcl));
   Pinned pin;
   if (const int error = pin_path(view, spelled, follow, &pin); error != 0) {
     out->result = -error;
+    return;
+  }
+  if ((call.flags & (kCreate | 020000000)) != 0 && (call.mode & kSetIdBits) != 0) {
+    refuse(out, "set-id", pin);  // openat2's mode, which the filter cannot read
+    out->result = -EPERM;
     return;
   }
   mode_t existing = 0;

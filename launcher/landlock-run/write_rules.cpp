@@ -294,6 +294,8 @@ bool config_text_safe(const char* text, size_t size) {
 }
 
 bool home_path_allowed(const char* relative) {
+  // ~/bin is no dot-entry, but a login shell puts it on PATH (Debian's .profile).
+  if (strcmp(relative, "bin") == 0 || starts_with(relative, "bin/")) return false;
   if (relative[0] != '.') return true;
   for (const char* data : kHomeDataPaths) {
     const size_t length = strlen(data);
@@ -396,6 +398,33 @@ bool completes_layout(int parent, const char* name) {
   return false;
 }
 
+// `path` (absolute) with "." dropped, ".." taking back one component and slashes single, into
+// `out`: the path as spelled, not as resolved. False when it does not fit.
+bool lexically_normal(const char* path, char* out, size_t capacity) {
+  size_t length = 0;
+  out[0] = '\0';
+  const char* cursor = path;
+  while (*cursor != '\0') {
+    while (*cursor == '/') ++cursor;
+    const char* end = strchr(cursor, '/');
+    const size_t size = end != nullptr ? static_cast<size_t>(end - cursor) : strlen(cursor);
+    if (size == 0) break;
+    if (size == 2 && strncmp(cursor, "..", 2) == 0) {
+      while (length > 0 && out[length - 1] != '/') --length;
+      if (length > 0) --length;
+    } else if (!(size == 1 && cursor[0] == '.')) {
+      if (length + 1 + size + 1 > capacity) return false;
+      out[length++] = '/';
+      memcpy(out + length, cursor, size);
+      length += size;
+    }
+    cursor += size;
+  }
+  if (length == 0) out[length++] = '/';
+  out[length] = '\0';
+  return true;
+}
+
 }  // namespace
 
 bool is_git_directory(int directory) {
@@ -403,17 +432,34 @@ bool is_git_directory(int directory) {
   return fd_path(directory, path, sizeof(path)) && git_directory_at(directory, path);
 }
 
-int rule_verdict(int parent, const char* parent_path, const char* name, Change change,
-                 bool moved_directory, const char* const* homes, size_t home_count) {
+bool home_allows(const char* path, const char* const* homes, size_t home_count) {
+  char normal[kPathMax];
+  if (!lexically_normal(path, normal, sizeof(normal))) return false;
   for (size_t i = 0; i < home_count; ++i) {
     const size_t length = strlen(homes[i]);
-    if (strncmp(parent_path, homes[i], length) != 0) continue;
-    if (parent_path[length] != '\0' && parent_path[length] != '/') continue;
-    char relative[kPathMax];
-    const char* below = parent_path + length;
+    if (strncmp(normal, homes[i], length) != 0) continue;
+    if (normal[length] != '\0' && normal[length] != '/') continue;
+    const char* below = normal + length;
     while (*below == '/') ++below;
-    snprintf(relative, sizeof(relative), "%s%s%s", below, *below != '\0' ? "/" : "", name);
-    if (!home_path_allowed(relative)) return EACCES;
+    if (*below != '\0' && !home_path_allowed(below)) return false;
+  }
+  return true;
+}
+
+int rule_verdict(int parent, const char* parent_path, const char* name, Change change,
+                 bool moved_directory, const char* const* homes, size_t home_count) {
+  char target[kPathMax];
+  if (snprintf(target, sizeof(target), "%s/%s", parent_path, name) >=
+          static_cast<int>(sizeof(target)) ||
+      !home_allows(target, homes, home_count)) {
+    return EACCES;
+  }
+  // An existing .git file or link (a linked worktree's, a submodule's pointer to its git
+  // directory) stays as it is; a new one may be made (git worktree add).
+  struct stat st;
+  if (strcmp(name, ".git") == 0 && fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      !S_ISDIR(st.st_mode)) {
+    return EACCES;
   }
   char relative[kPathMax];
   GitKind kind = GitKind::kMain;

@@ -43,6 +43,12 @@ bool config_text_safe(const char* text, size_t size);
 // dot-entry, or beneath one on the data list.
 bool home_path_allowed(const char* relative);
 
+// Whether the home rule lets `path` (absolute, as spelled: "." and ".." taken lexically) be
+// written: false beneath a dot-entry of one of `homes` outside the data list. Checked on the
+// path a call spelled as well as on the object it reaches, so a dot-entry that is a link (a
+// dangling ~/.zshrc, a ~/.config kept elsewhere) is not written through.
+bool home_allows(const char* path, const char* const* homes, size_t home_count);
+
 // Whether `directory` (an open directory) is a git directory by layout or by its name.
 bool is_git_directory(int directory);
 

@@ -205,12 +205,11 @@ void bind_back(Argv& args, const std::string& runner, const SandboxPolicy& polic
 Argv bwrap_layer_args(const LayerContext& context, RunnerPlace /*place*/) {
   Argv args = bwrap_run_args(context.needs);
   // With landlock-run inside, its supervisor refuses a home's dot-entries at the call
-  // (landlock_rules_writes): no directory needs sealing to keep a startup file from being made.
+  // (landlock_rules_writes): only a directory outside them still needs sealing.
   FsPlan plan = context.plan;
   if (context.has(RunnerLayer::kLandlockRun) &&
       landlock_rules_writes(context.needs, context.policy)) {
-    plan.sealed.clear();
-    plan.rebound.clear();
+    plan.sealed = landlock_unruled_sealed(plan);
   }
   const Argv profile = bwrap_args(context.policy, plan, context.needs.tmpfs_bytes);
   args.insert(args.end(), profile.begin(), profile.end());

@@ -99,8 +99,14 @@ inline constexpr std::string_view kLandlockDenial = "permission denied";
 // Why Landlock alone cannot run this plan, or nullopt: its grants only add access, so beneath a
 // writable root it can neither keep an existing startup file read-only nor keep a missing one
 // from being created. Refused rather than run as partial: the next shell would run it.
-// With `rules_writes` (landlock_rules_writes) the supervisor refuses those writes at the call.
+// With `rules_writes` (landlock_rules_writes) the supervisor refuses those writes at the call,
+// except where a startup file's link leads out of the home's dot-entries.
 std::optional<std::string> landlock_startup_refusal(const FsPlan& plan, bool rules_writes);
+
+// The sealed directories (FsPlan::sealed) the supervisor's home rule does not cover: neither a
+// home of plan.homes nor beneath one of its dot-entries.
+std::vector<FsPlan::Sealed> landlock_unruled_sealed(const FsPlan& plan);
+
 
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
                                              const LandlockFeatures& features,

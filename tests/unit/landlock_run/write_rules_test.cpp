@@ -72,6 +72,8 @@ TEST(WriteRules, AHomesDotEntriesAreReadOnlyButTheDataList) {
   EXPECT_FALSE(home_path_allowed(".cache/pip/wheels/x.whl"));
   EXPECT_FALSE(home_path_allowed(".cache/pre-commit"));
   EXPECT_FALSE(home_path_allowed(".local/bin/ls"));
+  EXPECT_FALSE(home_path_allowed("bin/ls"));
+  EXPECT_TRUE(home_path_allowed("binaries/x"));
 }
 
 }  // namespace

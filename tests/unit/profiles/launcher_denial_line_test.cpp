@@ -101,7 +101,7 @@ TEST(LauncherStatus, SupervisorArgsNameWhatAlreadyRefusesOnlyWithEvidence) {
             (std::vector<std::string>{"--evidence", "--contain-metadata", "--rule-writes",
                                       "--rule-home", "/ws"}));
   EXPECT_EQ(landlock_supervisor_args({"", true, false}, policy, LandlockPlace::kHost, plan),
-            (std::vector<std::string>{"--rule-writes", "--rule-home", "/ws"}));
+            (std::vector<std::string>{"--evidence", "--rule-writes", "--rule-home", "/ws"}));
   EXPECT_TRUE(landlock_metadata_refusal(policy, {"", true, false}, true).has_value());
   EXPECT_FALSE(landlock_metadata_refusal(policy, {"", true, false}, false).has_value());
   EXPECT_FALSE(landlock_metadata_refusal(policy, {"", false, true}, true).has_value());
@@ -111,7 +111,7 @@ TEST(LauncherStatus, SupervisorArgsNameWhatAlreadyRefusesOnlyWithEvidence) {
                                      plan),
             (std::vector<std::string>{}));
   EXPECT_EQ(landlock_supervisor_args({"", true, false}, policy, LandlockPlace::kInsideBwrap, plan),
-            (std::vector<std::string>{"--rule-writes", "--rule-home", "/ws"}));
+            (std::vector<std::string>{"--evidence", "--rule-writes", "--rule-home", "/ws"}));
   EXPECT_EQ(landlock_supervisor_args({"", false, true}, policy, LandlockPlace::kInsideBwrap, plan),
             (std::vector<std::string>{"--evidence", "--rule-writes", "--rule-home", "/ws"}));
 }

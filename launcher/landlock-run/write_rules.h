@@ -12,8 +12,10 @@
 //   -> config) whose every key is on a short list (git init's core keys, user identity, branch
 //   tracking); the supervisor writes a copy of the checked bytes, so a descriptor the command
 //   kept on the lock file cannot change config afterwards.
-// - homes (--rule-home DIR): every dot-entry directly in DIR and everything beneath it is
-//   read-only, except the data list kHomeDataPaths.
+// - an existing .git file (a linked worktree's or a submodule's pointer) stays as it is.
+// - homes (--rule-home DIR): every dot-entry directly in DIR and everything beneath it, and
+//   ~/bin, are read-only, except the data list kHomeDataPaths; judged on the path a call spelled
+//   as well as on the object it reaches.
 // The PURE parts (names, config text) are unit-tested; the rest reads the pinned directories.
 #pragma once
 

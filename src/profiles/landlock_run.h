@@ -107,7 +107,6 @@ std::optional<std::string> landlock_startup_refusal(const FsPlan& plan, bool rul
 // home of plan.homes nor beneath one of its dot-entries.
 std::vector<FsPlan::Sealed> landlock_unruled_sealed(const FsPlan& plan);
 
-
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
                                              const LandlockFeatures& features,
                                              const FsPlan& plan = {},

@@ -125,10 +125,9 @@ class GitState : public ::testing::TestWithParam<Backend> {
   // plants a hook and an fsmonitor in it: the supervisor finds it by layout at the call, so
   // neither lands, and no check after the run is needed to find it.
   void expect_ruled(const std::string& script, const std::string& made) {
-    const RunResult result =
-        run(script + "\nprintf '#!/bin/sh\\ntouch " + marker_ + "\\n' > '" + made +
-            "/hooks/pre-commit'\ngit --git-dir='" + made + "' config core.fsmonitor 'touch " +
-            marker_ + "'\necho ok");
+    const RunResult result = run(script + "\nprintf '#!/bin/sh\\ntouch " + marker_ + "\\n' > '" +
+                                 made + "/hooks/pre-commit'\ngit --git-dir='" + made +
+                                 "' config core.fsmonitor 'touch " + marker_ + "'\necho ok");
     ASSERT_TRUE(result.exited_with(0)) << result.describe();
     EXPECT_FALSE(llrt::exists(made + "/hooks/pre-commit")) << result.describe();
     EXPECT_EQ(read_or_absent(made + "/config").find("fsmonitor"), std::string::npos);

@@ -37,8 +37,8 @@ class WriteRules : public ::testing::TestWithParam<Backend> {
   }
 
   std::vector<std::string> env() const {
-    return {"HOME=" + home_,         "PATH=/usr/bin:/bin",   "GIT_CONFIG_NOSYSTEM=1",
-            "GIT_AUTHOR_NAME=t",     "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t",
+    return {"HOME=" + home_,           "PATH=/usr/bin:/bin",      "GIT_CONFIG_NOSYSTEM=1",
+            "GIT_AUTHOR_NAME=t",       "GIT_AUTHOR_EMAIL=t@e",    "GIT_COMMITTER_NAME=t",
             "GIT_COMMITTER_EMAIL=t@e", "PLANT=" + root_ / "plant"};
   }
 
@@ -63,9 +63,9 @@ class WriteRules : public ::testing::TestWithParam<Backend> {
   // The person's next git commands: a planted hook or fsmonitor makes the marker.
   void expect_git_runs_nothing() const {
     ::unlink(marker_.c_str());
-    const RunResult status = git("status; git -C '" + workspace_ +
-                                 "' commit -q --allow-empty -m outside; git -C '" + workspace_ +
-                                 "' checkout -q -b outside-" + std::to_string(++checks_));
+    const RunResult status =
+        git("status; git -C '" + workspace_ + "' commit -q --allow-empty -m outside; git -C '" +
+            workspace_ + "' checkout -q -b outside-" + std::to_string(++checks_));
     EXPECT_FALSE(llrt::exists(marker_)) << "a plant ran outside:\n" << status.describe();
     EXPECT_FALSE(llrt::exists(workspace_ + "/.git/hooks/pre-commit"));
     EXPECT_FALSE(llrt::exists(workspace_ + "/.git/hooks/post-checkout"));
@@ -135,9 +135,9 @@ TEST_P(WriteRules, ThePersonsConcurrentGitWorkSurvivesARun) {
 // A directory swapped for a link to .git/hooks while a second loop writes through it: the
 // supervisor judges the directory it pinned, so no hook lands.
 TEST_P(WriteRules, ASymlinkSwapRaceAgainstTheSupervisorLandsNothing) {
-  const RunResult result = run(
-      "( for i in $(seq 300); do rm -rf d; mkdir d; rm -rf d; ln -s .git/hooks d; done ) &\n"
-      "for i in $(seq 300); do cp \"$PLANT\" d/pre-commit 2>/dev/null; done; wait; true");
+  const RunResult result =
+      run("( for i in $(seq 300); do rm -rf d; mkdir d; rm -rf d; ln -s .git/hooks d; done ) &\n"
+          "for i in $(seq 300); do cp \"$PLANT\" d/pre-commit 2>/dev/null; done; wait; true");
   EXPECT_TRUE(result.exited_with(0)) << result.describe();
   expect_git_runs_nothing();
 }

@@ -86,11 +86,11 @@ TEST(LauncherStatus, SupervisorArgsNameWhatAlreadyRefusesOnlyWithEvidence) {
   plan.startup_guarded = {"/ws/.bashrc"};
   plan.homes = {"/ws"};
   const RunNeeds evidence{"", true, true};
-  EXPECT_EQ(landlock_supervisor_args(evidence, policy, LandlockPlace::kInsideBwrap, plan),
-            (std::vector<std::string>{"--rule-writes", "--rule-home", "/ws", "--note-unreadable",
-                                      "/h/.ssh", "--note-unreadable", "/ws/.env",
-                                      "--note-read-only", "/ws/.git/config", "--note-read-only",
-                                      "/ws/.bashrc"}));
+  EXPECT_EQ(
+      landlock_supervisor_args(evidence, policy, LandlockPlace::kInsideBwrap, plan),
+      (std::vector<std::string>{"--rule-writes", "--rule-home", "/ws", "--note-unreadable",
+                                "/h/.ssh", "--note-unreadable", "/ws/.env", "--note-read-only",
+                                "/ws/.git/config", "--note-read-only", "/ws/.bashrc"}));
   EXPECT_EQ(landlock_supervisor_args(evidence, policy, LandlockPlace::kHost, plan),
             (std::vector<std::string>{"--contain-metadata", "--rule-writes", "--rule-home", "/ws",
                                       "--note-unreadable", "/h/.ssh", "--guard-unreadable",
@@ -107,9 +107,9 @@ TEST(LauncherStatus, SupervisorArgsNameWhatAlreadyRefusesOnlyWithEvidence) {
   EXPECT_FALSE(landlock_metadata_refusal(policy, {"", false, true}, true).has_value());
   const SandboxPolicy read_only{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
   EXPECT_FALSE(landlock_metadata_refusal(read_only, {"", true, false}, true).has_value());
-  EXPECT_EQ(landlock_supervisor_args({"", false, false}, read_only, LandlockPlace::kInsideBwrap,
-                                     plan),
-            (std::vector<std::string>{}));
+  EXPECT_EQ(
+      landlock_supervisor_args({"", false, false}, read_only, LandlockPlace::kInsideBwrap, plan),
+      (std::vector<std::string>{}));
   EXPECT_EQ(landlock_supervisor_args({"", true, false}, policy, LandlockPlace::kInsideBwrap, plan),
             (std::vector<std::string>{"--evidence", "--rule-writes", "--rule-home", "/ws"}));
   EXPECT_EQ(landlock_supervisor_args({"", false, true}, policy, LandlockPlace::kInsideBwrap, plan),

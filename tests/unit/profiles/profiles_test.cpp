@@ -190,10 +190,10 @@ TEST(Wrap, BwrapLayeredOverLandlockRunsTheLauncherInsideTheNamespace) {
   Argv expected = {"/usr/bin/bwrap"};
   // Under workspace-write the launcher's supervisor decides the writes (--rule-writes), so it
   // runs even where no status channel reads its records.
-  for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run"},
-                           landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
-                           Argv{"--evidence", "--rule-writes"},
-                           Argv{"--", "bash", "-c", "echo hi"}}) {
+  for (const Argv& part :
+       {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run"},
+        landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap), Argv{"--evidence", "--rule-writes"},
+        Argv{"--", "bash", "-c", "echo hi"}}) {
     expected.insert(expected.end(), part.begin(), part.end());
   }
   EXPECT_EQ(confined.argv, expected);

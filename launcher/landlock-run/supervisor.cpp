@@ -1559,7 +1559,9 @@ void ruled_name_call(const SupervisorConfig& config, const RuledCall& call, Task
                         : truncating                ? Change::kWrite
                                                     : Change::kCreate;
   bool copy_only = false;
-  if (const char* rule = ruled_refusal(config, pin, change, false, &copy_only)) {
+  // A new link leads elsewhere: judged as a directory moved in would be.
+  if (const char* rule =
+          ruled_refusal(config, pin, change, call.op == RuledOp::kSymlink, &copy_only)) {
     refuse(out, rule, pin);
     return;
   }
@@ -1569,6 +1571,13 @@ void ruled_name_call(const SupervisorConfig& config, const RuledCall& call, Task
 bool pinned_directory(const Pinned& pin) {
   mode_t mode = 0;
   return pin.parent >= 0 && pin.plain && entry_exists(pin.parent, pin.last, &mode) && S_ISDIR(mode);
+}
+
+// A directory or a symbolic link: what a rename carries in besides its own name.
+bool pinned_carrier(const Pinned& pin) {
+  mode_t mode = 0;
+  return pin.parent >= 0 && pin.plain && entry_exists(pin.parent, pin.last, &mode) &&
+         (S_ISDIR(mode) || S_ISLNK(mode));
 }
 
 // A directory about to be named .git must hold what a fresh git directory holds
@@ -1652,12 +1661,12 @@ void ruled_pair_call(const SupervisorConfig& config, const RuledCall& call, Task
     return;
   }
   const bool exchange = !link && (call.flags & kRenameExchange) != 0;
-  const bool source_dir = pinned_directory(source);
+  const bool source_dir = !link && pinned_carrier(source);
   bool copy_only = false;
   bool ignored = false;
   const Change source_change = link ? Change::kWrite : exchange ? Change::kCreate : Change::kRemove;
   if (const char* rule = ruled_refusal(config, source, source_change,
-                                       exchange && pinned_directory(target), &ignored)) {
+                                       exchange && pinned_carrier(target), &ignored)) {
     refuse(out, rule, source);
     return;
   }

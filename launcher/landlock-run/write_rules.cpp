@@ -189,6 +189,12 @@ bool git_name_allowed(const char* relative, GitKind kind, Change change, bool mo
     return !moved_directory || *rest != '\0' || one_of(first, kGitDataTrees);
   }
   if (one_of(first, kGitDataTrees)) {
+    // A data directory itself, and objects/info, arrive only as directories made here: one moved
+    // in or a link could hold alternates.
+    if (moved_directory &&
+        (*rest == '\0' || (strcmp(first, "objects") == 0 && strcmp(rest, "info") == 0))) {
+      return false;
+    }
     // objects/info/alternates names other object stores (and with them their repositories).
     if (strcmp(first, "objects") == 0 && starts_with(rest, "info/")) {
       return !alternates_name(rest + 5);
@@ -204,7 +210,8 @@ bool git_name_allowed(const char* relative, GitKind kind, Change change, bool mo
     return git_name_allowed(inner, strcmp(first, "worktrees") == 0 ? GitKind::kWorktree : kind,
                             change, moved_directory);
   }
-  if (moved_directory && *rest == '\0') return false;  // arrives with contents nobody checked
+  // Arrives with contents nobody checked, or leads elsewhere (git init's probe is a link).
+  if (moved_directory && *rest == '\0') return is_init_probe(first);
   if (strcmp(first, "hooks") == 0) {
     // A sample is never run: git runs hooks/<event> only.
     return *rest == '\0' || (strchr(rest, '/') == nullptr && ends_with(rest, ".sample"));

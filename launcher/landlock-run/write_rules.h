@@ -35,7 +35,8 @@ enum class GitKind { kMain, kWorktree };
 
 // PURE. Whether `relative` (a path beneath a git directory of `kind`, no leading slash, "/"
 // separated, no "." or ".." components) may undergo `change`. `moved_directory`: the object is (or,
-// for kCreate, will be) a directory that arrives with contents: a rename of a directory.
+// for kCreate, will be) a directory that arrives with contents (a rename of a directory) or a
+// symbolic link, which leads elsewhere.
 bool git_name_allowed(const char* relative, GitKind kind, Change change, bool moved_directory);
 
 // PURE. Whether `text` (`size` bytes) is a git config whose every entry is on the safe list.
@@ -61,7 +62,7 @@ inline constexpr int kConfigCopyOnly = -1;
 // The verdict on `change` of `name` in the pinned directory `parent` whose canonical path is
 // `parent_path`: 0 when the rules allow it, kConfigCopyOnly, else the errno to answer (EACCES).
 // `homes` are the
-// --rule-home directories. `moved_directory`: a rename whose source is a directory.
+// --rule-home directories. `moved_directory`: a rename of a directory or a link, or a new link.
 int rule_verdict(int parent, const char* parent_path, const char* name, Change change,
                  bool moved_directory, const char* const* homes, size_t home_count);
 

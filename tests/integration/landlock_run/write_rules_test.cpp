@@ -104,6 +104,8 @@ TEST_F(LandlockRunWriteRules, NothingGitRunsOrReadsAsConfigurationCanBePlanted) 
     printf '[core]\n\tfsmonitor = %s\n' "$H" >> .git/config
     echo ../../elsewhere > .git/commondir
     mkdir -p ../alt/objects && echo "$PWD/../alt/objects" > .git/objects/info/alternates
+    mkdir ../info && echo "$PWD/../alt/objects" > ../info/alternates
+    rm -rf .git/objects/info; ln -s ../../../info .git/objects/info; mv ../info .git/objects/info
     echo '* diff=evil' > .git/info/attributes
     mkdir ../hooks && cp "$H" ../hooks/pre-commit && rm -rf .git/hooks && mv ../hooks .git/hooks
     mv .git .git.real && cp "$H" .git.real/hooks/pre-commit; mv .git.real .git

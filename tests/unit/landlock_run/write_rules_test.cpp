@@ -39,6 +39,10 @@ TEST(WriteRules, ADirectoryMovedIntoAGitDirectoryOnlyLandsInData) {
   EXPECT_FALSE(git("worktrees/w", true));
   EXPECT_TRUE(git("refs/heads/dir", true));
   EXPECT_TRUE(git("objects/pack", true));
+  EXPECT_FALSE(git("objects", true));  // a link named objects could hold alternates
+  EXPECT_FALSE(git("objects/info", true));
+  EXPECT_FALSE(git("HEAD", true));
+  EXPECT_TRUE(git("tAb3dE9", true));  // git init's symlink probe
 }
 
 bool safe(const char* text) { return config_text_safe(text, strlen(text)); }

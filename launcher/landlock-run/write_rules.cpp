@@ -17,7 +17,8 @@ constexpr size_t kConfigMax = 65536;  // larger configs are refused, never trunc
 
 // Files git keeps directly in a git directory (gitrepository-layout(5), the sequencer, bisect,
 // notes and gc state), each also as NAME.lock, git's lock file for it. None is read as
-// configuration or run.
+// configuration or run. (The launcher links nothing of src/: the check after the run that
+// chains without it keep, src/policy/git_guard.cpp, has its own copy of such a list.)
 constexpr const char* kGitFiles[] = {
     "HEAD",
     "ORIG_HEAD",

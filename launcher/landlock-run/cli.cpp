@@ -56,6 +56,11 @@ bool add_allow_unix_socket(Options& o, const char* value, int) {
   o.grants[o.grant_count++] = Grant{value, false, false, Note::kUnixSocket};
   return true;
 }
+
+bool add_rule_home(Options& o, const char* value, int) {
+  o.grants[o.grant_count++] = Grant{value, false, false, Note::kHome};
+  return true;
+}
 // Boolean switches are idempotent: repeating one asks for nothing new.
 bool set_deny_network(Options& o, const char*, int) { return o.deny_network = true; }
 bool set_private_netns(Options& o, const char*, int) { return o.private_netns = true; }
@@ -63,6 +68,7 @@ bool set_deny_metadata(Options& o, const char*, int) { return o.deny_metadata = 
 bool set_scope_ipc(Options& o, const char*, int) { return o.scope_ipc = true; }
 bool set_evidence(Options& o, const char*, int) { return o.evidence = true; }
 bool set_contain_metadata(Options& o, const char*, int) { return o.contain_metadata = true; }
+bool set_rule_writes(Options& o, const char*, int) { return o.rule_writes = true; }
 // A second fd or cap would silently override the first: refuse rather than guess.
 bool set_status_fd(Options& o, const char*, int n) {
   if (o.status_fd >= 0) return false;
@@ -105,6 +111,8 @@ constexpr FlagSpec kFlags[] = {
     {"--guard-unreadable", Arity::kPath, add_guard_unreadable},
     {"--contain-metadata", Arity::kFlag, set_contain_metadata},
     {"--allow-unix-socket", Arity::kPath, add_allow_unix_socket},  // unix_connect.h
+    {"--rule-writes", Arity::kFlag, set_rule_writes},              // write_rules.h
+    {"--rule-home", Arity::kPath, add_rule_home},
     {"--status-fd", Arity::kNumber, set_status_fd},
 #if defined(LANDLOCK_RUN_TESTING)
     // Lowers the ABI used, so tests can pose as an older kernel. Only the test build

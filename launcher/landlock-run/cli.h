@@ -6,7 +6,7 @@
 //                [--evidence] [--status-fd N] [--allow-connect-port N] [--chdir DIR]
 //                [--note-read-only P]... [--note-unreadable P]...
 //                [--guard-read-only P]... [--guard-unreadable P]... [--contain-metadata]
-//                [--allow-unix-socket P]...
+//                [--allow-unix-socket P]... [--rule-writes] [--rule-home DIR]...
 //                -- ARGV...
 //   (the test build landlock-run-testing also takes [--max-abi N], a cap on the ABI used)
 //   landlock-run --probe        (sole argument)
@@ -38,7 +38,9 @@ enum class UsageError {
 // --rw grant, which Landlock cannot carve out): the supervisor refuses the calls there itself.
 // --allow-unix-socket: not a path rule either; a socket the supervisor lets the command connect to
 // with the network off or allow-listed (unix_connect.h).
-enum class Note { kNone, kReadOnly, kUnreadable, kUnixSocket };
+// --rule-home (with --rule-writes): a home whose dot-entries the supervisor keeps read-only
+// (write_rules.h); like a note it grants nothing.
+enum class Note { kNone, kReadOnly, kUnreadable, kUnixSocket, kHome };
 
 struct Grant {
   const char* path;
@@ -70,6 +72,9 @@ struct Options {
   // with evidence: the supervisor performs chmod, chown, utimes and xattr calls inside the --rw
   // grants and refuses them outside (supervisor.h)
   bool contain_metadata = false;
+  // with evidence: the supervisor performs every write-class call beneath the --rw grants itself,
+  // after the rules of write_rules.h (git directories, --rule-home homes), and refuses the rest
+  bool rule_writes = false;
   int status_fd = -1;           // set as soon as parsed, so later usage errors can use it
   int max_abi = -1;             // test build only (--max-abi); -1 means "the kernel's ABI"
   int allow_connect_port = -1;  // --allow-connect-port N (net_allow.h); -1: not given

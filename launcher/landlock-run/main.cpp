@@ -250,7 +250,7 @@ int run_features() {
       "landlock-run=1\nabi=%d\nenforcement=%s\nseccomp=%d\ndeny_network=%d\n"
       "net_landlock=%d\nscope_ipc=%d\ndeny_metadata=%d\nterminal_ioctl_block=%d\n"
       "cap_drop=1\nstatus_fd=1\nstatus_exec=1\nevidence_notes=1\ncontain_metadata=1\nlist_grants="
-      "1\nchdir=1\nunix_guard=1\n"
+      "1\nchdir=1\nunix_guard=1\nrule_writes=1\n"
       "kernel_object_block=%d\n",
       abi, abi < 1 ? "none" : (is_partial(abi) ? "partial" : "full"), seccomp ? 1 : 0,
       seccomp ? 1 : 0, abi >= kNetAbi ? 1 : 0, abi >= kScopeAbi ? 1 : 0, seccomp ? 1 : 0,
@@ -365,6 +365,13 @@ const char** canonical_paths(const Options& options, size_t* count, Pick pick) {
     if (pick(options.grants[i])) paths[(*count)++] = canonical_path(options.grants[i].path);
   }
   return paths;
+}
+
+bool has_homes(const Options& options) {
+  for (size_t i = 0; i < options.grant_count; ++i) {
+    if (options.grants[i].note == Note::kHome) return true;
+  }
+  return false;
 }
 
 bool has_notes(const Options& options) {
@@ -503,6 +510,9 @@ SupervisorConfig supervisor_config(const Options& options) {
   config.filter.private_netns = options.private_netns;
   config.filter.notify_reads = config.unreadable_note_count > 0;
   config.filter.contain_metadata = options.contain_metadata;
+  config.rule_writes = options.rule_writes;
+  config.homes = canonical_paths(options, &config.home_count,
+                                 [](const Grant& g) { return g.note == Note::kHome; });
   // Without evidence the supervisor only decides connects: its refusals are counted, not recorded.
   config.status_fd = options.evidence ? g_status_fd : -1;
   config.unix_guard = config.filter.unix_guard ? unix_guard(options) : nullptr;
@@ -606,8 +616,13 @@ bool netns_holds_lo_alone() {
           "private one (bwrap --unshare-net)");
     }
   }
-  if ((has_notes(options) || options.contain_metadata) && !options.evidence) {
-    fail("usage error: --note-*, --guard-* and --contain-metadata need --evidence");
+  if ((has_notes(options) || options.contain_metadata || options.rule_writes) &&
+      !options.evidence) {
+    fail("usage error: --note-*, --guard-*, --rule-*, and --contain-metadata need --evidence");
+  }
+  // Fail closed: homes named for rules that nobody applies would be a silent weaker run.
+  if (has_homes(options) && !options.rule_writes) {
+    fail("usage error: --rule-home needs --rule-writes");
   }
   if (unix_guard_needed(options)) {
     require_pidfd_getfd();

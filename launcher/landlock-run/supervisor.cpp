@@ -13,6 +13,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -24,6 +25,7 @@
 #include "net_allow.h"
 #include "path_walk.h"
 #include "seccomp_rules.h"
+#include "write_rules.h"
 
 // Linux 6.6: the supervisor's wake-up runs on the notifying task's CPU (a lower round trip).
 // Debian 12's headers predate it.
@@ -1124,6 +1126,632 @@ void handle_metadata(int listener, const SupervisorConfig& config, Recorder& rec
   if (refused) recorder.record(call.op, "metadata", pid, name);
 }
 
+// --rule-writes (write_rules.h): every write-class call is performed here instead of by the kernel
+// on the task's behalf. Each path is pinned while the call is pending: its parent directory opened
+// as the kernel walks it (symbolic links on the way taken, "/" and ".." kept at the task's root),
+// and a last name that is a symbolic link followed here when the call follows it. The rules judge
+// the pinned directory and the name; the call is then made relative to the same descriptor
+// without following a last link, so nothing the command swaps in after the check is followed. An
+// open's descriptor is injected into the task (SECCOMP_IOCTL_NOTIF_ADDFD, Linux 5.9), answering
+// the call in the same step (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14). The supervisor is in no
+// Landlock domain, so it performs only what lies beneath a --rw grant and no noted path; the rest
+// is refused with EACCES, Landlock's own answer there, and recorded.
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+
+// One path argument, pinned.
+struct Pinned {
+  int parent = -1;  // the directory the last name is looked up in
+  int object = -1;  // or an object with no path (a pipe reached through /proc/PID/fd)
+  char last[kPathMax] = "";
+  char directory[kPathMax] = "";  // the parent's canonical path
+  char path[kPathMax] = "";       // the target's: directory + "/" + last
+  char spelled[kPathMax] = "";    // the path as the call spelled it, made absolute
+  bool plain = true;              // last is a name, not "", "." or ".."
+
+  Pinned() = default;
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+  ~Pinned() {
+    if (parent >= 0) close(parent);
+    if (object >= 0) close(object);
+  }
+};
+
+// Fills `out` for the last component `split` in the pinned `directory`. 0 or an errno.
+int pin_last(int directory, const SpelledPath& split, Pinned* out) {
+  out->parent = directory;
+  out->plain = split.plain;
+  snprintf(out->last, sizeof(out->last), "%s", split.last);
+  if (fd_name(directory, out->directory, sizeof(out->directory)) != Resolution::kNamed) {
+    return ENOENT;  // deleted meanwhile: a create in it fails so
+  }
+  if (!split.plain) {
+    snprintf(out->path, sizeof(out->path), "%s", out->directory);
+    return 0;
+  }
+  return name_in(directory, split.last, out->path, sizeof(out->path)) == Resolution::kNamed
+             ? 0
+             : ENAMETOOLONG;
+}
+
+// A procfs link on the way (/proc/PID/fd/N and its kin): the object the task's descriptor holds.
+// One with a name is walked again by that name (into `text`, -1 returned); one without (a pipe, a
+// socket) is the target itself (0). Else the errno.
+int pin_proc_link(TaskView& view, int directory, const char* last, char* text, Pinned* out) {
+  const int object = open_proc_link(view, directory, last, 0);
+  close(directory);
+  char named[kPathMax];
+  if (object < 0 || fd_name(object, named, sizeof(named)) != Resolution::kNamed) {
+    out->object = object;
+    return object < 0 ? ENOENT : 0;
+  }
+  close(object);
+  if (++view.links > kMaxLinks) return ELOOP;
+  strcpy(text, named);
+  return -1;
+}
+
+// Pins `spelled` in `view`, following a last symbolic link when `follow_last` (or the path ends in
+// a slash). 0 or the errno the kernel's lookup would fail with.
+int pin_path(TaskView& view, const char* spelled, bool follow_last, Pinned* out) {
+  char text[kPathMax];
+  if (spelled[0] == '\0') return ENOENT;
+  if (strlen(spelled) >= sizeof(text)) return ENAMETOOLONG;
+  strcpy(text, spelled);
+  char start_name[kPathMax] = "";
+  if (spelled[0] != '/' && view.start >= 0 &&
+      fd_name(view.start, start_name, sizeof(start_name)) != Resolution::kNamed) {
+    snprintf(start_name, sizeof(start_name), "%s", kUnknownPath);
+  }
+  snprintf(out->spelled, sizeof(out->spelled), "%s%s%s", start_name, spelled[0] == '/' ? "" : "/",
+           spelled);
+  int from = view.start;
+  int owned = -1;  // the directory a link's relative target starts from
+  int error = 0;
+  for (;;) {
+    SpelledPath split;
+    const int start = text[0] == '/' ? view.root : from;
+    if (!split_spelled(text, &split) || start < 0) {
+      error = start < 0 ? EBADF : ENAMETOOLONG;
+      break;
+    }
+    errno = 0;
+    const int directory = open_directory(view, start, split.parent);
+    if (directory < 0) {
+      error = errno != 0 ? errno : ENOENT;
+      break;
+    }
+    struct stat st;
+    const bool link = split.plain &&
+                      fstatat(directory, split.last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                      S_ISLNK(st.st_mode) && (follow_last || split.trailing_slash);
+    if (!link) {
+      error = pin_last(directory, split, out);
+      break;
+    }
+    if (on_procfs(directory)) {
+      error = pin_proc_link(view, directory, split.last, text, out);
+      if (error == -1) continue;
+      break;
+    }
+    const ssize_t n = readlinkat(directory, split.last, text, sizeof(text) - 2);
+    if (n <= 0 || ++view.links > kMaxLinks) {
+      close(directory);
+      error = ELOOP;
+      break;
+    }
+    text[n] = '\0';
+    if (split.trailing_slash) strcat(text, "/");
+    replace_fd(&owned, directory);
+    from = owned;
+  }
+  if (owned >= 0) close(owned);
+  return error;
+}
+
+// The rule that refuses changing the pinned target, or null. `*copy_only`: a git config that may
+// take a new content only as commit_config's checked copy.
+const char* ruled_refusal(const SupervisorConfig& config, const Pinned& pin, Change change,
+                          bool moved_directory, bool* copy_only) {
+  *copy_only = false;
+  if (pin.parent < 0) return nullptr;  // no path: nothing a later tool finds by name
+  if (const char* rule = noted_rule(config, pin.path)) return rule;
+  if (!writable(config, pin.path)) return "outside-writable-roots";
+  if (!pin.plain) return nullptr;
+  if (!home_allows(pin.spelled, config.homes, config.home_count)) return "deny-write";
+  const int verdict = rule_verdict(pin.parent, pin.directory, pin.last, change, moved_directory,
+                                   config.homes, config.home_count);
+  *copy_only = verdict == kConfigCopyOnly;
+  return verdict == 0 ? nullptr : "deny-write";
+}
+
+// The task's file-creation mask, from /proc/PID/status (Linux 4.7); 022 when it cannot be read.
+mode_t task_umask(int pid) {
+  char proc[64];
+  snprintf(proc, sizeof(proc), "/proc/%d/status", pid);
+  const int fd = open(proc, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 022;
+  char text[4096];
+  const ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0) return 022;
+  text[n] = '\0';
+  const char* field = strstr(text, "\nUmask:");
+  unsigned mask = 022;
+  if (field != nullptr) sscanf(field + 7, "%o", &mask);
+  return static_cast<mode_t>(mask & 0777);
+}
+
+// What a write-class call is, for the supervisor to perform.
+enum class RuledOp { kOpen, kMkdir, kMknod, kUnlink, kRename, kLink, kSymlink, kTruncate };
+
+struct RuledCall {
+  RuledOp op = RuledOp::kOpen;
+  const char* word = nullptr;  // the record's op
+  PathArg target;
+  PathArg source;        // rename's and link's old path; path_arg -1: none
+  uint64_t flags = 0;    // open, unlinkat, renameat2, linkat flags
+  uint64_t mode = 0;     // open, mkdir, mknod
+  uint64_t extra = 0;    // mknod's device, truncate's length, symlink's target address
+  uint64_t resolve = 0;  // openat2's RESOLVE_* flags
+};
+
+constexpr uint64_t kOpenTmpfile = 020000000 | 0200000;  // O_TMPFILE (includes O_DIRECTORY)
+
+bool ruled_open(uint64_t flags, uint64_t mode, int dirfd_arg, int path_arg, RuledCall* call) {
+  constexpr uint64_t kWriting = 01 | 02 | 0100 | 01000;
+  if ((flags & kOpenPathOnly) != 0 || (flags & kWriting) == 0) return false;
+  call->op = RuledOp::kOpen;
+  call->word = (flags & 0100) != 0 ? "create" : "open-write";
+  call->target = {dirfd_arg, path_arg};
+  call->flags = flags;
+  call->mode = mode;
+  return true;
+}
+
+bool ruled_call(const seccomp_notif& notif, RuledCall* call) {
+  const unsigned long long* args = notif.data.args;
+  auto set = [&](RuledOp op, const char* word, PathArg target, PathArg source, uint64_t flags,
+                 uint64_t mode, uint64_t extra) {
+    *call = {op, word, target, source, flags, mode, extra};
+    return true;
+  };
+  switch (notif.data.nr) {
+#ifdef __NR_open
+    case __NR_open:
+      return ruled_open(args[1], args[2], -1, 0, call);
+    case __NR_creat:
+      return ruled_open(0100 | 01 | 01000, args[1], -1, 0, call);
+    case __NR_mkdir:
+      return set(RuledOp::kMkdir, "mkdir", {-1, 0}, {}, 0, args[1], 0);
+    case __NR_mknod:
+      return set(RuledOp::kMknod, "create", {-1, 0}, {}, 0, args[1], args[2]);
+    case __NR_unlink:
+      return set(RuledOp::kUnlink, "unlink", {-1, 0}, {}, 0, 0, 0);
+    case __NR_rmdir:
+      return set(RuledOp::kUnlink, "rmdir", {-1, 0}, {}, kAtRemovedir, 0, 0);
+    case __NR_rename:
+      return set(RuledOp::kRename, "rename", {-1, 1}, {-1, 0}, 0, 0, 0);
+    case __NR_link:
+      return set(RuledOp::kLink, "link", {-1, 1}, {-1, 0}, 0, 0, 0);
+    case __NR_symlink:
+      return set(RuledOp::kSymlink, "symlink", {-1, 1}, {}, 0, 0, args[0]);
+#endif
+    case __NR_openat:
+      return ruled_open(args[2], args[3], 0, 1, call);
+    case __NR_openat2: {
+      OpenHow how{};
+      if (!read_memory(static_cast<int>(notif.pid), args[2], &how, sizeof(how))) return false;
+      if (!ruled_open(how.flags, how.mode, 0, 1, call)) return false;
+      call->resolve = how.resolve;
+      return true;
+    }
+    case __NR_mkdirat:
+      return set(RuledOp::kMkdir, "mkdir", {0, 1}, {}, 0, args[2], 0);
+    case __NR_mknodat:
+      return set(RuledOp::kMknod, "create", {0, 1}, {}, 0, args[2], args[3]);
+    case __NR_unlinkat:
+      return set(RuledOp::kUnlink, (args[2] & kAtRemovedir) != 0 ? "rmdir" : "unlink", {0, 1}, {},
+                 args[2] & kAtRemovedir, 0, 0);
+#ifdef __NR_renameat
+    case __NR_renameat:
+      return set(RuledOp::kRename, "rename", {2, 3}, {0, 1}, 0, 0, 0);
+#endif
+    case __NR_renameat2:
+      return set(RuledOp::kRename, "rename", {2, 3}, {0, 1}, args[4], 0, 0);
+    case __NR_linkat:
+      return set(RuledOp::kLink, "link", {2, 3}, {0, 1}, args[4], 0, 0);
+    case __NR_symlinkat:
+      return set(RuledOp::kSymlink, "symlink", {1, 2}, {}, 0, 0, args[0]);
+    case __NR_truncate:
+      return set(RuledOp::kTruncate, "truncate", {-1, 0}, {}, 0, 0, args[1]);
+    default:
+      return false;
+  }
+}
+
+// The outcome of a ruled call: performed (a result, or a descriptor to inject) or refused by a
+// rule (recorded with `path`).
+struct RuledOutcome {
+  long result = 0;  // >= 0, or -errno
+  int inject = -1;  // an open's descriptor
+  bool cloexec = false;
+  const char* rule = nullptr;
+  char path[kPathMax] = "";
+};
+
+void refuse(RuledOutcome* out, const char* rule, const Pinned& pin) {
+  out->rule = rule;
+  // Landlock's answer, or EROFS where the directory is a read-only mount (bwrap's view outside
+  // the writable roots and its read-only binds): what the kernel would have said there.
+  struct statvfs fs;
+  const bool read_only_mount =
+      pin.parent >= 0 && fstatvfs(pin.parent, &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+  out->result = read_only_mount ? -EROFS : -EACCES;
+  snprintf(out->path, sizeof(out->path), "%s", pin.parent >= 0 ? pin.path : kUnknownPath);
+}
+
+// Whether `name` in `directory` exists (not following a link); its mode into *mode.
+bool entry_exists(int directory, const char* name, mode_t* mode) {
+  struct stat st;
+  if (fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  *mode = st.st_mode;
+  return true;
+}
+
+// An open performed on the pinned target. A FIFO is opened O_RDWR | O_NONBLOCK, which never waits
+// for the other end (a wait here would stall every supervised call), and handed over blocking
+// when the call asked so.
+long perform_open(const RuledCall& call, const Pinned& pin, mode_t umask_bits) {
+  const int flags = static_cast<int>(call.flags);
+  const mode_t mode = static_cast<mode_t>(call.mode) & 07777 & ~umask_bits;
+  if (pin.object >= 0) {
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pin.object);
+    const int fd =
+        open(proc, (flags & ~static_cast<int>(0100 | 0200 | kOpenTmpfile)) | O_CLOEXEC | O_NOCTTY);
+    return fd >= 0 ? fd : -errno;
+  }
+  if ((call.flags & kOpenTmpfile) == kOpenTmpfile) {
+    const int fd = openat(pin.parent, pin.plain ? pin.last : ".", flags | O_CLOEXEC, mode);
+    return fd >= 0 ? fd : -errno;
+  }
+  if (!pin.plain) return -EISDIR;
+  mode_t existing = 0;
+  int own = flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+  const bool fifo = entry_exists(pin.parent, pin.last, &existing) && S_ISFIFO(existing);
+  if (fifo) own = (own & ~O_ACCMODE) | O_RDWR | O_NONBLOCK;
+  const int fd = openat(pin.parent, pin.last, own, mode);
+  if (fd < 0) return -errno;
+  if (fifo && (flags & O_NONBLOCK) == 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+void ruled_open_call(const SupervisorConfig& config, const RuledCall& call, TaskView& view,
+                     const char* spelled, RuledOutcome* out) {
+  constexpr uint64_t kCreate = 0100;
+  constexpr uint64_t kExcl = 0200;
+  if (call.resolve != 0) {
+    // RESOLVE_* restrictions would have to be walked as the kernel walks them: refused as openat2
+    // is refused without evidence, and callers fall back to openat.
+    out->result = -ENOSYS;
+    return;
+  }
+  const bool tmpfile = (call.flags & kOpenTmpfile) == kOpenTmpfile;
+  const bool follow = tmpfile || ((call.flags & kOpenNoFollow) == 0 &&
+                                  (call.flags & (kCreate | kExcl)) != (kCreate | kExcl));
+  Pinned pin;
+  if (const int error = pin_path(view, spelled, follow, &pin); error != 0) {
+    out->result = -error;
+    return;
+  }
+  if ((call.flags & (kCreate | 020000000)) != 0 && (call.mode & kSetIdBits) != 0) {
+    refuse(out, "set-id", pin);  // openat2's mode, which the filter cannot read
+    out->result = -EPERM;
+    return;
+  }
+  mode_t existing = 0;
+  const bool exists = pin.parent < 0 || !pin.plain || entry_exists(pin.parent, pin.last, &existing);
+  // A name not there is created only with O_CREAT; without it the open fails (ENOENT) and there
+  // is nothing to judge. An O_TMPFILE file has no name until a link gives it one (judged then).
+  const bool writes = (call.flags & (01 | 02 | 01000)) != 0;
+  if (exists && !tmpfile && (call.flags & (kCreate | kExcl)) == (kCreate | kExcl)) {
+    out->result = -EEXIST;  // the kernel's answer before any permission check
+    return;
+  }
+  const Change change = exists ? Change::kWrite : Change::kCreate;
+  bool copy_only = false;
+  const char* rule = nullptr;
+  if (tmpfile || (exists ? writes : (call.flags & kCreate) != 0)) {
+    rule = tmpfile ? (writable(config, pin.path) ? nullptr : "outside-writable-roots")
+                   : ruled_refusal(config, pin, change, false, &copy_only);
+  }
+  if (rule != nullptr && strcmp(pin.path, "/dev/tty") == 0 && !has_controlling_terminal(view.pid)) {
+    out->result = -ENXIO;  // what the open answers without a controlling terminal, policy aside
+    return;
+  }
+  if (rule != nullptr) {
+    refuse(out, rule, pin);
+    return;
+  }
+  out->result = perform_open(call, pin, task_umask(view.pid));
+  out->inject = out->result >= 0 ? static_cast<int>(out->result) : -1;
+  out->cloexec = (call.flags & O_CLOEXEC) != 0;
+}
+
+// Performs a one-name call on the pinned target: 0, or -1 with errno set.
+int perform_name_call(const RuledCall& call, const Pinned& pin, int pid) {
+  const mode_t mode = static_cast<mode_t>(call.mode) & 07777 & ~task_umask(pid);
+  const char* name = pin.plain ? pin.last : ".";
+  int rc = -1;
+  switch (call.op) {
+    case RuledOp::kMkdir:
+      rc = pin.plain ? mkdirat(pin.parent, name, mode) : (errno = EEXIST, -1);
+      break;
+    case RuledOp::kMknod: {
+      // Device nodes need CAP_MKNOD, which the command never holds: EPERM, the kernel's answer.
+      const mode_t type = static_cast<mode_t>(call.mode) & S_IFMT;
+      const bool plain_node = type == 0 || type == S_IFREG || type == S_IFIFO || type == S_IFSOCK;
+      rc = !plain_node ? (errno = EPERM, -1)
+                       : mknodat(pin.parent, name, (static_cast<mode_t>(call.mode) & S_IFMT) | mode,
+                                 static_cast<dev_t>(call.extra));
+      break;
+    }
+    case RuledOp::kUnlink:
+      rc = pin.plain ? unlinkat(pin.parent, name, static_cast<int>(call.flags))
+                     : (errno = (call.flags != 0 ? EINVAL : EISDIR), -1);
+      break;
+    case RuledOp::kSymlink: {
+      char target[kPathMax];
+      rc = !read_string(pid, call.extra, target, sizeof(target)) ? (errno = EFAULT, -1)
+           : pin.plain ? symlinkat(target, pin.parent, name)
+                       : (errno = EEXIST, -1);
+      break;
+    }
+    case RuledOp::kTruncate: {
+      char proc[64];
+      const int object =
+          pin.parent >= 0 ? openat(pin.parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
+      snprintf(proc, sizeof(proc), "/proc/self/fd/%d", object >= 0 ? object : pin.object);
+      rc = object < 0 && pin.parent >= 0 ? -1 : truncate(proc, static_cast<off_t>(call.extra));
+      if (object >= 0) {
+        const int saved = errno;
+        close(object);
+        errno = saved;
+      }
+      break;
+    }
+    default:
+      errno = ENOSYS;
+      break;
+  }
+  return rc;
+}
+
+// A call on one name (mkdir, mknod, unlink, rmdir, symlink, truncate), performed on the pinned
+// target when the rules allow it.
+void ruled_name_call(const SupervisorConfig& config, const RuledCall& call, TaskView& view,
+                     const char* spelled, RuledOutcome* out) {
+  const bool truncating = call.op == RuledOp::kTruncate;
+  Pinned pin;
+  if (const int error = pin_path(view, spelled, truncating, &pin); error != 0) {
+    out->result = -error;
+    return;
+  }
+  if (pin.parent < 0 && !truncating) {
+    out->result = -EEXIST;  // /proc/PID/fd/N names an object: the name is taken
+    return;
+  }
+  // The kernel's lookup answers before any permission check: a name taken, or none to remove.
+  mode_t existing = 0;
+  const bool exists = pin.plain && entry_exists(pin.parent, pin.last, &existing);
+  if (exists && call.op != RuledOp::kUnlink && !truncating) {
+    out->result = -EEXIST;
+    return;
+  }
+  if (!exists && pin.plain && (call.op == RuledOp::kUnlink || truncating)) {
+    out->result = -ENOENT;
+    return;
+  }
+  const Change change = call.op == RuledOp::kUnlink ? Change::kRemove
+                        : truncating                ? Change::kWrite
+                                                    : Change::kCreate;
+  bool copy_only = false;
+  // A new link leads elsewhere: judged as a directory moved in would be.
+  if (const char* rule =
+          ruled_refusal(config, pin, change, call.op == RuledOp::kSymlink, &copy_only)) {
+    refuse(out, rule, pin);
+    return;
+  }
+  out->result = perform_name_call(call, pin, view.pid) == 0 ? 0 : -errno;
+}
+
+bool pinned_directory(const Pinned& pin) {
+  mode_t mode = 0;
+  return pin.parent >= 0 && pin.plain && entry_exists(pin.parent, pin.last, &mode) && S_ISDIR(mode);
+}
+
+// A directory or a symbolic link: what a rename carries in besides its own name.
+bool pinned_carrier(const Pinned& pin) {
+  mode_t mode = 0;
+  return pin.parent >= 0 && pin.plain && entry_exists(pin.parent, pin.last, &mode) &&
+         (S_ISDIR(mode) || S_ISLNK(mode));
+}
+
+// A directory about to be named .git must hold what a fresh git directory holds
+// (vet_new_git_directory): renaming one that holds a hook would make a repository of it.
+int vet_moved_git_directory(const Pinned& source, const Pinned& target) {
+  if (!target.plain || strcmp(target.last, ".git") != 0 || !pinned_directory(source)) return 0;
+  const int directory =
+      openat(source.parent, source.last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (directory < 0) return errno;
+  // One that is a git directory already has been held to the rules all along.
+  const int verdict = is_git_directory(directory) ? 0 : vet_new_git_directory(directory);
+  close(directory);
+  return verdict;
+}
+
+// Performs a rename or link on the pinned pair: 0 or -errno.
+long perform_pair_call(const RuledCall& call, const Pinned& source, const Pinned& target) {
+  if (!source.plain && source.parent >= 0) return -EBUSY;
+  long rc = 0;
+  if (call.op == RuledOp::kLink) {
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", source.object);
+    rc = source.parent >= 0 ? linkat(source.parent, source.last, target.parent, target.last, 0)
+                            : linkat(AT_FDCWD, proc, target.parent, target.last, AT_SYMLINK_FOLLOW);
+  } else {
+    rc = syscall(SYS_renameat2, source.parent, source.last, target.parent, target.last,
+                 static_cast<unsigned>(call.flags));
+  }
+  return rc == 0 ? 0 : -errno;
+}
+
+// Pins a rename's or link's two paths (a link's source may be its dirfd's object, AT_EMPTY_PATH).
+// 0 or the errno.
+int pin_pair(const RuledCall& call, TaskView& target_view, const char* target_text,
+             TaskView& source_view, const char* source_text, Pinned* source, Pinned* target) {
+  constexpr uint64_t kAtSymlinkFollow = 0x400;
+  constexpr uint64_t kAtEmptyPath = 0x1000;
+  const bool link = call.op == RuledOp::kLink;
+  int error = 0;
+  char named[kPathMax];
+  if (link && source_text[0] == '\0' && (call.flags & kAtEmptyPath) != 0) {
+    // The descriptor's file: judged by its name when it has one (a second name for a protected
+    // file would write it), else (O_TMPFILE, deleted) linked as the object itself.
+    if (source_view.start >= 0 &&
+        fd_name(source_view.start, named, sizeof(named)) == Resolution::kNamed) {
+      error = pin_path(source_view, named, false, source);
+    } else {
+      source->object = source_view.start >= 0 ? fcntl(source_view.start, F_DUPFD_CLOEXEC, 0) : -1;
+      error = source->object < 0 ? EBADF : 0;
+    }
+  } else {
+    error =
+        pin_path(source_view, source_text, link && (call.flags & kAtSymlinkFollow) != 0, source);
+  }
+  return error == 0 ? pin_path(target_view, target_text, false, target) : error;
+}
+
+// rename and link: the old path is judged as removed (rename) or as a new way to write its file
+// (link: a second name for a protected file would write it), the new one as created, carrying the
+// old object's contents when it is a directory. RENAME_EXCHANGE creates on both sides.
+void ruled_pair_call(const SupervisorConfig& config, const RuledCall& call, TaskView& target_view,
+                     const char* target_text, TaskView& source_view, const char* source_text,
+                     RuledOutcome* out) {
+  constexpr uint64_t kRenameExchange = 2;
+  const bool link = call.op == RuledOp::kLink;
+  Pinned source;
+  Pinned target;
+  if (const int error =
+          pin_pair(call, target_view, target_text, source_view, source_text, &source, &target);
+      error != 0) {
+    out->result = -error;
+    return;
+  }
+  mode_t existing = 0;
+  if (source.parent >= 0 && source.plain && !entry_exists(source.parent, source.last, &existing)) {
+    out->result = -ENOENT;  // the kernel's lookup answers before any permission check
+    return;
+  }
+  if (link && target.plain && entry_exists(target.parent, target.last, &existing)) {
+    out->result = -EEXIST;
+    return;
+  }
+  const bool exchange = !link && (call.flags & kRenameExchange) != 0;
+  const bool source_dir = !link && pinned_carrier(source);
+  bool copy_only = false;
+  bool ignored = false;
+  const Change source_change = link ? Change::kWrite : exchange ? Change::kCreate : Change::kRemove;
+  if (const char* rule = ruled_refusal(config, source, source_change,
+                                       exchange && pinned_carrier(target), &ignored)) {
+    refuse(out, rule, source);
+    return;
+  }
+  if (const char* rule = ruled_refusal(config, target, Change::kCreate, source_dir, &copy_only)) {
+    mode_t mode = 0;
+    const bool regular = !link && !exchange && source.parent >= 0 &&
+                         entry_exists(source.parent, source.last, &mode) && S_ISREG(mode);
+    if (!copy_only || !regular) {
+      refuse(out, rule, target);
+      return;
+    }
+    // git's config.lock -> config: the new text is checked, and a copy of it put in place.
+    const int verdict = commit_config(source.parent, source.last, target.parent, target.last);
+    if (verdict == EACCES) refuse(out, rule, target);
+    out->result = -verdict;
+    return;
+  }
+  if (const int verdict = vet_moved_git_directory(source, target) |
+                          (exchange ? vet_moved_git_directory(target, source) : 0)) {
+    refuse(out, "deny-write", target);
+    out->result = -verdict;
+    return;
+  }
+  out->result = perform_pair_call(call, source, target);
+}
+
+// Answers a ruled call: its result, an open's injected descriptor, or the rule's refusal.
+void answer_ruled(int listener, Recorder& recorder, const seccomp_notif& notif,
+                  const RuledCall& call, RuledOutcome& out) {
+  if (out.inject >= 0) {
+    seccomp_notif_addfd addfd{};
+    addfd.id = notif.id;
+    addfd.flags = SECCOMP_ADDFD_FLAG_SEND;
+    addfd.srcfd = static_cast<uint32_t>(out.inject);
+    addfd.newfd_flags = out.cloexec ? O_CLOEXEC : 0;
+    const long sent = notif_ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+    const int error = errno;
+    close(out.inject);
+    // The task is gone (ENOENT), or cannot take another descriptor (EMFILE): told so.
+    if (sent < 0 && error != ENOENT && error != EINPROGRESS) {
+      respond(listener, notif.id, error, false);
+    }
+    return;
+  }
+  respond(listener, notif.id, static_cast<int>(-out.result), false);
+  if (out.rule != nullptr)
+    recorder.record(call.word, out.rule, static_cast<int>(notif.pid), out.path);
+}
+
+// --rule-writes: decides and performs a write-class call. False when the call is none of the
+// ruled ones (an O_PATH open, bind): the plain write-intent handling applies.
+bool handle_ruled_write(int listener, const SupervisorConfig& config, Recorder& recorder,
+                        const seccomp_notif& notif) {
+  RuledCall call;
+  if (!config.rule_writes || !ruled_call(notif, &call)) return false;
+  const int pid = static_cast<int>(notif.pid);
+  const unsigned long long* args = notif.data.args;
+  static bool umask_cleared = false;  // modes are applied with the task's own mask
+  if (!umask_cleared) umask(0);
+  umask_cleared = true;
+  char target[kPathMax];
+  char source[kPathMax] = "";
+  TaskView target_view;
+  TaskView source_view;
+  RuledOutcome out;
+  const bool have_target =
+      capture(pid, args, call.target, false, target, &target_view, read_root());
+  const bool have_source = call.source.path_arg < 0 || capture(pid, args, call.source, false,
+                                                               source, &source_view, read_root());
+  // What was read belongs to this call only while it is pending; nothing is done otherwise.
+  if (!have_target || !have_source) {
+    out.result = -EFAULT;
+  } else if (!still_valid(listener, notif.id)) {
+    return true;
+  } else if (call.op == RuledOp::kOpen) {
+    ruled_open_call(config, call, target_view, target, &out);
+  } else if (call.op == RuledOp::kRename || call.op == RuledOp::kLink) {
+    ruled_pair_call(config, call, target_view, target, source_view, source, &out);
+  } else {
+    ruled_name_call(config, call, target_view, target, &out);
+  }
+  answer_ruled(listener, recorder, notif, call, out);
+  return true;
+}
+
 bool is_metadata_rule(const SyscallRule& rule) {
   for (const SyscallRule& r : kMetadataRules) {
     if (&r == &rule) return true;
@@ -1167,7 +1795,9 @@ void handle(int listener, const SupervisorConfig& config, Recorder& recorder,
     return;
   }
   if (rule->err == 0) {
-    handle_write(listener, config, recorder, notif);
+    if (!handle_ruled_write(listener, config, recorder, notif)) {
+      handle_write(listener, config, recorder, notif);
+    }
     return;
   }
   // Refused whatever the path: described while pending, answered, then recorded.

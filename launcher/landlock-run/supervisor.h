@@ -51,6 +51,10 @@ struct SupervisorConfig {
   size_t guarded_read_only_count;
   const char* const* guarded_unreadable;
   size_t guarded_unreadable_count;
+  // --rule-writes: write-class calls are decided by write_rules.h and performed here
+  bool rule_writes;
+  const char* const* homes;  // canonical; --rule-home
+  size_t home_count;
   int status_fd;          // -1: count only
   UnixGuard* unix_guard;  // with filter.unix_guard: host Unix sockets are network
 };

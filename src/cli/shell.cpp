@@ -117,7 +117,7 @@ std::optional<policy::GitGuard> confine_shell(const Call& call, shell::ShellLaun
     provider.invalidate_verdict();
     throw;
   }
-  std::optional<policy::GitGuard> git = policy::GitGuard::for_run(call.plan->policy);
+  std::optional<policy::GitGuard> git = policy::GitGuard::for_run(call.plan->policy, confined);
   launch.argv = confined.argv;
   launch.provided = confined.provided_fds;
   event.backend = confined.backend;

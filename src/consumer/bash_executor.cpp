@@ -190,7 +190,7 @@ Prepared prepare(SandboxProvider& provider, const RunSpec& spec) {
   prepared.confined = provider.confine(
       ConfineRequest{spec.argv, *policy, workdir, true, spec.denial_evidence,
                      spec.process.bounds.max_memory_bytes, spec.earlier_writable_roots});
-  prepared.git = policy::GitGuard::for_run(spec.policy);
+  prepared.git = policy::GitGuard::for_run(spec.policy, *prepared.confined);
   prepared.memory_note = memory_note(spec, *prepared.confined);
   prepared.request.argv = prepared.confined->argv;
   for (const ProvidedFd& wanted : prepared.confined->provided_fds) {

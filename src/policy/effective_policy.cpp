@@ -459,6 +459,14 @@ Result<void> plan_carve_outs(Planner& planner, const std::vector<std::string>& d
   }
   if (planner.context.git_state) planner.protect_git_state(std::move(walk_roots));
   for (const std::string& home : homes_reached(planner.context, planner.writable_roots)) {
+    // Only a home a writable root covers: a workspace inside a home keeps its own names.
+    const std::string canonical = canonical_as_far_as_exists(home);
+    if (std::any_of(planner.writable_roots.begin(), planner.writable_roots.end(),
+                    [&](const std::string& root) {
+                      return is_beneath(home, root) || is_beneath(canonical, root);
+                    })) {
+      plan.homes.push_back(canonical);
+    }
     for (const std::string_view file : home_startup_files()) {
       const std::string path = home + "/" + std::string(file);
       if (is_lifted(path, lifted_write)) continue;

@@ -464,6 +464,14 @@ std::optional<GitGuard> GitGuard::for_run(const SandboxExecutionPolicy& policy) 
   return before({roots, roots, context.home, context.env, false}, lifted);
 }
 
+std::optional<GitGuard> GitGuard::for_run(const SandboxExecutionPolicy& policy,
+                                          const ConfinedArgv& confined) {
+  const bool ruled = std::find(confined.layers.begin(), confined.layers.end(),
+                               RunnerLayer::kLandlockRun) != confined.layers.end();
+  if (ruled) return std::nullopt;
+  return for_run(policy);
+}
+
 std::vector<std::string> GitGuard::settle() const {
   Settler settler;
   settler.stamps = ChangeJudge(start_).clock_kept_pace();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "dsh/sandbox/confined_argv.h"
 #include "dsh/sandbox/policy.h"
 #include "policy/git_state.h"
 
@@ -53,6 +54,12 @@ class GitGuard {
   // The guard of a workspace-write run (the workspace and the extra writable roots, `~/` from
   // $HOME), or nullopt for any other mode.
   static std::optional<GitGuard> for_run(const SandboxExecutionPolicy& policy);
+  // The same for a run confined as `confined`: nullopt when its chain holds landlock-run, whose
+  // supervisor refuses git's configuration and hooks at the call under workspace-write
+  // (--rule-writes), so there is nothing to put back and nothing a SIGKILL could skip. Kept for
+  // a chain without it (bwrap alone, an operator's runnerCommand).
+  static std::optional<GitGuard> for_run(const SandboxExecutionPolicy& policy,
+                                         const ConfinedArgv& confined);
 
   // After the run (its whole tree gone): what changed is undone and each undoing described, as
   // plain text naming the path (quoted: the names are the command's). A repository the run

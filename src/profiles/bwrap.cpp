@@ -213,7 +213,14 @@ void bind_back(Argv& args, const std::string& runner, const SandboxPolicy& polic
 // itself) or, alone, that filter through descriptor 5, which the exec shim in front opens.
 Argv bwrap_layer_args(const LayerContext& context, RunnerPlace /*place*/) {
   Argv args = bwrap_run_args(context.needs);
-  const Argv profile = bwrap_args(context.policy, context.plan, context.needs.tmpfs_bytes);
+  // With landlock-run inside, its supervisor refuses a home's dot-entries at the call
+  // (landlock_rules_writes): only a directory outside them still needs sealing.
+  FsPlan plan = context.plan;
+  if (context.has(RunnerLayer::kLandlockRun) &&
+      landlock_rules_writes(context.needs, context.policy)) {
+    plan.sealed = landlock_unruled_sealed(plan);
+  }
+  const Argv profile = bwrap_args(context.policy, plan, context.needs.tmpfs_bytes);
   args.insert(args.end(), profile.begin(), profile.end());
   if (context.has(RunnerLayer::kNetProxy)) {
     const Argv env = netproxy_env_args();

@@ -44,6 +44,9 @@ struct FsPlan {
   // spelled: existing or not, each is kept read-only. Backends that cannot keep a missing name
   // from being created refuse a plan where this is non-empty.
   std::vector<std::string> startup_guarded;
+  // The homes a writable root reaches, canonical: the launcher's supervisor keeps every
+  // dot-entry in them read-only but a data list (--rule-home).
+  std::vector<std::string> homes;
   // Read-only carve-outs inside writable roots.
   std::vector<PlannedPath> read_only;
   // Paths the command cannot read.

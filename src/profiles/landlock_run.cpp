@@ -107,14 +107,26 @@ bool landlock_contains_metadata(const RunNeeds& needs, const SandboxPolicy& poli
          policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
 }
 
+bool landlock_rules_writes(const RunNeeds& /*needs*/, const SandboxPolicy& policy) {
+  return policy.mode == ConfinedSandboxMode::kWorkspaceWrite;
+}
+
 std::vector<std::string> landlock_supervisor_args(const RunNeeds& needs,
                                                   const SandboxPolicy& policy, LandlockPlace place,
                                                   const FsPlan& plan) {
   std::vector<std::string> args;
-  if (landlock_contains_metadata(needs, policy, place)) {
-    // The supervisor is needed even where no status channel reads its records.
-    if (!needs.status_channels) args.emplace_back("--evidence");
-    args.emplace_back("--contain-metadata");
+  const bool contain = landlock_contains_metadata(needs, policy, place);
+  const bool rules = landlock_rules_writes(needs, policy);
+  // The supervisor is needed even where no status channel reads its records
+  // (landlock_run_args asks for it only with both).
+  const bool asked = needs.status_channels && needs.denial_evidence;
+  if ((contain || rules) && !asked) args.emplace_back("--evidence");
+  if (contain) args.emplace_back("--contain-metadata");
+  if (rules) {
+    // Git directories and homes beneath the writable roots, decided at the call (the launcher's
+    // write_rules.h), on both places: inside bwrap the launcher's supervisor runs too.
+    args.emplace_back("--rule-writes");
+    for (const std::string& home : plan.homes) args.insert(args.end(), {"--rule-home", home});
   }
   if (!needs.status_channels || !needs.denial_evidence) return args;
   const bool inside_bwrap = place == LandlockPlace::kInsideBwrap;
@@ -181,8 +193,27 @@ std::optional<std::string> landlock_metadata_refusal(const SandboxPolicy& policy
       "writable roots only), use bwrap, or run as an unprivileged user");
 }
 
-std::optional<std::string> landlock_startup_refusal(const FsPlan& plan) {
-  if (plan.startup_guarded.empty()) return std::nullopt;
+std::vector<FsPlan::Sealed> landlock_unruled_sealed(const FsPlan& plan) {
+  std::vector<FsPlan::Sealed> left;
+  for (const FsPlan::Sealed& sealed : plan.sealed) {
+    const bool ruled = std::any_of(plan.homes.begin(), plan.homes.end(), [&](const auto& home) {
+      // The home itself, or a directory above a home that does not exist yet (the walk to its
+      // startup files stopped there): creating the home's names is the rule's to refuse.
+      if (sealed.path == home || is_beneath(home, sealed.path)) return true;
+      return is_beneath(sealed.path, home) && sealed.path.size() > home.size() + 1 &&
+             sealed.path[home.size() + 1] == '.';
+    });
+    if (!ruled) left.push_back(sealed);
+  }
+  return left;
+}
+
+std::optional<std::string> landlock_startup_refusal(const FsPlan& plan, bool rules_writes) {
+  // With the supervisor's rules a home and its dot-entries are refused at the call; a startup
+  // file's link that leads elsewhere (a missing target in a directory of its own) is not.
+  if (plan.startup_guarded.empty() || (rules_writes && landlock_unruled_sealed(plan).empty())) {
+    return std::nullopt;
+  }
   return fmt::format(
       "a writable root reaches the home startup files ({}{}), and Landlock alone cannot keep "
       "them read-only: its grants only add access, so beneath a writable root it can neither "
@@ -380,7 +411,10 @@ std::optional<std::string> landlock_refusal(const LayerContext& context, RunnerP
       !context.selection.landlock.value().deny_network) {
     return "landlock-run cannot deny network access on this host (seccomp is unavailable)";
   }
-  if (auto reason = landlock_startup_refusal(context.plan)) return reason;
+  if (auto reason = landlock_startup_refusal(
+          context.plan, landlock_rules_writes(context.needs, context.policy))) {
+    return reason;
+  }
   return landlock_metadata_refusal(context.policy, context.needs, context.root);
 }
 

@@ -66,6 +66,12 @@ std::vector<std::string> landlock_supervisor_args(const RunNeeds& needs,
                                                   const SandboxPolicy& policy, LandlockPlace place,
                                                   const FsPlan& plan);
 
+// Whether the launcher's supervisor decides and performs the write-class calls beneath the
+// writable roots (--rule-writes, with --rule-home per home a writable root reaches): under
+// workspace-write, on the host and inside bwrap alike, with evidence or without (the supervisor
+// then runs for the rules alone and records nothing).
+bool landlock_rules_writes(const RunNeeds& needs, const SandboxPolicy& policy);
+
 // Whether the launcher's supervisor performs chmod, chown, utimes and xattr calls inside the
 // writable roots and refuses them outside (--contain-metadata): on the host under
 // workspace-write, unless evidence is switched off. Landlock does not govern them; inside bwrap
@@ -97,7 +103,13 @@ inline constexpr std::string_view kLandlockDenial = "permission denied";
 // Why Landlock alone cannot run this plan, or nullopt: its grants only add access, so beneath a
 // writable root it can neither keep an existing startup file read-only nor keep a missing one
 // from being created. Refused rather than run as partial: the next shell would run it.
-std::optional<std::string> landlock_startup_refusal(const FsPlan& plan);
+// With `rules_writes` (landlock_rules_writes) the supervisor refuses those writes at the call,
+// except where a startup file's link leads out of the home's dot-entries.
+std::optional<std::string> landlock_startup_refusal(const FsPlan& plan, bool rules_writes);
+
+// The sealed directories (FsPlan::sealed) the supervisor's home rule does not cover: neither a
+// home of plan.homes nor beneath one of its dot-entries.
+std::vector<FsPlan::Sealed> landlock_unruled_sealed(const FsPlan& plan);
 
 std::vector<std::string> landlock_ungoverned(const SandboxPolicy& policy,
                                              const LandlockFeatures& features,

@@ -72,7 +72,9 @@ TEST(LauncherStatus, EvidenceIsAskedForWithStatusChannelsUnlessSwitchedOff) {
 // The supervisor is told where something already refuses: inside bwrap every unreadable path
 // and carve-out; on the host the unreadable paths outside the writable roots, while a carve-out
 // or an unreadable path inside one, which nothing refuses there, is the supervisor's to refuse.
-// Only with evidence.
+// The notes only with evidence; under workspace-write the supervisor decides the write-class
+// calls (--rule-writes, and --rule-home per home a writable root covers) with evidence or not,
+// on both places.
 TEST(LauncherStatus, SupervisorArgsNameWhatAlreadyRefusesOnlyWithEvidence) {
   const SandboxPolicy policy{ConfinedSandboxMode::kWorkspaceWrite, "/ws", std::nullopt};
   FsPlan plan;
@@ -82,30 +84,36 @@ TEST(LauncherStatus, SupervisorArgsNameWhatAlreadyRefusesOnlyWithEvidence) {
       {"/h/.ssh", true}, {"/ws/.env", false}, {"/var/tmp/dsh-sandbox-0", true, true}};
   plan.read_only = {{"/ws/.git/config", false}};
   plan.startup_guarded = {"/ws/.bashrc"};
+  plan.homes = {"/ws"};
   const RunNeeds evidence{"", true, true};
-  EXPECT_EQ(landlock_supervisor_args(evidence, policy, LandlockPlace::kInsideBwrap, plan),
-            (std::vector<std::string>{"--note-unreadable", "/h/.ssh", "--note-unreadable",
-                                      "/ws/.env", "--note-read-only", "/ws/.git/config",
-                                      "--note-read-only", "/ws/.bashrc"}));
+  EXPECT_EQ(
+      landlock_supervisor_args(evidence, policy, LandlockPlace::kInsideBwrap, plan),
+      (std::vector<std::string>{"--rule-writes", "--rule-home", "/ws", "--note-unreadable",
+                                "/h/.ssh", "--note-unreadable", "/ws/.env", "--note-read-only",
+                                "/ws/.git/config", "--note-read-only", "/ws/.bashrc"}));
   EXPECT_EQ(landlock_supervisor_args(evidence, policy, LandlockPlace::kHost, plan),
-            (std::vector<std::string>{"--contain-metadata", "--note-unreadable", "/h/.ssh",
-                                      "--guard-unreadable", "/ws/.env", "--guard-read-only",
-                                      "/ws/.git/config"}));
+            (std::vector<std::string>{"--contain-metadata", "--rule-writes", "--rule-home", "/ws",
+                                      "--note-unreadable", "/h/.ssh", "--guard-unreadable",
+                                      "/ws/.env", "--guard-read-only", "/ws/.git/config"}));
   // On the host the supervisor keeps file metadata inside the writable roots even where no
-  // status channel reads its records; without evidence nothing does, and root is refused.
+  // status channel reads its records; without evidence it still decides the writes.
   EXPECT_EQ(landlock_supervisor_args({"", false, true}, policy, LandlockPlace::kHost, plan),
-            (std::vector<std::string>{"--evidence", "--contain-metadata"}));
-  EXPECT_TRUE(
-      landlock_supervisor_args({"", true, false}, policy, LandlockPlace::kHost, plan).empty());
+            (std::vector<std::string>{"--evidence", "--contain-metadata", "--rule-writes",
+                                      "--rule-home", "/ws"}));
+  EXPECT_EQ(landlock_supervisor_args({"", true, false}, policy, LandlockPlace::kHost, plan),
+            (std::vector<std::string>{"--evidence", "--rule-writes", "--rule-home", "/ws"}));
   EXPECT_TRUE(landlock_metadata_refusal(policy, {"", true, false}, true).has_value());
   EXPECT_FALSE(landlock_metadata_refusal(policy, {"", true, false}, false).has_value());
   EXPECT_FALSE(landlock_metadata_refusal(policy, {"", false, true}, true).has_value());
   const SandboxPolicy read_only{ConfinedSandboxMode::kReadOnly, "/ws", std::nullopt};
   EXPECT_FALSE(landlock_metadata_refusal(read_only, {"", true, false}, true).has_value());
-  EXPECT_TRUE(landlock_supervisor_args({"", true, false}, policy, LandlockPlace::kInsideBwrap, plan)
-                  .empty());
-  EXPECT_TRUE(landlock_supervisor_args({"", false, true}, policy, LandlockPlace::kInsideBwrap, plan)
-                  .empty());
+  EXPECT_EQ(
+      landlock_supervisor_args({"", false, false}, read_only, LandlockPlace::kInsideBwrap, plan),
+      (std::vector<std::string>{}));
+  EXPECT_EQ(landlock_supervisor_args({"", true, false}, policy, LandlockPlace::kInsideBwrap, plan),
+            (std::vector<std::string>{"--evidence", "--rule-writes", "--rule-home", "/ws"}));
+  EXPECT_EQ(landlock_supervisor_args({"", false, true}, policy, LandlockPlace::kInsideBwrap, plan),
+            (std::vector<std::string>{"--evidence", "--rule-writes", "--rule-home", "/ws"}));
 }
 
 TEST(SupervisorPaths, ComparesComponentWise) {

@@ -188,9 +188,12 @@ TEST(Wrap, BwrapAloneRunsBehindItsExecShimAndIsFullWithTheBwrapDialect) {
 TEST(Wrap, BwrapLayeredOverLandlockRunsTheLauncherInsideTheNamespace) {
   const ConfinedArgv confined = wrap_of({SandboxBackend::kBwrap, kAbi7}, kWw);
   Argv expected = {"/usr/bin/bwrap"};
-  for (const Argv& part : {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run"},
-                           landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
-                           Argv{"--", "bash", "-c", "echo hi"}}) {
+  // Under workspace-write the launcher's supervisor decides the writes (--rule-writes), so it
+  // runs even where no status channel reads its records.
+  for (const Argv& part :
+       {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run"},
+        landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap), Argv{"--evidence", "--rule-writes"},
+        Argv{"--", "bash", "-c", "echo hi"}}) {
     expected.insert(expected.end(), part.begin(), part.end());
   }
   EXPECT_EQ(confined.argv, expected);
@@ -519,7 +522,7 @@ TEST(WrapWithRunNeeds, LayeredBwrapNamesBothChannelsAndEntersTheWorkdir) {
   Argv expected = {"/usr/bin/bwrap", "--json-status-fd", "3", "--chdir", "/ws/sub"};
   for (const Argv& part :
        {bwrap_args(kWw), Argv{"--", "/opt/dsh/landlock-run", "--status-fd", "4", "--evidence"},
-        landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap),
+        landlock_args(kWw, kAbi7, LandlockPlace::kInsideBwrap), Argv{"--rule-writes"},
         Argv{"--", "bash", "-c", "echo hi"}}) {
     expected.insert(expected.end(), part.begin(), part.end());
   }

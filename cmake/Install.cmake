@@ -1,5 +1,5 @@
 # Install rules: the CLI and its runners side by side in bin/ (the provider finds landlock-run and
-# dsh-netproxy beside its own executable and nowhere else, src/local/runners.cpp), one static library
+# dsh-netproxy beside its own executable, else in the configured bindir, src/local/runners.cpp), one static library
 # libdsh-sandbox.a with the public headers, an exported CMake package (find_package(dsh-sandbox)
 # gives dsh::sandbox), a pkg-config file, the JSON Schemas, man pages, shell completions, and a
 # Debian package built by CPack. docs/install.md says how to use each.

@@ -569,8 +569,13 @@ ConfinedArgv LocalSandboxProvider::confine_validated(const ConfineRequest& reque
   s.require_trusted_chain(untrusted, policy.mode);
   const std::optional<profiles::Selection> selection = s.verdict(policy, untrusted);
   if (!selection) {
-    if (s.unusable.empty()) throw SandboxUnavailableError(policy.mode);
-    throw SandboxUnavailableError::no_usable_backend(policy.mode, s.unusable);
+    std::string why;
+    {
+      const std::lock_guard lock(s.mutex);  // a concurrent walk rewrites it
+      why = s.unusable;
+    }
+    if (why.empty()) throw SandboxUnavailableError(policy.mode);
+    throw SandboxUnavailableError::no_usable_backend(policy.mode, why);
   }
   s.refuse_unsupported(*selection, policy, plan, request);
   s.require_trusted_runners(*selection, policy, untrusted);

@@ -33,7 +33,7 @@ void append_sized_tmpfs(std::vector<std::string>& args, std::optional<std::uint6
 
 // An allowed host Unix socket beneath the private /tmp: its node bound in (connect(2) writes to no
 // mount, so a read-only bind does).
-void append_allowed_sockets(std::vector<std::string>& args, const SandboxPolicy& policy) {
+void bind_allowed_sockets_in_tmp(std::vector<std::string>& args, const SandboxPolicy& policy) {
   for (const std::string& socket : policy.network_allow.unix_sockets) {
     if (is_beneath(socket, "/tmp")) args.insert(args.end(), {"--ro-bind-try", socket, socket});
   }
@@ -89,7 +89,7 @@ std::vector<std::string> bwrap_args(const SandboxPolicy& policy, const FsPlan& p
     for (const PlannedPath& path : plan.read_only) {
       args.insert(args.end(), {"--ro-bind", path.path, path.path});
     }
-    append_allowed_sockets(args, policy);
+    bind_allowed_sockets_in_tmp(args, policy);
   }
   // Every mode: what cannot be read, last, so no writable bind uncovers it.
   for (const PlannedPath& path : plan.unreadable) {

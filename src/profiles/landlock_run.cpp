@@ -19,7 +19,7 @@ namespace {
 
 // The host Unix sockets the call lets through (--allow-unix-socket), the only ones the launcher's
 // supervisor connects to besides the run's own.
-void append_allowed_sockets(std::vector<std::string>& args, const SandboxPolicy& policy) {
+void append_allow_unix_socket_flags(std::vector<std::string>& args, const SandboxPolicy& policy) {
   for (const std::string& socket : policy.network_allow.unix_sockets) {
     args.insert(args.end(), {"--allow-unix-socket", socket});
   }
@@ -85,7 +85,7 @@ std::vector<std::string> landlock_args(const SandboxPolicy& policy,
   }
   // With either flag above the launcher's supervisor refuses every host Unix socket but these
   // (launcher/landlock-run/unix_connect.h).
-  if (landlock_guards_unix_sockets(policy, features)) append_allowed_sockets(args, policy);
+  if (landlock_guards_unix_sockets(policy, features)) append_allow_unix_socket_flags(args, policy);
   return args;
 }
 
